@@ -1,0 +1,105 @@
+"""Archived records: stable indices, oldest-first order, and the byte accounting behind memory limits.
+
+Indices are handed out in archive order and never reused, so they are positions in the conversation's
+archived history. Eviction only ever removes the oldest records, so the live indices always form one
+contiguous run ``oldest..newest``.
+
+Byte accounting (``ArchivedRecord.nbytes``) is an estimate of what one archived message costs, documented so
+limits are predictable:
+
+- the message as compact UTF-8 JSON (this is how it is held in memory: decoding happens only for hits);
+- 4 bytes per dimension per vector, plus 24 bytes of id bookkeeping per vector in the index;
+- ``RECORD_OVERHEAD`` bytes for the record object and its dictionary entries.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from strands.types.content import Message
+from strands.types.session import decode_bytes_values, encode_bytes_values
+
+logger = logging.getLogger(__name__)
+
+RECORD_OVERHEAD = 160
+"""Estimated bytes of Python bookkeeping per record (the slotted record object and its dict entries)."""
+
+VECTOR_ID_OVERHEAD = 24
+"""Estimated bytes per stored vector beyond the vector itself (its id in the index and the reverse map)."""
+
+CHUNK_BITS = 8
+"""Vector ids are ``(archive index << CHUNK_BITS) | chunk number``: up to 256 vectors per message."""
+
+MAX_CHUNKS = 1 << CHUNK_BITS
+
+
+def vector_id(index: int, chunk: int) -> int:
+    """The id under which chunk ``chunk`` of archived message ``index`` is stored in the vector store."""
+    return (index << CHUNK_BITS) | chunk
+
+
+def message_index(vector_id_: int) -> int:
+    """The archive index a vector id belongs to."""
+    return int(vector_id_) >> CHUNK_BITS
+
+
+def encode_message(message: Message) -> bytes:
+    """Serialize a message exactly, as compact JSON (bytes values base64-encoded the way Strands sessions do).
+
+    Values JSON cannot hold (a ``datetime`` in a tool input, say) are stored as their ``str()`` with a warning,
+    so the message is kept rather than refused.
+
+    Args:
+        message: The message.
+
+    Returns:
+        UTF-8 JSON.
+    """
+    encodable = encode_bytes_values(message)
+    try:
+        return json.dumps(encodable, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError) as error:
+        logger.warning("error=<%s> | message holds values JSON cannot represent, storing them as text", error)
+        return json.dumps(encodable, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+
+
+def decode_message(data: bytes | str) -> Message:
+    """Inverse of :func:`encode_message`."""
+    decoded: Any = decode_bytes_values(json.loads(data))
+    return decoded  # type: ignore[no-any-return]
+
+
+@dataclass(slots=True)
+class ArchivedRecord:
+    """One archived message.
+
+    Attributes:
+        index: Stable archive index.
+        data: The message, as :func:`encode_message` bytes.
+        role: The message's role (kept decoded for cheap formatting and stats).
+        tracking_id: The Strands tracking id, used to archive each message once.
+        vector_count: How many vectors of this message are in the store (0 while pending or if nothing to embed).
+        pending: True while the message still waits for its embedding.
+        nbytes: Its share of ``total_memory`` (see the module docstring).
+    """
+
+    index: int
+    data: bytes
+    role: str
+    tracking_id: str | None
+    vector_count: int
+    pending: bool
+    nbytes: int
+
+    @property
+    def message(self) -> Message:
+        """A fresh copy of the archived message."""
+        return decode_message(self.data)
+
+
+def record_nbytes(data_len: int, vector_count: int, dimension: int) -> int:
+    """Estimated bytes of one record (see the module docstring)."""
+    return data_len + vector_count * (dimension * 4 + VECTOR_ID_OVERHEAD) + RECORD_OVERHEAD

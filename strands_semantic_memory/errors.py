@@ -1,0 +1,95 @@
+"""Exceptions raised by strands-semantic-memory.
+
+Every error the library raises on purpose derives from :class:`SemanticMemoryError`, so callers can catch the
+whole family at once. Subclasses carry the data needed to understand the failure and say how to recover.
+"""
+
+from __future__ import annotations
+
+
+class SemanticMemoryError(Exception):
+    """Base class of every error raised on purpose by this library."""
+
+
+class ConfigurationError(SemanticMemoryError, ValueError):
+    """An option has a value the library cannot work with. The message names the option and the value."""
+
+
+class MissingDependencyError(SemanticMemoryError, ImportError):
+    """An optional dependency is not installed.
+
+    Attributes:
+        extra: The pip extra that installs it, e.g. ``"pgvector"``.
+    """
+
+    def __init__(self, feature: str, extra: str, package: str) -> None:
+        """Build the error.
+
+        Args:
+            feature: What the user asked for (e.g. ``"PgVectorStore"``).
+            extra: The extra of ``strands-semantic-memory`` that installs what is missing.
+            package: The missing import.
+        """
+        self.extra = extra
+        self.package = package
+        super().__init__(
+            f"{feature} needs the '{package}' package: pip install 'strands-semantic-memory[{extra}]'"
+        )
+
+
+class EmbeddingError(SemanticMemoryError):
+    """The embedding model could not be loaded or failed to embed."""
+
+
+class DimensionMismatchError(SemanticMemoryError, ValueError):
+    """Vectors of one dimension were offered to an archive built with another.
+
+    Attributes:
+        expected: The archive's dimension.
+        actual: The dimension that was offered.
+    """
+
+    def __init__(self, expected: int, actual: int, hint: str = "") -> None:
+        """Build the error.
+
+        Args:
+            expected: The archive's dimension.
+            actual: The dimension that was offered.
+            hint: How to recover.
+        """
+        self.expected = expected
+        self.actual = actual
+        message = f"embedding dimension mismatch: the archive holds {expected}-dimensional vectors, got {actual}"
+        super().__init__(f"{message}. {hint}" if hint else message)
+
+
+class EmbeddingModelMismatchError(SemanticMemoryError, ValueError):
+    """A saved archive was built with another embedding model than the one configured.
+
+    Attributes:
+        archived_model: The model that built the archive.
+        configured_model: The model configured now.
+    """
+
+    def __init__(self, archived_model: str, configured_model: str) -> None:
+        """Build the error.
+
+        Args:
+            archived_model: The model that built the archive.
+            configured_model: The model configured now.
+        """
+        self.archived_model = archived_model
+        self.configured_model = configured_model
+        super().__init__(
+            f"the saved archive was embedded with '{archived_model}' but '{configured_model}' is configured: "
+            f"restore with embedding_model='{archived_model}', or pass reembed=True to embed the archive again "
+            "with the configured model"
+        )
+
+
+class StateError(SemanticMemoryError, ValueError):
+    """Saved state is corrupt, truncated, or not ours. The message says which part is wrong."""
+
+
+class StoreError(SemanticMemoryError):
+    """The vector store could not complete an operation (for example, a database that cannot be reached)."""

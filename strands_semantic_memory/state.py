@@ -1,0 +1,188 @@
+"""Saved archive state: versioned, JSON-only (no pickle), vectors stored compactly so restore never re-embeds.
+
+Layout of version 1::
+
+    {
+      "format": "strands-semantic-memory/archive",
+      "version": 1,
+      "embedding": {"model_id": "sentence-transformers/all-MiniLM-L6-v2", "dimension": 384},
+      "next_index": 812,            # the index the next archived message gets
+      "evicted_count": 12,          # messages evicted by the limits so far
+      "records": [{"index": 12, "message": {...}, "vectors": 1, "pending": false}, ...],
+      "vectors": {"dtype": "<f4", "ids": "<base64 little-endian int64>", "data": "<base64 little-endian float32>"}
+    }
+
+Messages are stored as Strands stores them in sessions (bytes values base64-encoded). Every field is checked on
+load; anything wrong raises :class:`~strands_semantic_memory.errors.StateError` naming the field.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import StateError
+
+STATE_FORMAT = "strands-semantic-memory/archive"
+STATE_VERSION = 1
+
+
+@dataclass
+class SavedRecord:
+    """One record as saved: its index, message JSON, vector count and whether its embedding is pending."""
+
+    index: int
+    data: bytes
+    vectors: int
+    pending: bool
+
+
+@dataclass
+class SavedArchive:
+    """A validated, decoded archive state."""
+
+    model_id: str
+    dimension: int | None
+    next_index: int
+    evicted_count: int
+    records: list[SavedRecord] = field(default_factory=list)
+    vector_ids: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    vectors: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+
+
+def _b64(array: np.ndarray, dtype: str) -> str:
+    return base64.b64encode(np.ascontiguousarray(array, dtype=dtype).tobytes()).decode("ascii")
+
+
+def dump_state(archive: SavedArchive) -> dict[str, Any]:
+    """Build the JSON-serializable state of an archive.
+
+    Args:
+        archive: What to save.
+
+    Returns:
+        A dict of JSON types only.
+    """
+    return {
+        "format": STATE_FORMAT,
+        "version": STATE_VERSION,
+        "embedding": {"model_id": archive.model_id, "dimension": archive.dimension},
+        "next_index": archive.next_index,
+        "evicted_count": archive.evicted_count,
+        "records": [
+            {"index": r.index, "message": json.loads(r.data), "vectors": r.vectors, "pending": r.pending}
+            for r in archive.records
+        ],
+        "vectors": {
+            "dtype": "<f4",
+            "ids": _b64(archive.vector_ids, "<i8"),
+            "data": _b64(archive.vectors, "<f4"),
+        },
+    }
+
+
+def _require(mapping: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in mapping:
+        raise StateError(f"saved state is missing '{where}{key}'")
+    value = mapping[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise StateError(f"saved state field '{where}{key}' has type {type(value).__name__}")
+    return value
+
+
+def _decode_array(text: Any, dtype: str, where: str) -> np.ndarray:
+    if not isinstance(text, str):
+        raise StateError(f"saved state field '{where}' is not a base64 string")
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as error:
+        raise StateError(f"saved state field '{where}' is not valid base64: {error}") from error
+    width = np.dtype(dtype).itemsize
+    if len(raw) % width:
+        raise StateError(f"saved state field '{where}' has {len(raw)} bytes, not a multiple of {width}")
+    return np.frombuffer(raw, dtype=dtype).copy()
+
+
+def load_state(state: Any) -> SavedArchive:
+    """Validate and decode saved state.
+
+    Args:
+        state: What :func:`dump_state` produced (possibly after a JSON round trip).
+
+    Returns:
+        The decoded archive.
+
+    Raises:
+        StateError: If the state is not ours, of an unknown version, or inconsistent anywhere.
+    """
+    if not isinstance(state, Mapping):
+        raise StateError(f"saved state must be a JSON object, got {type(state).__name__}")
+    if state.get("format") != STATE_FORMAT:
+        raise StateError(f"not a strands-semantic-memory archive (format={state.get('format')!r})")
+    version = state.get("version")
+    if version != STATE_VERSION:
+        raise StateError(f"unsupported archive state version {version!r}; this release reads version {STATE_VERSION}")
+    embedding = _require(state, "embedding", Mapping, "")
+    model_id = _require(embedding, "model_id", str, "embedding.")
+    dimension = embedding.get("dimension")
+    if dimension is not None and (not isinstance(dimension, int) or isinstance(dimension, bool) or dimension <= 0):
+        raise StateError(f"saved state field 'embedding.dimension' is invalid: {dimension!r}")
+    next_index = _require(state, "next_index", int, "")
+    evicted_count = _require(state, "evicted_count", int, "")
+    raw_records = _require(state, "records", list, "")
+
+    records: list[SavedRecord] = []
+    previous = -1
+    for position, raw in enumerate(raw_records):
+        where = f"records[{position}]."
+        if not isinstance(raw, Mapping):
+            raise StateError(f"saved state field 'records[{position}]' is not an object")
+        index = _require(raw, "index", int, where)
+        message = _require(raw, "message", Mapping, where)
+        if not isinstance(message.get("role"), str) or not isinstance(message.get("content"), list):
+            raise StateError(f"saved state field '{where}message' is not a Strands message (role, content)")
+        vectors = _require(raw, "vectors", int, where)
+        pending = _require(raw, "pending", bool, where)
+        if index <= previous or index >= next_index or index < 0:
+            raise StateError(f"saved state field '{where}index' ({index}) is out of order or out of range")
+        if vectors < 0:
+            raise StateError(f"saved state field '{where}vectors' is negative")
+        previous = index
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        records.append(SavedRecord(index=index, data=data, vectors=vectors, pending=pending))
+
+    vector_block = _require(state, "vectors", Mapping, "")
+    if vector_block.get("dtype") != "<f4":
+        raise StateError(f"saved state field 'vectors.dtype' must be '<f4', got {vector_block.get('dtype')!r}")
+    ids = _decode_array(vector_block.get("ids"), "<i8", "vectors.ids").astype(np.int64)
+    flat = _decode_array(vector_block.get("data"), "<f4", "vectors.data").astype(np.float32)
+    if len(ids) and dimension is None:
+        raise StateError("saved state has vectors but no 'embedding.dimension'")
+    if dimension is not None:
+        if len(flat) != len(ids) * dimension:
+            raise StateError(
+                f"saved state has {len(ids)} vector ids but {len(flat)} floats (expected {len(ids) * dimension})"
+            )
+        matrix = flat.reshape(len(ids), dimension)
+    else:
+        if len(flat):
+            raise StateError("saved state has vector data but no 'embedding.dimension'")
+        matrix = np.zeros((0, 0), dtype=np.float32)
+    if not np.all(np.isfinite(matrix)):
+        raise StateError("saved state holds non-finite vector values")
+    return SavedArchive(
+        model_id=model_id,
+        dimension=dimension,
+        next_index=next_index,
+        evicted_count=evicted_count,
+        records=records,
+        vector_ids=ids,
+        vectors=matrix,
+    )
