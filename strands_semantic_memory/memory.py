@@ -712,7 +712,7 @@ class SemanticMemory:
         store: VectorStore | None = None
         if not mismatch and saved.dimension is not None and len(saved.vector_ids):
             store = FaissVectorStore(saved.dimension)
-            store.add(saved.vector_ids, normalize_rows(saved.vectors))
+            store.add(saved.vector_ids, saved.vectors)  # saved as stored: already unit length
         with self._lock:
             self._store = store
             self._records = records

@@ -1,0 +1,103 @@
+"""Shared fixtures: the real bundled embedding model, loaded once per test session."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import pytest
+
+from strands_semantic_memory import SemanticMemory, SentenceTransformerEmbedder
+from strands_semantic_memory.embeddings import Vectors
+
+
+class CountingEmbedder:
+    """Wraps a real embedder and counts its calls (instrumentation, not a mock: the real model embeds)."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        self.inner = inner
+        self.document_calls = 0
+        self.query_calls = 0
+        self.documents_embedded = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.document_calls += 1
+        self.documents_embedded += len(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        self.query_calls += 1
+        return self.inner.embed_queries(texts)
+
+
+class FlakyEmbedder(CountingEmbedder):
+    """A real embedder whose service can be switched off, like a network embedding API that fails."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        super().__init__(inner)
+        self.failing = False
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if self.failing:
+            raise ConnectionError("embedding service unavailable")
+        return super().embed_documents(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        if self.failing:
+            raise ConnectionError("embedding service unavailable")
+        return super().embed_queries(texts)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> SentenceTransformerEmbedder:
+    """The bundled all-MiniLM-L6-v2, loaded once."""
+    model = SentenceTransformerEmbedder()
+    assert model.dimension == 384
+    return model
+
+
+@pytest.fixture
+def counting_embedder(embedder: SentenceTransformerEmbedder) -> CountingEmbedder:
+    return CountingEmbedder(embedder)
+
+
+@pytest.fixture
+def memory(embedder: SentenceTransformerEmbedder) -> SemanticMemory:
+    return SemanticMemory(embedder=embedder)
+
+
+def text_message(role: str, text: str) -> dict:
+    return {"role": role, "content": [{"text": text}]}
+
+
+_SUBJECTS = [
+    "the quarterly budget", "the hiking trip", "binary search trees", "the kitchen renovation", "sourdough baking",
+    "the marketing offsite", "Rust lifetimes", "the garden irrigation", "the jazz concert", "tax deductions",
+    "the database migration", "a birthday party", "the chess opening", "solar panels", "the book club",
+    "the onboarding plan", "photosynthesis", "the bicycle repair", "a job interview", "the weather in Lisbon",
+]
+_VERBS = ["We discussed", "Let me explain", "Here is an update on", "I have a question about", "Thanks for the notes on"]
+_DETAILS = [
+    "the meeting is on Thursday at 3pm", "it needs about 40 minutes", "we should compare two options first",
+    "the draft has 12 pages", "Alice will review it tomorrow", "there were 7 open items", "the cost was 230 euros",
+    "it depends on the weather", "I prefer the second approach", "version 2 fixed the issue",
+]
+
+
+def distractor_conversation(count: int, seed: int = 7) -> list[dict]:
+    """A deterministic conversation of ``count`` messages on varied everyday topics."""
+    rng = random.Random(seed)
+    messages = []
+    for i in range(count):
+        role = "user" if i % 2 == 0 else "assistant"
+        text = f"{rng.choice(_VERBS)} {rng.choice(_SUBJECTS)}: {rng.choice(_DETAILS)}, and {rng.choice(_DETAILS)}."
+        messages.append(text_message(role, text))
+    return messages

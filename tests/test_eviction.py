@@ -1,0 +1,123 @@
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.archive import message_index
+from tests.conftest import distractor_conversation, text_message
+
+
+def assert_consistent(memory: SemanticMemory) -> None:
+    """Archive records and index vectors describe exactly the same messages."""
+    indices = list(memory.indices)
+    stats = memory.get_memory_usage_stats()
+    assert stats["message_count"] == len(indices)
+    if memory.store is not None:
+        ids, _ = memory.store.export()
+        assert set(message_index(i) for i in ids.tolist()) <= set(indices)
+        assert len(ids) == stats["vector_count"] == len(memory.store)
+
+
+def test_count_limit_evicts_oldest_first(embedder):
+    memory = SemanticMemory(embedder=embedder, max_num_archived_messages=10)
+    memory.archive(distractor_conversation(25))
+    assert list(memory.indices) == list(range(15, 25))
+    assert memory.get_memory_usage_stats()["evicted_count"] == 15
+    with pytest.raises(KeyError):
+        memory.get(14)
+    assert all(h.index >= 15 for h in memory.search("budget", top_k=10))
+    assert_consistent(memory)
+
+
+def test_byte_limit_evicts_oldest_first_and_holds(embedder):
+    probe = SemanticMemory(embedder=embedder)
+    probe.archive(distractor_conversation(10))
+    per_message = probe.get_memory_usage_stats()["total_memory"] / 10
+    limit = int(per_message * 6.5)
+    memory = SemanticMemory(embedder=embedder, max_memory_archived_messages=limit)
+    memory.archive(distractor_conversation(30))
+    stats = memory.get_memory_usage_stats()
+    assert stats["total_memory"] <= limit
+    assert 5 <= stats["message_count"] <= 7
+    assert stats["newest_index"] == 29
+    assert_consistent(memory)
+
+
+def test_single_message_above_byte_limit_is_kept_with_warning(embedder, caplog):
+    memory = SemanticMemory(embedder=embedder, max_memory_archived_messages=1000)
+    memory.archive([text_message("user", "small")])
+    with caplog.at_level("WARNING"):
+        memory.archive([text_message("user", "big " * 2000)])
+    assert list(memory.indices) == [1]
+    assert "exceeds max_memory_archived_messages" in caplog.text
+
+
+class ArchiveEvictSearch(RuleBasedStateMachine):
+    """Random interleavings of archive, evict and search keep archive and index in step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.memory = SemanticMemory(embedder=EMBEDDER, max_num_archived_messages=25, max_memory_archived_messages=60_000)
+        self.model: dict[int, str] = {}
+        self.counter = 0
+        self.pool = distractor_conversation(400, seed=11)
+
+    @rule(n=st.integers(1, 8))
+    def archive(self, n: int) -> None:
+        batch = []
+        for _ in range(n):
+            message = dict(self.pool[self.counter % len(self.pool)])
+            message = text_message(message["role"], f"#{self.counter} " + message["content"][0]["text"])
+            batch.append(message)
+            self.counter += 1
+        indices = self.memory.archive(batch)
+        for index, message in zip(indices, batch):
+            self.model[index] = message["content"][0]["text"]
+        for gone in [i for i in self.model if i not in set(self.memory.indices)]:
+            del self.model[gone]
+
+    @precondition(lambda self: len(self.model) > 0)
+    @rule(n=st.integers(1, 5))
+    def evict(self, n: int) -> None:
+        evicted = self.memory.evict_oldest(n)
+        assert evicted == sorted(self.model)[: len(evicted)]
+        for index in evicted:
+            del self.model[index]
+
+    @rule(query=st.sampled_from(["budget meeting", "chess", "Rust lifetimes", "birthday", "the cost"]))
+    def search(self, query: str) -> None:
+        for hit in self.memory.search(query, top_k=5):
+            assert hit.index in self.model
+            assert hit.message["content"][0]["text"] == self.model[hit.index]
+        for window in self.memory.retrieve(query, top_k=3, context_radius=1):
+            for index, message in zip(window.indices, window.messages):
+                assert message["content"][0]["text"] == self.model[index]
+
+    @invariant()
+    def consistent(self) -> None:
+        assert list(self.memory.indices) == sorted(self.model)
+        stats = self.memory.get_memory_usage_stats()
+        assert stats["message_count"] <= 25 and stats["total_memory"] <= 60_000
+        assert_consistent(self.memory)
+
+
+EMBEDDER = None
+
+
+def test_random_interleavings_keep_archive_and_index_consistent(embedder):
+    global EMBEDDER
+    EMBEDDER = embedder
+    ArchiveEvictSearch.TestCase.settings = settings(
+        max_examples=12, stateful_step_count=25, deadline=None, suppress_health_check=list(HealthCheck)
+    )
+    ArchiveEvictSearch.TestCase().runTest()
+
+
+def test_search_never_returns_evicted_vectors_after_compaction(embedder):
+    memory = SemanticMemory(embedder=embedder, max_num_archived_messages=300)
+    memory.archive(distractor_conversation(900))
+    ids, vectors = memory.store.export()
+    assert len(ids) == 300 and np.all(np.isfinite(vectors))
+    assert_consistent(memory)

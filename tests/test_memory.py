@@ -1,0 +1,161 @@
+import pytest
+
+from strands_semantic_memory import ConfigurationError, SemanticMemory
+from tests.conftest import FlakyEmbedder, distractor_conversation, text_message
+
+PLANTED = "For the record: the replacement laptop order reference is ORD-4471-ZK, shipped via DHL."
+
+
+@pytest.fixture(scope="module")
+def planted_memory(embedder):
+    memory = SemanticMemory(embedder=embedder, top_k=3, context_radius=2)
+    messages = distractor_conversation(600)
+    messages.insert(311, text_message("assistant", PLANTED))
+    memory.archive(messages)
+    return memory
+
+
+def test_planted_fact_is_found_among_600_distractors(planted_memory):
+    hits = planted_memory.search("What was the order reference for the replacement laptop?", top_k=10)
+    assert hits[0].index == 311
+    assert hits[0].message["content"][0]["text"] == PLANTED
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+
+
+def test_planted_fact_appears_in_retrieved_window_with_its_neighbours(planted_memory):
+    windows = planted_memory.retrieve("What was the order reference for the replacement laptop?")
+    window = next(w for w in windows if 311 in w.hit_indices)
+    assert window.start <= 309 and window.end >= 313  # radius 2 on both sides
+    assert window.indices == list(range(window.start, window.end + 1))
+    assert PLANTED in [m["content"][0]["text"] for m in window.messages]
+    assert [w.start for w in windows] == sorted(w.start for w in windows)
+
+
+def test_exact_message_dict_is_kept(memory):
+    message = {
+        "role": "assistant",
+        "content": [
+            {"text": "Calling the tool"},
+            {"toolUse": {"toolUseId": "tu-1", "name": "calc", "input": {"expr": "2+2", "nested": [1, {"a": None}]}}},
+        ],
+        "metadata": {"custom": {"k": "v"}},
+    }
+    [index] = memory.archive([message])
+    assert memory.get(index) == message
+
+
+def test_archive_copies_messages(memory):
+    message = text_message("user", "original text")
+    [index] = memory.archive([message])
+    message["content"][0]["text"] = "changed afterwards"
+    assert memory.get(index)["content"][0]["text"] == "original text"
+
+
+def test_indices_are_monotonic_and_returned_in_order(memory):
+    first = memory.archive([text_message("user", "a"), text_message("assistant", "b")])
+    second = memory.archive([text_message("user", "c")])
+    assert first == [0, 1] and second == [2]
+
+
+def test_same_tracking_id_is_archived_once(memory):
+    message = {"role": "user", "content": [{"text": "hello"}], "tracking_id": "abc"}
+    assert memory.archive([message]) == [0]
+    assert memory.archive([message, text_message("assistant", "x")]) == [0, 1]
+    assert len(memory) == 2
+
+
+def test_min_score_is_applied(memory):
+    memory.archive(distractor_conversation(40))
+    unfiltered = memory.search("sourdough baking", top_k=10)
+    threshold = (unfiltered[0].score + unfiltered[-1].score) / 2
+    filtered = memory.search("sourdough baking", top_k=10, min_score=threshold)
+    assert 0 < len(filtered) < len(unfiltered)
+    assert all(h.score >= threshold for h in filtered)
+    strict = SemanticMemory(embedder=memory.embedder, min_score=0.99)
+    strict.archive(distractor_conversation(40))
+    assert strict.search("sourdough baking") == []
+
+
+def test_empty_query_and_empty_archive(memory):
+    assert memory.search("anything") == []
+    memory.archive([text_message("user", "something")])
+    assert memory.search("   ") == []
+    assert memory.retrieve("") == []
+
+
+def test_bad_input_raises_before_archiving_anything(memory):
+    with pytest.raises(TypeError, match=r"messages\[1\]"):
+        memory.archive([text_message("user", "fine"), "not a message"])
+    with pytest.raises(ValueError, match="role"):
+        memory.archive([{"content": [{"text": "x"}]}])
+    with pytest.raises(ValueError, match="content"):
+        memory.archive([{"role": "user", "content": "a bare string"}])
+    with pytest.raises(TypeError, match="list of messages"):
+        memory.archive(text_message("user", "a dict, not a list"))
+    assert len(memory) == 0
+
+
+def test_media_tool_and_empty_messages_are_archived_safely(memory):
+    messages = [
+        {"role": "user", "content": [{"image": {"format": "png", "source": {"bytes": b"\x89PNG\r\n"}}}]},
+        {"role": "user", "content": [{"document": {"format": "pdf", "name": "spec", "source": {"bytes": b"%PDF-1"}}}]},
+        {"role": "assistant", "content": []},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "1", "name": "weather", "input": {"city": "Oslo"}}}]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "1", "status": "success", "content": [{"json": {"t": -3}}]}}]},
+        {"role": "user", "content": [{"text": 12345}]},
+    ]
+    indices = memory.archive(messages)
+    assert indices == list(range(6))
+    for index, message in zip(indices, messages):
+        assert memory.get(index) == message  # bytes survive exactly
+    stats = memory.get_memory_usage_stats()
+    assert stats["message_count"] == 6
+    assert stats["pending_embedding_count"] == 0
+    assert memory.search("weather in Oslo", top_k=1)[0].index in (3, 4)
+
+
+def test_very_large_message_is_chunked_and_its_end_is_searchable(memory):
+    filler = " ".join(f"Paragraph {i} talks about cooking pasta and sauces." for i in range(600))
+    large = text_message("assistant", filler + " Finally, the vault combination is 31-07-19.")
+    memory.archive(distractor_conversation(30) + [large])
+    stats = memory.get_memory_usage_stats()
+    assert stats["vector_count"] > 31  # the large message has several vectors
+    hits = memory.search("what is the vault combination?", top_k=3)
+    assert hits[0].index == 30
+    assert len({h.index for h in hits}) == len(hits), "one message appears once however many chunks match"
+
+
+def test_failing_embedder_loses_nothing_and_catches_up(embedder):
+    flaky = FlakyEmbedder(embedder)
+    memory = SemanticMemory(embedder=flaky, embedding_retry_interval=0)
+    flaky.failing = True
+    indices = memory.archive([text_message("user", "the wifi password is hunter2-blue")])
+    assert indices == [0]
+    assert memory.get(0)["content"][0]["text"] == "the wifi password is hunter2-blue"
+    stats = memory.get_memory_usage_stats()
+    assert stats["pending_embedding_count"] == 1 and "unavailable" in stats["last_embedding_error"]
+    flaky.failing = False
+    hits = memory.search("what is the wifi password?")
+    assert [h.index for h in hits] == [0]
+    assert memory.get_memory_usage_stats()["pending_embedding_count"] == 0
+
+
+def test_stats_add_up(memory):
+    memory.archive(distractor_conversation(10))
+    stats = memory.get_memory_usage_stats()
+    assert stats["message_count"] == 10
+    assert stats["embedding_bytes"] == 10 * 384 * 4
+    assert stats["total_memory"] == stats["message_bytes"] + stats["embedding_bytes"] + stats["bookkeeping_bytes"]
+    assert stats["bookkeeping_bytes"] > 0
+    assert (stats["oldest_index"], stats["newest_index"]) == (0, 9)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"top_k": 0}, {"context_radius": -1}, {"min_score": float("nan")}, {"max_num_archived_messages": 0},
+     {"max_memory_archived_messages": -5}, {"max_chunks_per_message": 300}],
+)
+def test_invalid_options_are_rejected_with_their_name(embedder, kwargs):
+    name = next(iter(kwargs))
+    with pytest.raises(ConfigurationError, match=name):
+        SemanticMemory(embedder=embedder, **kwargs)
