@@ -15,6 +15,8 @@ from .errors import (
     StateError,
     StoreError,
 )
+from .hook import Enrichment, SemanticMemoryHook
+from .manager import SemanticSummarizingConversationManager
 from .memory import SearchHit, SemanticMemory
 from .rerank import CrossEncoderReranker, Reranker
 from .stores import FaissVectorStore, VectorStore
@@ -28,12 +30,15 @@ __all__ = [
     "Embedder",
     "EmbeddingError",
     "EmbeddingModelMismatchError",
+    "Enrichment",
     "FaissVectorStore",
     "MissingDependencyError",
     "Reranker",
     "SearchHit",
     "SemanticMemory",
     "SemanticMemoryError",
+    "SemanticMemoryHook",
+    "SemanticSummarizingConversationManager",
     "SentenceTransformerEmbedder",
     "StateError",
     "StoreError",

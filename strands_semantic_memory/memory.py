@@ -589,6 +589,7 @@ class SemanticMemory:
                 hit_indices=list(span.hit_indices),
                 score=window_score([scores[i] for i in span.hit_indices]),
                 indices=[r.index for r in records],
+                hit_scores=[scores[i] for i in span.hit_indices],
             )
             for span, records in windows
         ]

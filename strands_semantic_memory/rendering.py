@@ -178,6 +178,23 @@ def _strip_injected_text(text: str) -> str | None:
     return rest[len(QUESTION_PREFIX) :] if rest.startswith(QUESTION_PREFIX) else rest
 
 
+def restore_original_content(message: Message) -> bool:
+    """Put back the user's own content of a message the hook enriched, in place, and drop the marker.
+
+    Args:
+        message: Any message.
+
+    Returns:
+        True if the message was enriched and has been restored; False (untouched) otherwise.
+    """
+    marker = _custom(message)
+    if "original_content" not in marker:
+        return False
+    message["content"] = marker["original_content"]
+    clear_marker(message)
+    return True
+
+
 def original_message(message: Message) -> Message:
     """The message as the user wrote it: injected context removed, this library's marker dropped.
 
@@ -191,10 +208,7 @@ def original_message(message: Message) -> Message:
         A deep copy with the user's own content.
     """
     clean = copy.deepcopy(message)
-    marker = _custom(clean)
-    if "original_content" in marker:
-        clean["content"] = copy.deepcopy(marker["original_content"])
-    else:
+    if not restore_original_content(clean):
         content = clean.get("content") or []
         for block in content:
             if isinstance(block, dict) and isinstance(block.get("text"), str):

@@ -42,6 +42,7 @@ class ContextWindow:
         score: The window's relevance: the best hit score, plus a bonus for every further hit it contains
             (see :func:`window_score`). Higher is more relevant.
         indices: The archive index of each entry of ``messages``.
+        hit_scores: The score of each hit, aligned with ``hit_indices``.
     """
 
     start: int
@@ -50,6 +51,7 @@ class ContextWindow:
     hit_indices: list[int]
     score: float = 0.0
     indices: list[int] = field(default_factory=list)
+    hit_scores: list[float] = field(default_factory=list)
 
 
 def expand_and_merge(hit_indices: Iterable[int], radius: int, lowest: int, highest: int) -> list[IndexRange]:

@@ -101,3 +101,33 @@ def distractor_conversation(count: int, seed: int = 7) -> list[dict]:
         text = f"{rng.choice(_VERBS)} {rng.choice(_SUBJECTS)}: {rng.choice(_DETAILS)}, and {rng.choice(_DETAILS)}."
         messages.append(text_message(role, text))
     return messages
+
+
+REFERENCE = "BK-7731-QZ"
+PLANTED_TURN = f"My booking reference is {REFERENCE}. Please keep it out of any summary but remember it exactly."
+TOPIC_TURNS = [
+    f"Question {i}: how do {a} and {b} compare for {c}?"
+    for i, (a, b, c) in enumerate(
+        [
+            ("hash tables", "binary search trees", "lookups"),
+            ("linked lists", "arrays", "insertion"),
+            ("heaps", "sorted arrays", "priority queues"),
+            ("tries", "hash sets", "prefix search"),
+            ("B-trees", "red-black trees", "disk storage"),
+            ("quicksort", "mergesort", "stability"),
+            ("BFS", "DFS", "shortest paths"),
+            ("Dijkstra", "Bellman-Ford", "negative edges"),
+            ("union-find", "DFS", "connectivity"),
+            ("skip lists", "balanced trees", "concurrency"),
+            ("bloom filters", "hash sets", "memory use"),
+            ("dynamic programming", "memoized recursion", "knapsack"),
+        ]
+    )
+]
+
+
+def make_agent(model, manager, hook=None, **kwargs):
+    from strands import Agent
+
+    hooks = [hook] if hook is not None else []
+    return Agent(model=model, conversation_manager=manager, hooks=hooks, callback_handler=None, **kwargs)
