@@ -681,6 +681,16 @@ class SemanticMemory:
         mismatch = saved.model_id != self.embedder.model_id
         if mismatch and not reembed:
             raise EmbeddingModelMismatchError(saved.model_id, self.embedder.model_id)
+        # Embedders that know their dimension without a call (Bedrock) are checked now; others on first use.
+        known_dimension = getattr(self.embedder, "configured_dimension", None)
+        if not mismatch and saved.dimension is not None and known_dimension not in (None, saved.dimension):
+            if not reembed:
+                raise DimensionMismatchError(
+                    saved.dimension,
+                    int(known_dimension),
+                    "Restore with the dimension that built the archive, or pass reembed=True.",
+                )
+            mismatch = True
         records: dict[int, ArchivedRecord] = {}
         counts: dict[int, int] = {}
         for vid in saved.vector_ids.tolist():
@@ -760,6 +770,8 @@ class SemanticMemory:
             if not isinstance(model_id, str):
                 raise StateError("saved state is missing 'embedding.model_id'")
             kwargs["embedding_model"] = model_id
+            if model_id.startswith("bedrock:") and "embedding_dimensions" not in kwargs:
+                kwargs["embedding_dimensions"] = embedding.get("dimension")
         memory = cls(**kwargs)
         memory.load_state(state, reembed=reembed)
         return memory
