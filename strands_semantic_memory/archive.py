@@ -9,6 +9,7 @@ limits are predictable:
 
 - the message as compact UTF-8 JSON (this is how it is held in memory: decoding happens only for hits);
 - 4 bytes per dimension per vector, plus 24 bytes of id bookkeeping per vector in the index;
+- ``LEXICAL_ENTRY_BYTES`` per distinct term of the message in the lexical (BM25) index;
 - ``RECORD_OVERHEAD`` bytes for the record object and its dictionary entries.
 """
 
@@ -26,6 +27,9 @@ logger = logging.getLogger(__name__)
 
 RECORD_OVERHEAD = 160
 """Estimated bytes of Python bookkeeping per record (the slotted record object and its dict entries)."""
+
+LEXICAL_ENTRY_BYTES = 12
+"""Bytes per posting in the lexical index: an int64 archive index and a float32 term frequency."""
 
 VECTOR_ID_OVERHEAD = 24
 """Estimated bytes per stored vector beyond the vector itself (its id in the index and the reverse map)."""
@@ -84,6 +88,7 @@ class ArchivedRecord:
         vector_count: How many vectors of this message are in the store (0 while pending or if nothing to embed).
         pending: True while the message still waits for its embedding.
         nbytes: Its share of ``total_memory`` (see the module docstring).
+        lexical_terms: Its entries in the lexical index (distinct terms).
     """
 
     index: int
@@ -93,6 +98,7 @@ class ArchivedRecord:
     vector_count: int
     pending: bool
     nbytes: int
+    lexical_terms: int = 0
 
     @property
     def message(self) -> Message:
@@ -100,6 +106,11 @@ class ArchivedRecord:
         return decode_message(self.data)
 
 
-def record_nbytes(data_len: int, vector_count: int, dimension: int) -> int:
+def record_nbytes(data_len: int, vector_count: int, dimension: int, lexical_terms: int = 0) -> int:
     """Estimated bytes of one record (see the module docstring)."""
-    return data_len + vector_count * (dimension * 4 + VECTOR_ID_OVERHEAD) + RECORD_OVERHEAD
+    return (
+        data_len
+        + vector_count * (dimension * 4 + VECTOR_ID_OVERHEAD)
+        + lexical_terms * LEXICAL_ENTRY_BYTES
+        + RECORD_OVERHEAD
+    )

@@ -57,6 +57,7 @@ class SemanticSummarizingConversationManager(SummarizingConversationManager):
         message_context_radius: int = 2,
         semantic_search_top_k: int = 3,
         semantic_search_min_score: float | None = None,
+        retrieval: str = "hybrid",
         max_num_archived_messages: int | None = 1000,
         max_memory_archived_messages: int | None = 50 * 1024 * 1024,
         embedding_model: str = DEFAULT_MODEL,
@@ -79,7 +80,9 @@ class SemanticSummarizingConversationManager(SummarizingConversationManager):
                 ``{"compression_threshold": 0.7}``).
             message_context_radius: Neighbouring archived messages added on each side of a hit.
             semantic_search_top_k: Hits per search.
-            semantic_search_min_score: Minimum cosine similarity of a hit (-1..1); None keeps all.
+            semantic_search_min_score: Minimum cosine similarity of a hit (-1..1), in every retrieval mode; None
+                keeps all.
+            retrieval: ``"hybrid"`` (BM25 + dense, fused; default), ``"dense"`` or ``"lexical"``.
             max_num_archived_messages: Archive at most this many messages (oldest evicted); None: no limit.
             max_memory_archived_messages: Archive at most this many estimated bytes; None: no limit.
             embedding_model: Local sentence-transformers model or ``"bedrock:<model id>"``.
@@ -103,6 +106,7 @@ class SemanticSummarizingConversationManager(SummarizingConversationManager):
             top_k=semantic_search_top_k,
             context_radius=message_context_radius,
             min_score=semantic_search_min_score,
+            retrieval=retrieval,
             max_num_archived_messages=max_num_archived_messages,
             max_memory_archived_messages=max_memory_archived_messages,
             embedder=embedder,

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from strands.types.content import Message
 
 from .archive import (
@@ -46,6 +45,7 @@ from .errors import (
     SemanticMemoryError,
     StateError,
 )
+from .lexical import LexicalIndex
 from .rendering import chunk_text, render_message
 from .rerank import Reranker
 from .state import SavedArchive, SavedRecord, dump_state, load_state
@@ -64,13 +64,15 @@ class SearchHit:
         score: Its relevance: cosine similarity of the best-matching chunk, or the reranker's score when a
             reranker is configured. Higher is more relevant.
         message: A copy of the archived message, exactly as archived.
-        similarity: The cosine similarity to the query (equal to ``score`` without a reranker).
+        similarity: The cosine similarity of the query to the message's best-matching chunk (equal to ``score`` in
+            dense mode without a reranker); None when it is unknown (the message has no vector yet, or the query
+            was not embedded).
     """
 
     index: int
     score: float
     message: Message
-    similarity: float
+    similarity: float | None
 
 
 class SemanticMemory:
@@ -94,6 +96,8 @@ class SemanticMemory:
         max_num_archived_messages: int | None = None,
         max_memory_archived_messages: int | None = None,
         *,
+        retrieval: str = "hybrid",
+        rrf_k: int = 60,
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
         reranker: Reranker | None = None,
@@ -112,11 +116,14 @@ class SemanticMemory:
                 all-MiniLM-L6-v2), or ``"bedrock:<model id>"``. Ignored when ``embedder`` is given.
             top_k: Hits returned by :meth:`search` and used by :meth:`retrieve` unless overridden per call.
             context_radius: Neighbouring messages added on each side of a hit by :meth:`retrieve`.
-            min_score: Drop hits whose cosine similarity to the query is below this (-1 to 1). Applied before
-                reranking, so it keeps the same meaning with or without a reranker. None keeps every hit.
+            min_score: Drop hits whose cosine similarity to the query is below this (-1 to 1), in every retrieval
+                mode, before any reranking. Messages not embedded yet are not filtered. None keeps every hit.
             max_num_archived_messages: Keep at most this many messages; the oldest are evicted first.
             max_memory_archived_messages: Keep the estimated memory (see :mod:`strands_semantic_memory.archive`)
                 at most this many bytes; the oldest are evicted first.
+            retrieval: ``"hybrid"`` (BM25 and dense rankings fused by reciprocal rank, the default), ``"dense"``
+                (embeddings only) or ``"lexical"`` (BM25 only). See ``docs/benchmarks.md`` for how they compare.
+            rrf_k: The constant of reciprocal-rank fusion: each ranking contributes ``1 / (rrf_k + rank)``.
             embedder: A ready :class:`~strands_semantic_memory.embeddings.Embedder`, instead of a model name.
             store: A :class:`~strands_semantic_memory.stores.VectorStore`; default: an in-process FAISS index.
             reranker: A :class:`~strands_semantic_memory.rerank.Reranker` to reorder candidates; default none.
@@ -147,6 +154,10 @@ class SemanticMemory:
                 raise ConfigurationError(f"{name} must be a positive integer or None, got {limit!r}")
         if not 1 <= max_chunks_per_message <= MAX_CHUNKS:
             raise ConfigurationError(f"max_chunks_per_message must be in 1..{MAX_CHUNKS}, got {max_chunks_per_message}")
+        if retrieval not in ("hybrid", "dense", "lexical"):
+            raise ConfigurationError(f"retrieval must be 'hybrid', 'dense' or 'lexical', got {retrieval!r}")
+        if not isinstance(rrf_k, int) or rrf_k < 1:
+            raise ConfigurationError(f"rrf_k must be an integer >= 1, got {rrf_k!r}")
         if query_cache_size < 0:
             raise ConfigurationError(f"query_cache_size must be >= 0, got {query_cache_size}")
 
@@ -159,6 +170,8 @@ class SemanticMemory:
         self.max_num_archived_messages = max_num_archived_messages
         self.max_memory_archived_messages = max_memory_archived_messages
         self.reranker = reranker
+        self.retrieval = retrieval
+        self.rrf_k = rrf_k
         self.rerank_candidates = rerank_candidates
         self.chunk_chars = chunk_chars
         self.max_chunks_per_message = max_chunks_per_message
@@ -167,6 +180,7 @@ class SemanticMemory:
 
         self._lock = threading.RLock()
         self._store: VectorStore | None = store
+        self._lexical = LexicalIndex()
         self._records: dict[int, ArchivedRecord] = {}
         self._oldest = 0
         self._next_index = 0
@@ -270,7 +284,9 @@ class SemanticMemory:
                     continue
                 index = self._next_index
                 self._next_index += 1
-                has_text = bool(render_message(message).strip())
+                text = render_message(message)
+                has_text = bool(text.strip())
+                terms = self._lexical.add(index, text)
                 record = ArchivedRecord(
                     index=index,
                     data=data,
@@ -278,7 +294,8 @@ class SemanticMemory:
                     tracking_id=tracking_id,
                     vector_count=0,
                     pending=has_text,
-                    nbytes=record_nbytes(len(data), 0, 0),
+                    nbytes=record_nbytes(len(data), 0, 0, terms),
+                    lexical_terms=terms,
                 )
                 if not self._records:
                     self._oldest = index
@@ -367,7 +384,7 @@ class SemanticMemory:
                 self._total_bytes -= record.nbytes
                 record.vector_count = counts.get(index, 0)
                 record.pending = False
-                record.nbytes = record_nbytes(len(record.data), record.vector_count, dimension)
+                record.nbytes = record_nbytes(len(record.data), record.vector_count, dimension, record.lexical_terms)
                 self._total_bytes += record.nbytes
                 self._pending.discard(index)
             self._version += 1
@@ -435,7 +452,8 @@ class SemanticMemory:
         return record
 
     def _remove_evicted_vectors(self) -> None:
-        """Remove the vectors of records evicted since the last call, in one store call. Caller holds the lock."""
+        """Remove the vectors and postings of records evicted since the last call. Caller holds the lock."""
+        self._lexical.evict_before(self._oldest)
         ids = [vector_id(i, n) for i, count in self._evicted_vectors for n in range(count)]
         self._evicted_vectors.clear()
         if ids and self._store is not None:
@@ -487,20 +505,83 @@ class SemanticMemory:
             return
         self._embed_pending(raise_errors=False)
 
-    def search(self, query: str, top_k: int | None = None, min_score: float | None = None) -> list[SearchHit]:
-        """Find the archived messages most similar to ``query``.
+    def _dense_candidates(self, vector: Vectors, want: int) -> dict[int, float]:
+        """Archive index -> cosine similarity of its best chunk, for the ``want`` nearest messages."""
+        store = self._store
+        if store is None or len(store) == 0:
+            return {}
+        best: dict[int, float] = {}
+        fetch = want
+        while True:
+            scores, ids = store.search(vector, fetch)
+            best.clear()
+            for score, vid in zip(scores.tolist(), ids.tolist(), strict=True):
+                index = message_index(vid)
+                if index in self._records and index not in best:
+                    best[index] = float(score)
+            if len(best) >= want or len(ids) < fetch:
+                return best
+            fetch *= 2  # several chunks of one message matched; look further for distinct messages
 
-        Args:
-            query: The text to look for.
-            top_k: How many hits at most (default: ``self.top_k``).
-            min_score: Minimum cosine similarity (default: ``self.min_score``; see the constructor).
+    def _similarities(self, vector: Vectors, indices: list[int]) -> dict[int, float]:
+        """Cosine similarity of the query to each message's best chunk (messages without vectors are left out)."""
+        store = self._store
+        owners = [(i, n) for i in indices if i in self._records for n in range(self._records[i].vector_count)]
+        if store is None or not owners:
+            return {}
+        vectors = store.fetch(np.array([vector_id(i, n) for i, n in owners], dtype=np.int64))
+        result: dict[int, float] = {}
+        for (index, _), score in zip(owners, (vectors @ vector[0]).tolist(), strict=True):
+            result[index] = max(result.get(index, -1.0), float(score))
+        return result
 
-        Returns:
-            Hits, most relevant first. Empty for an empty query or an empty archive.
+    def _ranked(self, query: str, want: int, threshold: float | None) -> list[tuple[int, float, float | None]]:
+        """Candidates ``(index, score, similarity)`` for a query, best first, ``min_score`` applied.
 
-        Raises:
-            EmbeddingError: If the query cannot be embedded.
+        Dense ranks by cosine similarity, lexical by BM25, hybrid by reciprocal-rank fusion of both rankings
+        (each taken ``max(3 * want, 30)`` deep). In hybrid mode a failing embedder degrades to lexical results
+        with a warning; in dense mode it raises.
         """
+        mode = self.retrieval
+        depth = max(3 * want, 30)
+        vector: Vectors | None = None
+        if mode != "lexical" or threshold is not None:
+            try:
+                vector = self._query_vector(query)
+            except Exception as error:
+                if mode == "dense":
+                    raise
+                logger.warning("error=<%s> | query embedding failed; using lexical results only", error)
+        with self._lock:
+            dense = self._dense_candidates(vector, depth if mode == "hybrid" else want) if (
+                vector is not None and mode != "lexical"
+            ) else {}
+            lexical: dict[int, float] = {}
+            if mode != "dense":
+                scores, ids = self._lexical.search(query, depth if mode == "hybrid" else want)
+                lexical = {i: s for i, s in zip(ids.tolist(), scores.tolist(), strict=True) if i in self._records}
+            if mode == "dense":
+                ranked = sorted(dense.items(), key=lambda item: (-item[1], item[0]))
+            elif mode == "lexical":
+                ranked = sorted(lexical.items(), key=lambda item: (-item[1], item[0]))
+            else:
+                fused: dict[int, float] = {}
+                for ranking in (dense, lexical):
+                    ordered = sorted(ranking.items(), key=lambda item: (-item[1], item[0]))
+                    for rank, (index, _) in enumerate(ordered):
+                        fused[index] = fused.get(index, 0.0) + 1.0 / (self.rrf_k + rank + 1)
+                ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+            similarity = dict(dense)
+            if vector is not None:
+                missing = [i for i, _ in ranked if i not in similarity]
+                similarity.update(self._similarities(vector, missing))
+        result = [(i, s, similarity.get(i)) for i, s in ranked]
+        if threshold is not None:
+            # A message without a vector (pending, or nothing to embed) has no similarity; it was found lexically.
+            result = [(i, s, sim) for i, s, sim in result if sim is None or sim >= threshold]
+        return result[:want]
+
+    def _search(self, query: str, top_k: int | None, min_score: float | None, pool: int = 0) -> list[SearchHit]:
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         k = self.top_k if top_k is None else top_k
@@ -510,33 +591,35 @@ class SemanticMemory:
         self._retry_pending_if_due()
         with self._lock:
             self._counters["searches"] += 1
-            if self._store is None or len(self._store) == 0:
+            if not self._records:
                 return []
-        vector = self._query_vector(query)
-        want = max(k, self.rerank_candidates) if self.reranker is not None else k
+        want = max(k, pool, self.rerank_candidates if self.reranker is not None else 0)
+        ranked = self._ranked(query, want, threshold)
         with self._lock:
-            store = self._store
-            assert store is not None
-            best: dict[int, float] = {}
-            fetch = want
-            while True:
-                scores, ids = store.search(vector, fetch)
-                best.clear()
-                for score, vid in zip(scores.tolist(), ids.tolist(), strict=True):
-                    index = message_index(vid)
-                    if index in self._records and index not in best:
-                        best[index] = float(score)
-                if len(best) >= want or len(ids) < fetch:
-                    break
-                fetch *= 2  # several chunks of one message matched; look further for distinct messages
-            ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:want]
-            if threshold is not None:
-                ranked = [(i, s) for i, s in ranked if s >= threshold]
-            records = [(self._records[i], s) for i, s in ranked]
-        hits = [SearchHit(index=r.index, score=s, message=r.message, similarity=s) for r, s in records]
+            found = [(self._records[i], s, sim) for i, s, sim in ranked if i in self._records]
+        hits = [SearchHit(index=r.index, score=s, message=r.message, similarity=sim) for r, s, sim in found]
         if self.reranker is not None and hits:
             hits = self._rerank(query, hits)
-        return hits[:k]
+        return hits
+
+    def search(self, query: str, top_k: int | None = None, min_score: float | None = None) -> list[SearchHit]:
+        """Find the archived messages most relevant to ``query``.
+
+        Args:
+            query: The text to look for.
+            top_k: How many hits at most (default: ``self.top_k``).
+            min_score: Minimum cosine similarity between query and message, in every retrieval mode (default:
+                ``self.min_score``). Messages without a vector (not embedded yet) are not filtered by it.
+
+        Returns:
+            Hits, most relevant first: by cosine similarity (dense), BM25 (lexical), reciprocal-rank fusion
+            (hybrid), or the reranker's score when one is configured. Empty for an empty query or archive.
+
+        Raises:
+            EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
+        """
+        k = self.top_k if top_k is None else top_k
+        return self._search(query, top_k, min_score)[:k]
 
     def _rerank(self, query: str, hits: list[SearchHit]) -> list[SearchHit]:
         scores = self.reranker.rerank(query, [render_message(h.message) for h in hits])  # type: ignore[union-attr]
@@ -557,6 +640,11 @@ class SemanticMemory:
     ) -> list[ContextWindow]:
         """Search, widen each hit by the context radius, and merge overlapping or adjacent ranges.
 
+        The windows are built around the ``top_k`` hits. Each window is then scored with every candidate that
+        falls inside it (the search looks ``3 * top_k`` deep), so a passage whose neighbouring messages also
+        match outranks an isolated hit of the same strength (see
+        :func:`~strands_semantic_memory.windows.window_score`).
+
         Args:
             query: The text to look for.
             top_k: Hits to widen (default: ``self.top_k``).
@@ -564,14 +652,16 @@ class SemanticMemory:
             min_score: Minimum cosine similarity of a hit (default: ``self.min_score``).
 
         Returns:
-            Windows in conversation order. Each carries its score (see
-            :func:`~strands_semantic_memory.windows.window_score`) so callers can rank them.
+            Windows in conversation order, each with its score.
         """
+        k = self.top_k if top_k is None else top_k
         radius = self.context_radius if context_radius is None else context_radius
-        hits = self.search(query, top_k=top_k, min_score=min_score)
+        candidates = self._search(query, top_k, min_score, pool=3 * k)
+        hits = candidates[:k]
         if not hits:
             return []
         scores = {h.index: h.score for h in hits}
+        pool_scores = {h.index: h.score for h in candidates}
         with self._lock:
             if not self._records:
                 return []
@@ -587,7 +677,7 @@ class SemanticMemory:
                 end=span.end,
                 messages=[r.message for r in records],
                 hit_indices=list(span.hit_indices),
-                score=window_score([scores[i] for i in span.hit_indices]),
+                score=window_score([s for i, s in pool_scores.items() if span.start <= i <= span.end]),
                 indices=[r.index for r in records],
                 hit_scores=[scores[i] for i in span.hit_indices],
             )
@@ -700,12 +790,14 @@ class SemanticMemory:
         expected_indices = list(range(saved.records[0].index, saved.records[-1].index + 1)) if saved.records else []
         if [r.index for r in saved.records] != expected_indices:
             raise StateError("saved state records are not one contiguous run of indices")
+        lexical = LexicalIndex()  # rebuilt from the messages: tokenizing is cheap, and no embedder is called
         for raw in saved.records:
             if counts.get(raw.index, 0) != raw.vectors:
                 raise StateError(
                     f"saved state record {raw.index} claims {raw.vectors} vectors but {counts.get(raw.index, 0)} are stored"
                 )
             message = decode_message(raw.data)
+            terms = lexical.add(raw.index, render_message(message))
             vectors = 0 if mismatch else raw.vectors
             pending = bool(render_message(message).strip()) if mismatch else raw.pending
             records[raw.index] = ArchivedRecord(
@@ -715,7 +807,8 @@ class SemanticMemory:
                 tracking_id=message.get("tracking_id") or None,
                 vector_count=vectors,
                 pending=pending,
-                nbytes=record_nbytes(len(raw.data), vectors, saved.dimension or 0),
+                nbytes=record_nbytes(len(raw.data), vectors, saved.dimension or 0, terms),
+                lexical_terms=terms,
             )
         if set(counts) - set(records):
             raise StateError("saved state has vectors for messages that are not in it")
@@ -726,6 +819,7 @@ class SemanticMemory:
             store.add(saved.vector_ids, saved.vectors)  # saved as stored: already unit length
         with self._lock:
             self._store = store
+            self._lexical = lexical
             self._records = records
             self._oldest = saved.records[0].index if saved.records else saved.next_index
             self._next_index = saved.next_index

@@ -17,11 +17,11 @@ LIMIT = 1600  # room for the preserved messages plus an enriched turn
 QUESTION = "What was my booking reference again?"
 
 
-def conversation(embedder, hook, *, embedder_override=None, turns=None):
+def conversation(embedder, hook, *, embedder_override=None, turns=None, retrieval="hybrid"):
     model = ScriptedModel(max_input_chars=LIMIT)
     manager = SemanticSummarizingConversationManager(
         embedder=embedder_override or embedder, preserve_recent_messages=4, semantic_search_top_k=2,
-        message_context_radius=1,
+        message_context_radius=1, retrieval=retrieval,
     )
     agent = make_agent(model, manager, hook)
     for turn in turns or [PLANTED_TURN, *TOPIC_TURNS]:
@@ -114,15 +114,26 @@ def test_disabled_hook_and_empty_archive_leave_turns_untouched(embedder):
     assert sent_question(fresh_model) == QUESTION
 
 
-def test_failing_search_leaves_turn_unenriched_with_warning(embedder, caplog):
+def test_failing_search_in_dense_mode_leaves_turn_unenriched_with_warning(embedder, caplog):
     flaky = FlakyEmbedder(embedder)
     hook = SemanticMemoryHook()
-    agent, model, _ = conversation(embedder, hook, embedder_override=flaky)
+    agent, model, _ = conversation(embedder, hook, embedder_override=flaky, retrieval="dense")
     flaky.failing = True
     with caplog.at_level("WARNING", logger="strands_semantic_memory.hook"):
         agent(QUESTION)
     assert sent_question(model) == QUESTION
     assert "archive search failed" in caplog.text
+
+
+def test_failing_embedder_in_hybrid_mode_falls_back_to_lexical_with_warning(embedder, caplog):
+    flaky = FlakyEmbedder(embedder)
+    hook = SemanticMemoryHook()
+    agent, model, _ = conversation(embedder, hook, embedder_override=flaky)
+    flaky.failing = True
+    with caplog.at_level("WARNING", logger="strands_semantic_memory.memory"):
+        agent(QUESTION)
+    assert f"[Message 0, user]: {PLANTED_TURN}" in sent_question(model)
+    assert "using lexical results only" in caplog.text
 
 
 def test_tool_results_are_not_enriched(embedder):

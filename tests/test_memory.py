@@ -64,16 +64,26 @@ def test_same_tracking_id_is_archived_once(memory):
     assert len(memory) == 2
 
 
-def test_min_score_is_applied(memory):
+@pytest.mark.parametrize("retrieval", ["dense", "lexical", "hybrid"])
+def test_min_score_means_cosine_similarity_in_every_mode(embedder, retrieval):
+    memory = SemanticMemory(embedder=embedder, retrieval=retrieval)
     memory.archive(distractor_conversation(40))
-    unfiltered = memory.search("sourdough baking", top_k=10)
-    threshold = (unfiltered[0].score + unfiltered[-1].score) / 2
-    filtered = memory.search("sourdough baking", top_k=10, min_score=threshold)
-    assert 0 < len(filtered) < len(unfiltered)
-    assert all(h.score >= threshold for h in filtered)
-    strict = SemanticMemory(embedder=memory.embedder, min_score=0.99)
+    query = "sourdough baking"
+    unfiltered = memory.search(query, top_k=10)
+    texts = [h.message["content"][0]["text"] for h in unfiltered]
+    cosine = (embedder.embed_documents(texts) @ embedder.embed_queries([query])[0]).tolist()  # computed independently
+    threshold = sorted(cosine)[len(cosine) // 2]
+    filtered = memory.search(query, top_k=10, min_score=threshold)
+    assert filtered, "some hits pass"
+    assert all(h.similarity is not None and h.similarity >= threshold - 1e-6 for h in filtered)
+    expected_kept = {h.index for h, c in zip(unfiltered, cosine) if c >= threshold - 1e-6}
+    assert expected_kept <= {h.index for h in memory.search(query, top_k=40, min_score=threshold)}
+    assert all(c < threshold for h, c in zip(unfiltered, cosine) if h.index not in {f.index for f in filtered}) or (
+        len(filtered) == 10
+    )
+    strict = SemanticMemory(embedder=embedder, min_score=0.99, retrieval=retrieval)
     strict.archive(distractor_conversation(40))
-    assert strict.search("sourdough baking") == []
+    assert strict.search(query) == []
 
 
 def test_empty_query_and_empty_archive(memory):
@@ -159,3 +169,56 @@ def test_invalid_options_are_rejected_with_their_name(embedder, kwargs):
     name = next(iter(kwargs))
     with pytest.raises(ConfigurationError, match=name):
         SemanticMemory(embedder=embedder, **kwargs)
+
+
+def exact_token_conversation():
+    """Many order numbers of the same shape; the question names one of them exactly."""
+    import random
+
+    rng = random.Random(4)
+    messages = distractor_conversation(400)
+    codes = [f"ORD-{rng.randint(1000, 9999)}-{rng.choice('ABCDEFGHJK')}{rng.choice('LMNPQRSTUV')}" for _ in range(80)]
+    for position, code in zip(range(3, 400, 5), codes):
+        messages[position] = text_message("assistant", f"Order {code} is confirmed and will ship next week.")
+    target = codes[41]
+    messages.insert(250, text_message("assistant", f"Update: order {target} was rerouted to the Rotterdam warehouse."))
+    return messages, target
+
+
+@pytest.mark.parametrize("retrieval", ["lexical", "hybrid"])
+def test_exact_token_question_finds_the_message_with_that_token(embedder, retrieval):
+    messages, target = exact_token_conversation()
+    memory = SemanticMemory(embedder=embedder, retrieval=retrieval)
+    memory.archive(messages)
+    hits = memory.search(f"Where did {target} end up?", top_k=3)
+    # Exactly the two messages naming the code lead, ahead of 79 others with codes of the same shape.
+    assert all(target in h.message["content"][0]["text"] for h in hits[:2])
+    assert target not in hits[2].message["content"][0]["text"]
+
+
+def test_lexical_search_works_while_embeddings_are_pending(embedder):
+    flaky = FlakyEmbedder(embedder)
+    flaky.failing = True
+    memory = SemanticMemory(embedder=flaky, retrieval="hybrid", embedding_retry_interval=3600)
+    messages, target = exact_token_conversation()
+    memory.archive(messages)
+    assert memory.get_memory_usage_stats()["pending_embedding_count"] == len(messages)
+    hits = memory.search(f"Where was {target} rerouted to?", top_k=1)
+    assert "Rotterdam" in hits[0].message["content"][0]["text"] and hits[0].similarity is None
+
+
+def test_windows_with_matching_neighbours_outrank_isolated_hits(embedder):
+    messages = distractor_conversation(200)
+    # A passage about the pool heater over three consecutive turns, and one isolated mention elsewhere.
+    messages[50] = text_message("user", "The pool heater is broken again.")
+    messages[51] = text_message("assistant", "For the pool heater, check the pilot light and the thermostat.")
+    messages[52] = text_message("user", "The pool heater thermostat reads zero.")
+    messages[150] = text_message("assistant", "Someone mentioned a pool heater once.")
+    memory = SemanticMemory(embedder=embedder, top_k=2, context_radius=1)
+    memory.archive(messages)
+    windows = memory.retrieve("What is wrong with the pool heater?")
+    ranked = sorted(windows, key=lambda w: -w.score)
+    assert (ranked[0].start, ranked[0].end) == (49, 51)
+    assert ranked[0].score > max(ranked[0].hit_scores), "matching neighbours (51, 52) raised the passage's score"
+    isolated = next(w for w in windows if 150 in w.indices)
+    assert isolated.score == pytest.approx(max(isolated.hit_scores)), "nothing around the isolated hit matches"

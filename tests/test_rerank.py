@@ -34,9 +34,9 @@ class CountingReranker(CrossEncoderReranker):
 
 def test_cross_encoder_loads_from_a_folder_and_decides_the_order(embedder, cross_encoder_dir):
     reranker = CountingReranker(cross_encoder_dir)
-    memory = SemanticMemory(embedder=embedder, reranker=reranker, rerank_candidates=10)
+    memory = SemanticMemory(embedder=embedder, reranker=reranker, rerank_candidates=10, retrieval="dense")
     memory.archive(distractor_conversation(60))
-    dense = SemanticMemory(embedder=embedder)
+    dense = SemanticMemory(embedder=embedder, retrieval="dense")
     dense.archive(distractor_conversation(60))
 
     query = "what did we decide about the budget?"
@@ -48,6 +48,19 @@ def test_cross_encoder_loads_from_a_folder_and_decides_the_order(embedder, cross
     assert [h.index for h in hits] == expected
     assert [h.index for h in hits] != [c.index for c in candidates[:5]], "the reranker changed the dense order"
     assert all(h.similarity == next(c.score for c in candidates if c.index == h.index) for h in hits)
+
+
+def test_reranker_works_on_top_of_hybrid_retrieval(embedder, cross_encoder_dir):
+    reranker = CrossEncoderReranker(cross_encoder_dir)
+    memory = SemanticMemory(embedder=embedder, reranker=reranker, rerank_candidates=10, retrieval="hybrid")
+    plain = SemanticMemory(embedder=embedder, retrieval="hybrid")
+    for m in (memory, plain):
+        m.archive(distractor_conversation(60))
+    query = "the cost was 230 euros"
+    candidates = plain.search(query, top_k=10)
+    expected_scores = reranker.model.predict([(query, render_message(c.message)) for c in candidates])
+    expected = [c.index for _, c in sorted(zip(expected_scores, candidates), key=lambda p: (-p[0], p[1].index))][:4]
+    assert [h.index for h in memory.search(query, top_k=4)] == expected
 
 
 def test_missing_cross_encoder_is_a_clear_error(tmp_path):

@@ -49,6 +49,10 @@ class VectorStore(Protocol):
         """
         ...
 
+    def fetch(self, ids: Ids) -> Vectors:
+        """The stored vectors of the given live ids, same order (to score hits found by other means)."""
+        ...
+
     def export(self) -> tuple[Ids, Vectors]:
         """All live ``(ids, vectors)``, for saving state without re-embedding."""
         ...

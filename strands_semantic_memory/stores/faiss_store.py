@@ -104,6 +104,12 @@ class FaissVectorStore:
             keep &= ~np.isin(ids, np.fromiter(self._tombstones, dtype=np.int64))
         return scores[keep][:k].astype(np.float32), ids[keep][:k].astype(np.int64)
 
+    def fetch(self, ids: Ids) -> Vectors:
+        """The vectors stored under live ids, same order."""
+        if not len(ids):
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        return np.vstack([self._index.reconstruct(int(i)) for i in ids]).astype(np.float32)
+
     def export(self) -> tuple[Ids, Vectors]:
         """All live ids and vectors, in insertion order."""
         total = int(self._index.ntotal)
