@@ -36,3 +36,10 @@ def test_missing_model_is_a_clear_error(tmp_path):
 def test_dimensions_option_is_for_bedrock_only():
     with pytest.raises(ConfigurationError, match="Bedrock models only"):
         resolve_embedder("all-MiniLM-L6-v2", embedding_dimensions=256)
+
+
+def test_query_fast_path_equals_encode(embedder):
+    queries = ["What was my booking reference?", "an entirely different question about trees"]
+    np.testing.assert_allclose(embedder.embed_queries(queries), embedder._encode(queries, ""), atol=1e-5)
+    many = [f"query {i}" for i in range(6)]  # above the fast path's size: encode()
+    np.testing.assert_allclose(embedder.embed_queries(many)[:2], embedder._forward(many[:2], ""), atol=1e-5)
