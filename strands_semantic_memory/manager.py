@@ -17,7 +17,7 @@ from .errors import StateError
 from .memory import SemanticMemory
 from .rendering import is_summary, original_message, set_marker
 from .rerank import Reranker
-from .stores import VectorStore
+from .stores import ArchiveStore, VectorStore
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -64,7 +64,7 @@ class SemanticSummarizingConversationManager(SummarizingConversationManager):
         aws_region: str | None = None,
         embedding_dimensions: int | None = None,
         embedder: Embedder | None = None,
-        store: VectorStore | None = None,
+        store: ArchiveStore | VectorStore | None = None,
         reranker: Reranker | None = None,
         memory: SemanticMemory | None = None,
     ) -> None:
@@ -89,7 +89,8 @@ class SemanticSummarizingConversationManager(SummarizingConversationManager):
             aws_region: Bedrock region.
             embedding_dimensions: Bedrock output dimension, where the model offers a choice.
             embedder: A ready embedder instead of ``embedding_model``.
-            store: A vector store instead of the in-process FAISS index.
+            store: Where the archive lives: ``PgVectorStore(dsn=..., namespace=...)`` to share it between
+                processes, or a vector store for the in-process archive (default: in process, FAISS).
             reranker: An optional reranker (for example ``CrossEncoderReranker``).
             memory: A ready :class:`SemanticMemory`; when given, the archive options above are ignored.
         """

@@ -28,15 +28,7 @@ from typing import Any
 import numpy as np
 from strands.types.content import Message
 
-from .archive import (
-    MAX_CHUNKS,
-    ArchivedRecord,
-    decode_message,
-    encode_message,
-    message_index,
-    record_nbytes,
-    vector_id,
-)
+from .archive import MAX_CHUNKS, decode_message, encode_message
 from .embeddings import DEFAULT_MODEL, Embedder, Vectors, normalize_rows, resolve_embedder
 from .errors import (
     ConfigurationError,
@@ -45,11 +37,11 @@ from .errors import (
     SemanticMemoryError,
     StateError,
 )
-from .lexical import LexicalIndex
 from .rendering import chunk_text, render_message
 from .rerank import Reranker
-from .state import SavedArchive, SavedRecord, dump_state, load_state
-from .stores import FaissVectorStore, VectorStore
+from .stores import VectorStore
+from .stores.archive_store import ArchiveStore, NewRecord
+from .stores.in_memory import InMemoryArchive
 from .windows import ContextWindow, expand_and_merge, window_score
 
 logger = logging.getLogger(__name__)
@@ -99,7 +91,7 @@ class SemanticMemory:
         retrieval: str = "hybrid",
         rrf_k: int = 60,
         embedder: Embedder | None = None,
-        store: VectorStore | None = None,
+        store: ArchiveStore | VectorStore | None = None,
         reranker: Reranker | None = None,
         rerank_candidates: int = 20,
         aws_region: str | None = None,
@@ -125,7 +117,9 @@ class SemanticMemory:
                 (embeddings only) or ``"lexical"`` (BM25 only). See ``docs/benchmarks.md`` for how they compare.
             rrf_k: The constant of reciprocal-rank fusion: each ranking contributes ``1 / (rrf_k + rank)``.
             embedder: A ready :class:`~strands_semantic_memory.embeddings.Embedder`, instead of a model name.
-            store: A :class:`~strands_semantic_memory.stores.VectorStore`; default: an in-process FAISS index.
+            store: Where the archive lives: an :class:`~strands_semantic_memory.stores.ArchiveStore` such as
+                ``PgVectorStore`` (shared by processes), or a :class:`~strands_semantic_memory.stores.VectorStore`
+                for the in-process archive's vectors. Default: in process, vectors in FAISS.
             reranker: A :class:`~strands_semantic_memory.rerank.Reranker` to reorder candidates; default none.
             rerank_candidates: How many dense candidates the reranker sees.
             aws_region: Bedrock only: the region (default: the AWS SDK's resolution).
@@ -178,45 +172,51 @@ class SemanticMemory:
         self.query_cache_size = query_cache_size
         self.embedding_retry_interval = embedding_retry_interval
 
+        if isinstance(store, ArchiveStore):
+            self._archive: ArchiveStore = store
+        elif store is None or isinstance(store, VectorStore):
+            self._archive = InMemoryArchive(store)
+        else:
+            raise ConfigurationError(
+                f"store must be an ArchiveStore (e.g. PgVectorStore) or a VectorStore (e.g. FaissVectorStore), "
+                f"got {type(store).__name__}"
+            )
         self._lock = threading.RLock()
-        self._store: VectorStore | None = store
-        self._lexical = LexicalIndex()
-        self._records: dict[int, ArchivedRecord] = {}
-        self._oldest = 0
-        self._next_index = 0
-        self._by_tracking_id: dict[str, int] = {}
-        self._pending: set[int] = set()
         self._in_flight: set[int] = set()
-        self._total_bytes = 0
-        self._evicted_count = 0
         self._last_embedding_failure: float | None = None
         self._last_embedding_error: str | None = None
         self._query_cache: OrderedDict[str, Vectors] = OrderedDict()
         self._version = 0
         self._counters = {"searches": 0, "query_cache_hits": 0, "embedding_failures": 0}
-        self._evicted_vectors: list[tuple[int, int]] = []  # (index, vector count) evicted, not yet removed
 
     # ------------------------------------------------------------------ properties
 
     @property
     def version(self) -> int:
-        """Increases on every change to the archive; lets callers cache work derived from it."""
+        """Increases on every change made through this object; lets callers cache work derived from it."""
         return self._version
 
     @property
+    def archive_store(self) -> ArchiveStore:
+        """Where the archive is kept (an :class:`InMemoryArchive` unless another store was given)."""
+        return self._archive
+
+    @property
     def store(self) -> VectorStore | None:
-        """The vector store (created on the first embedding when none was given)."""
-        return self._store
+        """The in-process vector store (FAISS by default; created with the first vectors), if there is one."""
+        return getattr(self._archive, "vector_store", None)
 
     def __len__(self) -> int:
         """Number of archived messages."""
-        return len(self._records)
+        with self._lock:
+            return len(self._archive)
 
     @property
     def indices(self) -> range:
         """The live archive indices, oldest first (always one contiguous run)."""
         with self._lock:
-            return range(self._oldest, self._oldest + len(self._records)) if self._records else range(0)
+            bounds = self._archive.bounds()
+        return range(bounds[0], bounds[1] + 1) if bounds else range(0)
 
     def get(self, index: int) -> Message:
         """A copy of the archived message at ``index``.
@@ -225,18 +225,21 @@ class SemanticMemory:
             KeyError: If no message has that index (never archived, or evicted).
         """
         with self._lock:
-            record = self._records.get(index)
-        if record is None:
+            data = self._archive.get([index]).get(index)
+        if data is None:
             raise KeyError(f"no archived message with index {index}")
-        return record.message
+        return decode_message(data)
 
     def messages(self, start: int | None = None, end: int | None = None) -> list[tuple[int, Message]]:
         """Archived ``(index, message)`` pairs with ``start <= index <= end``, oldest first."""
         with self._lock:
-            lo = self._oldest if start is None else max(start, self._oldest)
-            hi = self._next_index - 1 if end is None else end
-            records = [self._records[i] for i in range(lo, hi + 1) if i in self._records]
-        return [(r.index, r.message) for r in records]
+            bounds = self._archive.bounds()
+            if bounds is None:
+                return []
+            lo = bounds[0] if start is None else max(start, bounds[0])
+            hi = bounds[1] if end is None else min(end, bounds[1])
+            found = self._archive.get(list(range(lo, hi + 1)))
+        return [(i, decode_message(found[i])) for i in sorted(found)]
 
     # ------------------------------------------------------------------ archiving
 
@@ -271,45 +274,25 @@ class SemanticMemory:
 
         Raises:
             TypeError, ValueError: If an item is not a Strands message (nothing is archived then).
+            StoreError: If the store cannot commit them (a database that cannot be reached); nothing is archived.
         """
         self._validate(messages)
-        encoded = [(encode_message(m), m) for m in messages]
-        indices: list[int] = []
+        records = [
+            NewRecord(
+                data=encode_message(m),
+                role=str(m["role"]),
+                tracking_id=m.get("tracking_id") or None,
+                text=render_message(m),
+            )
+            for m in messages
+        ]
         with self._lock:
-            added = 0
-            for data, message in encoded:
-                tracking_id = message.get("tracking_id") or None
-                if tracking_id is not None and tracking_id in self._by_tracking_id:
-                    indices.append(self._by_tracking_id[tracking_id])
-                    continue
-                index = self._next_index
-                self._next_index += 1
-                text = render_message(message)
-                has_text = bool(text.strip())
-                terms = self._lexical.add(index, text)
-                record = ArchivedRecord(
-                    index=index,
-                    data=data,
-                    role=str(message["role"]),
-                    tracking_id=tracking_id,
-                    vector_count=0,
-                    pending=has_text,
-                    nbytes=record_nbytes(len(data), 0, 0, terms),
-                    lexical_terms=terms,
-                )
-                if not self._records:
-                    self._oldest = index
-                self._records[index] = record
-                self._total_bytes += record.nbytes
-                if tracking_id is not None:
-                    self._by_tracking_id[tracking_id] = index
-                if has_text:
-                    self._pending.add(index)
-                indices.append(index)
-                added += 1
+            before = len(self._archive)
+            indices = self._archive.add(records)
+            added = len(self._archive) - before
             if added:
                 self._version += 1
-                logger.debug("archived=<%d>, total=<%d> | messages archived", added, len(self._records))
+                logger.debug("archived=<%d>, total=<%d> | messages archived", added, len(self._archive))
         self._embed_pending(raise_errors=False)
         with self._lock:
             self._enforce_limits()
@@ -328,30 +311,30 @@ class SemanticMemory:
 
     def _embed_pending(self, raise_errors: bool) -> int:
         with self._lock:
-            claimed = sorted(self._pending - self._in_flight)
-            self._in_flight.update(claimed)
-            texts: list[str] = []
-            owners: list[tuple[int, int]] = []  # (index, chunk number)
-            for index in claimed:
-                rendered = render_message(self._records[index].message)
-                chunks, truncated = chunk_text(rendered, self.chunk_chars, self.max_chunks_per_message)
-                if truncated:
-                    logger.warning(
-                        "index=<%d>, chars=<%d>, chunks=<%d> | message text beyond the last chunk is archived but not "
-                        "searchable; raise max_chunks_per_message or chunk_chars to embed it all",
-                        index,
-                        len(rendered),
-                        len(chunks),
-                    )
-                texts.extend(chunks)
-                owners.extend((index, n) for n in range(len(chunks)))
+            claimed = self._archive.pending(exclude=self._in_flight)
+            self._in_flight.update(i for i, _ in claimed)
         if not claimed:
             return 0
+        texts: list[str] = []
+        owners: list[int] = []
+        for index, rendered in claimed:
+            chunks, truncated = chunk_text(rendered, self.chunk_chars, self.max_chunks_per_message)
+            if truncated:
+                logger.warning(
+                    "index=<%d>, chars=<%d>, chunks=<%d> | message text beyond the last chunk is archived but not "
+                    "searchable; raise max_chunks_per_message or chunk_chars to embed it all",
+                    index,
+                    len(rendered),
+                    len(chunks),
+                )
+            texts.extend(chunks)
+            owners.extend([index] * len(chunks))
+        claimed_ids = [i for i, _ in claimed]
         try:
             vectors = self._embed(texts, query=False) if texts else np.zeros((0, 0), dtype=np.float32)
         except Exception as error:
             with self._lock:
-                self._in_flight.difference_update(claimed)
+                self._in_flight.difference_update(claimed_ids)
                 self._last_embedding_failure = time.monotonic()
                 self._last_embedding_error = f"{type(error).__name__}: {error}"
                 self._counters["embedding_failures"] += 1
@@ -364,32 +347,20 @@ class SemanticMemory:
             if raise_errors:
                 raise
             return 0
+        by_index: dict[int, Vectors] = {i: vectors[0:0] for i in claimed_ids}
+        for index in claimed_ids:
+            rows = [row for row, owner in enumerate(owners) if owner == index] if texts else []
+            by_index[index] = vectors[rows] if rows else np.zeros((0, vectors.shape[1] if texts else 0), np.float32)
         with self._lock:
-            self._in_flight.difference_update(claimed)
+            try:
+                updated = self._archive.set_vectors(by_index)
+            finally:
+                self._in_flight.difference_update(claimed_ids)
             self._last_embedding_failure = None
             self._last_embedding_error = None
-            live = [i for i in claimed if i in self._records and i in self._pending]
-            if texts:
-                store = self._ensure_store(vectors.shape[1])
-                live_set = set(live)
-                keep = [row for row, (index, _) in enumerate(owners) if index in live_set]
-                ids = np.array([vector_id(*owners[row]) for row in keep], dtype=np.int64)
-                store.add(ids, vectors[keep])
-            counts: dict[int, int] = {}
-            for index, _ in owners:
-                counts[index] = counts.get(index, 0) + 1
-            dimension = self._store.dimension if self._store is not None else 0
-            for index in live:
-                record = self._records[index]
-                self._total_bytes -= record.nbytes
-                record.vector_count = counts.get(index, 0)
-                record.pending = False
-                record.nbytes = record_nbytes(len(record.data), record.vector_count, dimension, record.lexical_terms)
-                self._total_bytes += record.nbytes
-                self._pending.discard(index)
             self._version += 1
             self._enforce_limits()
-        return len(live)
+        return updated
 
     def _embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
         raw = self.embedder.embed_queries(texts) if query else self.embedder.embed_documents(texts)
@@ -398,69 +369,39 @@ class SemanticMemory:
             raise SemanticMemoryError(f"embedder returned {vectors.shape[0]} vectors for {len(texts)} texts")
         if not np.all(np.isfinite(vectors)):
             raise SemanticMemoryError("embedder returned non-finite values")
-        if self._store is not None and vectors.shape[1] != self._store.dimension:
+        dimension = self._archive.dimension
+        if dimension is not None and vectors.shape[1] != dimension:
             raise DimensionMismatchError(
-                self._store.dimension,
+                dimension,
                 int(vectors.shape[1]),
                 "The archive was built with another embedding model or dimension; restore it with that model.",
             )
         return vectors
 
-    def _ensure_store(self, dimension: int) -> VectorStore:
-        if self._store is None:
-            self._store = FaissVectorStore(dimension)
-        return self._store
-
     # ------------------------------------------------------------------ limits and eviction
 
     def _enforce_limits(self) -> list[int]:
         """Evict oldest records while a limit is exceeded. Caller holds the lock."""
-        evicted: list[int] = []
-        count_limit, byte_limit = self.max_num_archived_messages, self.max_memory_archived_messages
-        while self._records and (
-            (count_limit is not None and len(self._records) > count_limit)
-            or (byte_limit is not None and self._total_bytes > byte_limit and len(self._records) > 1)
-        ):
-            evicted.append(self._oldest)
-            self._evict_one_locked()
-        if byte_limit is not None and self._total_bytes > byte_limit:
+        evicted = self._archive.enforce_limits(self.max_num_archived_messages, self.max_memory_archived_messages)
+        byte_limit = self.max_memory_archived_messages
+        if byte_limit is not None and self._archive.stats().total_bytes > byte_limit:
             logger.warning(
-                "bytes=<%d>, limit=<%d> | the newest archived message alone exceeds max_memory_archived_messages; "
-                "it is kept",
-                self._total_bytes,
+                "limit=<%d> | the newest archived message alone exceeds max_memory_archived_messages; it is kept",
                 byte_limit,
             )
         if evicted:
-            self._remove_evicted_vectors()
             self._version += 1
             logger.info(
-                "evicted=<%d>, oldest_kept=<%d> | evicted oldest archived messages to stay within limits",
+                "evicted=<%d>, oldest_evicted=<%d>, newest_evicted=<%d> | evicted oldest archived messages to stay "
+                "within limits",
                 len(evicted),
-                self._oldest,
+                evicted[0],
+                evicted[-1],
             )
         return evicted
 
-    def _evict_one_locked(self) -> ArchivedRecord:
-        record = self._records.pop(self._oldest)
-        self._oldest += 1
-        self._total_bytes -= record.nbytes
-        self._pending.discard(record.index)
-        if record.tracking_id is not None:
-            self._by_tracking_id.pop(record.tracking_id, None)
-        self._evicted_count += 1
-        self._evicted_vectors.append((record.index, record.vector_count))
-        return record
-
-    def _remove_evicted_vectors(self) -> None:
-        """Remove the vectors and postings of records evicted since the last call. Caller holds the lock."""
-        self._lexical.evict_before(self._oldest)
-        ids = [vector_id(i, n) for i, count in self._evicted_vectors for n in range(count)]
-        self._evicted_vectors.clear()
-        if ids and self._store is not None:
-            self._store.remove(np.array(ids, dtype=np.int64))
-
     def evict_oldest(self, count: int = 1) -> list[int]:
-        """Evict the ``count`` oldest messages from the archive and the index together.
+        """Evict the ``count`` oldest messages from the archive and the indexes together.
 
         Args:
             count: How many to evict.
@@ -469,16 +410,15 @@ class SemanticMemory:
             Their archive indices.
         """
         with self._lock:
-            evicted = [self._evict_one_locked().index for _ in range(min(count, len(self._records)))]
+            evicted = self._archive.evict_oldest(count)
             if evicted:
-                self._remove_evicted_vectors()
                 self._version += 1
             return evicted
 
     def clear(self) -> None:
         """Forget every archived message. Indices keep increasing from where they were."""
         with self._lock:
-            self.evict_oldest(len(self._records))
+            self.evict_oldest(len(self._archive))
 
     # ------------------------------------------------------------------ search
 
@@ -498,42 +438,13 @@ class SemanticMemory:
         return vector
 
     def _retry_pending_if_due(self) -> None:
-        if not self._pending:
-            return
         failure = self._last_embedding_failure
         if failure is not None and time.monotonic() - failure < self.embedding_retry_interval:
             return
+        with self._lock:
+            if not self._archive.stats().pending_count:
+                return
         self._embed_pending(raise_errors=False)
-
-    def _dense_candidates(self, vector: Vectors, want: int) -> dict[int, float]:
-        """Archive index -> cosine similarity of its best chunk, for the ``want`` nearest messages."""
-        store = self._store
-        if store is None or len(store) == 0:
-            return {}
-        best: dict[int, float] = {}
-        fetch = want
-        while True:
-            scores, ids = store.search(vector, fetch)
-            best.clear()
-            for score, vid in zip(scores.tolist(), ids.tolist(), strict=True):
-                index = message_index(vid)
-                if index in self._records and index not in best:
-                    best[index] = float(score)
-            if len(best) >= want or len(ids) < fetch:
-                return best
-            fetch *= 2  # several chunks of one message matched; look further for distinct messages
-
-    def _similarities(self, vector: Vectors, indices: list[int]) -> dict[int, float]:
-        """Cosine similarity of the query to each message's best chunk (messages without vectors are left out)."""
-        store = self._store
-        owners = [(i, n) for i in indices if i in self._records for n in range(self._records[i].vector_count)]
-        if store is None or not owners:
-            return {}
-        vectors = store.fetch(np.array([vector_id(i, n) for i, n in owners], dtype=np.int64))
-        result: dict[int, float] = {}
-        for (index, _), score in zip(owners, (vectors @ vector[0]).tolist(), strict=True):
-            result[index] = max(result.get(index, -1.0), float(score))
-        return result
 
     def _ranked(self, query: str, want: int, threshold: float | None) -> list[tuple[int, float, float | None]]:
         """Candidates ``(index, score, similarity)`` for a query, best first, ``min_score`` applied.
@@ -553,13 +464,12 @@ class SemanticMemory:
                     raise
                 logger.warning("error=<%s> | query embedding failed; using lexical results only", error)
         with self._lock:
-            dense = self._dense_candidates(vector, depth if mode == "hybrid" else want) if (
-                vector is not None and mode != "lexical"
-            ) else {}
+            dense: dict[int, float] = {}
+            if vector is not None and mode != "lexical":
+                dense = self._archive.dense_search(vector, depth if mode == "hybrid" else want)
             lexical: dict[int, float] = {}
             if mode != "dense":
-                scores, ids = self._lexical.search(query, depth if mode == "hybrid" else want)
-                lexical = {i: s for i, s in zip(ids.tolist(), scores.tolist(), strict=True) if i in self._records}
+                lexical = self._archive.lexical_search(query, depth if mode == "hybrid" else want)
             if mode == "dense":
                 ranked = sorted(dense.items(), key=lambda item: (-item[1], item[0]))
             elif mode == "lexical":
@@ -573,8 +483,8 @@ class SemanticMemory:
                 ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
             similarity = dict(dense)
             if vector is not None:
-                missing = [i for i, _ in ranked if i not in similarity]
-                similarity.update(self._similarities(vector, missing))
+                missing = [i for i, _ in ranked[: want + 10] if i not in similarity]
+                similarity.update(self._archive.similarities(vector, missing))
         result = [(i, s, similarity.get(i)) for i, s in ranked]
         if threshold is not None:
             # A message without a vector (pending, or nothing to embed) has no similarity; it was found lexically.
@@ -591,13 +501,17 @@ class SemanticMemory:
         self._retry_pending_if_due()
         with self._lock:
             self._counters["searches"] += 1
-            if not self._records:
+            if not len(self._archive):
                 return []
         want = max(k, pool, self.rerank_candidates if self.reranker is not None else 0)
         ranked = self._ranked(query, want, threshold)
         with self._lock:
-            found = [(self._records[i], s, sim) for i, s, sim in ranked if i in self._records]
-        hits = [SearchHit(index=r.index, score=s, message=r.message, similarity=sim) for r, s, sim in found]
+            found = self._archive.get([i for i, _, _ in ranked])
+        hits = [
+            SearchHit(index=i, score=s, message=decode_message(found[i]), similarity=sim)
+            for i, s, sim in ranked
+            if i in found
+        ]
         if self.reranker is not None and hits:
             hits = self._rerank(query, hits)
         return hits
@@ -663,26 +577,26 @@ class SemanticMemory:
         scores = {h.index: h.score for h in hits}
         pool_scores = {h.index: h.score for h in candidates}
         with self._lock:
-            if not self._records:
+            bounds = self._archive.bounds()
+            if bounds is None:
                 return []
-            lowest, highest = self._oldest, self._oldest + len(self._records) - 1
-            ranges = expand_and_merge(scores, radius, lowest, highest)
-            windows = []
-            for span in ranges:
-                records = [self._records[i] for i in range(span.start, span.end + 1) if i in self._records]
-                windows.append((span, records))
-        return [
-            ContextWindow(
-                start=span.start,
-                end=span.end,
-                messages=[r.message for r in records],
-                hit_indices=list(span.hit_indices),
-                score=window_score([s for i, s in pool_scores.items() if span.start <= i <= span.end]),
-                indices=[r.index for r in records],
-                hit_scores=[scores[i] for i in span.hit_indices],
+            ranges = expand_and_merge(scores, radius, *bounds)
+            found = self._archive.get([i for span in ranges for i in range(span.start, span.end + 1)])
+        windows = []
+        for span in ranges:
+            indices = [i for i in range(span.start, span.end + 1) if i in found]
+            windows.append(
+                ContextWindow(
+                    start=span.start,
+                    end=span.end,
+                    messages=[decode_message(found[i]) for i in indices],
+                    hit_indices=list(span.hit_indices),
+                    score=window_score([s for i, s in pool_scores.items() if span.start <= i <= span.end]),
+                    indices=indices,
+                    hit_scores=[scores[i] for i in span.hit_indices],
+                )
             )
-            for span, records in windows
-        ]
+        return windows
 
     # ------------------------------------------------------------------ stats
 
@@ -698,141 +612,85 @@ class SemanticMemory:
             without a byte limit), ``searches``, ``query_cache_hits`` and ``embedding_failures``.
         """
         with self._lock:
-            message_bytes = sum(len(r.data) for r in self._records.values())
-            vector_count = sum(r.vector_count for r in self._records.values())
-            dimension = self._store.dimension if self._store is not None else None
-            embedding_bytes = vector_count * (dimension or 0) * 4
-            count = len(self._records)
-            return {
-                "message_count": count,
-                "total_memory": self._total_bytes,
-                "message_bytes": message_bytes,
-                "embedding_bytes": embedding_bytes,
-                "bookkeeping_bytes": self._total_bytes - message_bytes - embedding_bytes,
-                "vector_count": vector_count,
-                "embedding_dimension": dimension,
-                "embedding_model": self.embedder.model_id,
-                "pending_embedding_count": len(self._pending),
-                "last_embedding_error": self._last_embedding_error,
-                "evicted_count": self._evicted_count,
-                "archived_total": self._next_index,
-                "oldest_index": self._oldest if count else None,
-                "newest_index": self._oldest + count - 1 if count else None,
-                "max_num_archived_messages": self.max_num_archived_messages,
-                "max_memory_archived_messages": self.max_memory_archived_messages,
-                "memory_utilization": (
-                    self._total_bytes / self.max_memory_archived_messages if self.max_memory_archived_messages else None
-                ),
-                **self._counters,
-            }
+            stats = self._archive.stats()
+        embedding_bytes = stats.vector_count * (stats.dimension or 0) * 4
+        limit = self.max_memory_archived_messages
+        return {
+            "message_count": stats.message_count,
+            "total_memory": stats.total_bytes,
+            "message_bytes": stats.message_bytes,
+            "embedding_bytes": embedding_bytes,
+            "bookkeeping_bytes": stats.total_bytes - stats.message_bytes - embedding_bytes,
+            "vector_count": stats.vector_count,
+            "embedding_dimension": stats.dimension,
+            "embedding_model": self.embedder.model_id,
+            "retrieval": self.retrieval,
+            "store": type(self._archive).__name__,
+            "pending_embedding_count": stats.pending_count,
+            "last_embedding_error": self._last_embedding_error,
+            "evicted_count": stats.evicted_count,
+            "archived_total": stats.archived_total,
+            "oldest_index": stats.oldest_index,
+            "newest_index": stats.newest_index,
+            "max_num_archived_messages": self.max_num_archived_messages,
+            "max_memory_archived_messages": limit,
+            "memory_utilization": stats.total_bytes / limit if limit else None,
+            **self._counters,
+        }
 
     # ------------------------------------------------------------------ state
 
     def to_state(self) -> dict[str, Any]:
         """Everything needed to restore this archive, as JSON types only (no pickle), versioned.
 
+        With the in-process store this is the whole archive, vectors included; with a shared store (PostgreSQL)
+        it only references the namespace, since the database is the persistence.
+
         Returns:
             The state; see :mod:`strands_semantic_memory.state` for the layout.
         """
         with self._lock:
-            if self._store is not None:
-                ids, vectors = self._store.export()
-                dimension: int | None = self._store.dimension
-            else:
-                ids, vectors, dimension = np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32), None
-            records = [
-                SavedRecord(index=r.index, data=r.data, vectors=r.vector_count, pending=r.pending)
-                for r in self._records.values()
-            ]
-            saved = SavedArchive(
-                model_id=self.embedder.model_id,
-                dimension=dimension,
-                next_index=self._next_index,
-                evicted_count=self._evicted_count,
-                records=records,
-                vector_ids=ids,
-                vectors=vectors,
-            )
-        return dump_state(saved)
+            return self._archive.export_state(self.embedder.model_id)
 
     def load_state(self, state: Mapping[str, Any], *, reembed: bool = False) -> None:
         """Replace this memory's archive with a saved one, without calling the embedder.
 
         Args:
             state: What :meth:`to_state` returned (possibly after a JSON round trip).
-            reembed: If the state was built with another embedding model than this memory's, embed every
-                message again with this memory's model instead of refusing.
+            reembed: If the state was built with another embedding model or dimension than this memory's,
+                embed every message again instead of refusing.
 
         Raises:
             StateError: If the state is corrupt, inconsistent, or not ours.
             EmbeddingModelMismatchError: If it was built with another embedding model and ``reembed`` is False.
+            DimensionMismatchError: If it was built with another dimension and ``reembed`` is False.
         """
-        saved = load_state(state)
-        mismatch = saved.model_id != self.embedder.model_id
+        if not isinstance(state, Mapping):
+            raise StateError(f"saved state must be a JSON object, got {type(state).__name__}")
+        embedding = state.get("embedding")
+        if not isinstance(embedding, Mapping) or not isinstance(embedding.get("model_id"), str):
+            raise StateError("saved state is missing 'embedding.model_id'")
+        saved_model, saved_dimension = embedding["model_id"], embedding.get("dimension")
+        mismatch = saved_model != self.embedder.model_id
         if mismatch and not reembed:
-            raise EmbeddingModelMismatchError(saved.model_id, self.embedder.model_id)
+            raise EmbeddingModelMismatchError(saved_model, self.embedder.model_id)
         # Embedders that know their dimension without a call (Bedrock) are checked now; others on first use.
         known_dimension = getattr(self.embedder, "configured_dimension", None)
-        if not mismatch and saved.dimension is not None and known_dimension not in (None, saved.dimension):
+        if not mismatch and saved_dimension is not None and known_dimension not in (None, saved_dimension):
             if not reembed:
                 raise DimensionMismatchError(
-                    saved.dimension,
+                    int(saved_dimension),
                     int(known_dimension),
                     "Restore with the dimension that built the archive, or pass reembed=True.",
                 )
             mismatch = True
-        records: dict[int, ArchivedRecord] = {}
-        counts: dict[int, int] = {}
-        for vid in saved.vector_ids.tolist():
-            counts[message_index(vid)] = counts.get(message_index(vid), 0) + 1
-        if len(set(saved.vector_ids.tolist())) != len(saved.vector_ids):
-            raise StateError("saved state has duplicate vector ids")
-        expected_indices = list(range(saved.records[0].index, saved.records[-1].index + 1)) if saved.records else []
-        if [r.index for r in saved.records] != expected_indices:
-            raise StateError("saved state records are not one contiguous run of indices")
-        lexical = LexicalIndex()  # rebuilt from the messages: tokenizing is cheap, and no embedder is called
-        for raw in saved.records:
-            if counts.get(raw.index, 0) != raw.vectors:
-                raise StateError(
-                    f"saved state record {raw.index} claims {raw.vectors} vectors but {counts.get(raw.index, 0)} are stored"
-                )
-            message = decode_message(raw.data)
-            terms = lexical.add(raw.index, render_message(message))
-            vectors = 0 if mismatch else raw.vectors
-            pending = bool(render_message(message).strip()) if mismatch else raw.pending
-            records[raw.index] = ArchivedRecord(
-                index=raw.index,
-                data=raw.data,
-                role=str(message.get("role")),
-                tracking_id=message.get("tracking_id") or None,
-                vector_count=vectors,
-                pending=pending,
-                nbytes=record_nbytes(len(raw.data), vectors, saved.dimension or 0, terms),
-                lexical_terms=terms,
-            )
-        if set(counts) - set(records):
-            raise StateError("saved state has vectors for messages that are not in it")
-        # The restored vectors go into a fresh store: whatever this memory held before is replaced.
-        store: VectorStore | None = None
-        if not mismatch and saved.dimension is not None and len(saved.vector_ids):
-            store = FaissVectorStore(saved.dimension)
-            store.add(saved.vector_ids, saved.vectors)  # saved as stored: already unit length
         with self._lock:
-            self._store = store
-            self._lexical = lexical
-            self._records = records
-            self._oldest = saved.records[0].index if saved.records else saved.next_index
-            self._next_index = saved.next_index
-            self._by_tracking_id = {r.tracking_id: r.index for r in records.values() if r.tracking_id}
-            self._pending = {r.index for r in records.values() if r.pending}
+            self._archive.load_state(state, reembed=mismatch)
             self._in_flight = set()
-            self._total_bytes = sum(r.nbytes for r in records.values())
-            self._evicted_count = saved.evicted_count
             self._query_cache.clear()
             self._version += 1
-        logger.debug("messages=<%d>, vectors=<%d> | archive restored", len(records), len(saved.vector_ids))
         if mismatch:
-            logger.info("messages=<%d> | re-embedding the restored archive with the configured model", len(records))
+            logger.info("messages=<%d> | re-embedding the restored archive with the configured model", len(self))
             self.embed_pending()
         with self._lock:
             self._enforce_limits()

@@ -1,0 +1,297 @@
+"""The default archive store: records in the process, vectors in FAISS, BM25 beside them."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..archive import ArchivedRecord, decode_message, message_index, record_nbytes, vector_id
+from ..embeddings.base import Vectors
+from ..errors import DimensionMismatchError, StateError
+from ..lexical import LexicalIndex
+from ..rendering import render_message
+from ..state import SavedArchive, SavedRecord, dump_state, load_state
+from .archive_store import NewRecord, StoreStats
+from .base import VectorStore
+from .faiss_store import FaissVectorStore
+
+logger = logging.getLogger(__name__)
+
+
+class InMemoryArchive:
+    """Archived records in a dict keyed by index, vectors in a :class:`VectorStore`, BM25 in a LexicalIndex.
+
+    Vector ids encode the archive index (:func:`~strands_semantic_memory.archive.vector_id`), so evicting a
+    message removes exactly its vectors. Not thread-safe on its own: the engine holds its lock around every call.
+    """
+
+    shared = False
+
+    def __init__(self, vector_store: VectorStore | None = None) -> None:
+        """Create an empty archive.
+
+        Args:
+            vector_store: Where vectors go; default: a :class:`FaissVectorStore` created with the first vectors.
+        """
+        self.vector_store = vector_store
+        self._lexical = LexicalIndex()
+        self._records: dict[int, ArchivedRecord] = {}
+        self._oldest = 0
+        self._next_index = 0
+        self._by_tracking_id: dict[str, int] = {}
+        self._pending: set[int] = set()
+        self._total_bytes = 0
+        self._evicted_count = 0
+
+    def __len__(self) -> int:
+        """Number of archived messages."""
+        return len(self._records)
+
+    @property
+    def dimension(self) -> int | None:
+        """Vector length, once the first vectors arrived."""
+        return self.vector_store.dimension if self.vector_store is not None else None
+
+    # ------------------------------------------------------------------ writing
+
+    def add(self, records: Sequence[NewRecord]) -> list[int]:
+        """Archive records (see :class:`~strands_semantic_memory.stores.archive_store.ArchiveStore`)."""
+        indices: list[int] = []
+        for new in records:
+            if new.tracking_id is not None and new.tracking_id in self._by_tracking_id:
+                indices.append(self._by_tracking_id[new.tracking_id])
+                continue
+            index = self._next_index
+            self._next_index += 1
+            terms = self._lexical.add(index, new.text)
+            has_text = bool(new.text.strip())
+            record = ArchivedRecord(
+                index=index,
+                data=new.data,
+                role=new.role,
+                tracking_id=new.tracking_id,
+                vector_count=0,
+                pending=has_text,
+                nbytes=record_nbytes(len(new.data), 0, 0, terms),
+                lexical_terms=terms,
+            )
+            if not self._records:
+                self._oldest = index
+            self._records[index] = record
+            self._total_bytes += record.nbytes
+            if new.tracking_id is not None:
+                self._by_tracking_id[new.tracking_id] = index
+            if has_text:
+                self._pending.add(index)
+            indices.append(index)
+        return indices
+
+    def pending(self, exclude: set[int]) -> list[tuple[int, str]]:
+        """Messages waiting for vectors, oldest first."""
+        return [(i, render_message(self._records[i].message)) for i in sorted(self._pending - exclude)]
+
+    def set_vectors(self, vectors: Mapping[int, Vectors]) -> int:
+        """Store chunk vectors of pending messages (evicted ones skipped)."""
+        live = [i for i in vectors if i in self._records and i in self._pending]
+        rows = [(i, n) for i in live for n in range(len(vectors[i]))]
+        if rows:
+            matrix = np.vstack([vectors[i] for i in live if len(vectors[i])])
+            if self.vector_store is None:
+                self.vector_store = FaissVectorStore(int(matrix.shape[1]))
+            elif matrix.shape[1] != self.vector_store.dimension:
+                raise DimensionMismatchError(self.vector_store.dimension, int(matrix.shape[1]))
+            self.vector_store.add(np.array([vector_id(i, n) for i, n in rows], dtype=np.int64), matrix)
+        dimension = self.dimension or 0
+        for index in live:
+            record = self._records[index]
+            self._total_bytes -= record.nbytes
+            record.vector_count = len(vectors[index])
+            record.pending = False
+            record.nbytes = record_nbytes(len(record.data), record.vector_count, dimension, record.lexical_terms)
+            self._total_bytes += record.nbytes
+            self._pending.discard(index)
+        return len(live)
+
+    # ------------------------------------------------------------------ eviction
+
+    def _evict(self, count: int) -> list[int]:
+        evicted: list[tuple[int, int]] = []
+        for _ in range(min(count, len(self._records))):
+            record = self._records.pop(self._oldest)
+            self._oldest += 1
+            self._total_bytes -= record.nbytes
+            self._pending.discard(record.index)
+            if record.tracking_id is not None:
+                self._by_tracking_id.pop(record.tracking_id, None)
+            evicted.append((record.index, record.vector_count))
+        if evicted:
+            self._evicted_count += len(evicted)
+            self._lexical.evict_before(self._oldest)
+            ids = [vector_id(i, n) for i, count in evicted for n in range(count)]
+            if ids and self.vector_store is not None:
+                self.vector_store.remove(np.array(ids, dtype=np.int64))
+        return [i for i, _ in evicted]
+
+    def evict_oldest(self, count: int) -> list[int]:
+        """Evict the ``count`` oldest messages."""
+        return self._evict(count)
+
+    def enforce_limits(self, max_count: int | None, max_bytes: int | None) -> list[int]:
+        """Evict oldest-first while a limit is exceeded (one message is always kept for the byte limit)."""
+        excess = 0
+        if max_count is not None and len(self._records) > max_count:
+            excess = len(self._records) - max_count
+        if max_bytes is not None:
+            total, index = self._total_bytes, self._oldest
+            for _ in range(excess):
+                total -= self._records[index].nbytes
+                index += 1
+            while total > max_bytes and len(self._records) - excess > 1:
+                total -= self._records[index].nbytes
+                index += 1
+                excess += 1
+        return self._evict(excess)
+
+    # ------------------------------------------------------------------ reading
+
+    def dense_search(self, vector: Vectors, k: int) -> dict[int, float]:
+        """Nearest messages by their best chunk."""
+        store = self.vector_store
+        if store is None or len(store) == 0 or k <= 0:
+            return {}
+        best: dict[int, float] = {}
+        fetch = k
+        while True:
+            scores, ids = store.search(vector, fetch)
+            best.clear()
+            for score, vid in zip(scores.tolist(), ids.tolist(), strict=True):
+                index = message_index(vid)
+                if index in self._records and index not in best:
+                    best[index] = float(score)
+            if len(best) >= k or len(ids) < fetch:
+                return best
+            fetch *= 2  # several chunks of one message matched; look further for distinct messages
+
+    def lexical_search(self, query: str, k: int) -> dict[int, float]:
+        """BM25 matches."""
+        scores, ids = self._lexical.search(query, k)
+        return {i: s for i, s in zip(ids.tolist(), scores.tolist(), strict=True) if i in self._records}
+
+    def similarities(self, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
+        """Cosine similarity of the query to each message's best chunk."""
+        owners = [(i, n) for i in indices if i in self._records for n in range(self._records[i].vector_count)]
+        if self.vector_store is None or not owners:
+            return {}
+        vectors = self.vector_store.fetch(np.array([vector_id(i, n) for i, n in owners], dtype=np.int64))
+        result: dict[int, float] = {}
+        for (index, _), score in zip(owners, (vectors @ vector[0]).tolist(), strict=True):
+            result[index] = max(result.get(index, -1.0), float(score))
+        return result
+
+    def get(self, indices: Sequence[int]) -> dict[int, bytes]:
+        """Encoded messages by index."""
+        return {i: self._records[i].data for i in indices if i in self._records}
+
+    def bounds(self) -> tuple[int, int] | None:
+        """Oldest and newest live index."""
+        return (self._oldest, self._oldest + len(self._records) - 1) if self._records else None
+
+    def stats(self) -> StoreStats:
+        """Counts and bytes."""
+        count = len(self._records)
+        return StoreStats(
+            message_count=count,
+            total_bytes=self._total_bytes,
+            message_bytes=sum(len(r.data) for r in self._records.values()),
+            vector_count=sum(r.vector_count for r in self._records.values()),
+            dimension=self.dimension,
+            pending_count=len(self._pending),
+            evicted_count=self._evicted_count,
+            archived_total=self._next_index,
+            oldest_index=self._oldest if count else None,
+            newest_index=self._oldest + count - 1 if count else None,
+        )
+
+    # ------------------------------------------------------------------ state
+
+    def export_state(self, model_id: str) -> dict[str, Any]:
+        """The full archive, vectors included (see :mod:`~strands_semantic_memory.state`)."""
+        if self.vector_store is not None:
+            ids, vectors = self.vector_store.export()
+        else:
+            ids, vectors = np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        return dump_state(
+            SavedArchive(
+                model_id=model_id,
+                dimension=self.dimension,
+                next_index=self._next_index,
+                evicted_count=self._evicted_count,
+                records=[
+                    SavedRecord(index=r.index, data=r.data, vectors=r.vector_count, pending=r.pending)
+                    for r in self._records.values()
+                ],
+                vector_ids=ids,
+                vectors=vectors,
+            )
+        )
+
+    def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
+        """Replace the content with a saved archive (validated first; nothing changes if it is invalid).
+
+        Args:
+            state: What :meth:`export_state` produced.
+            reembed: Drop the saved vectors and mark every message with text pending.
+
+        Raises:
+            StateError: If the state is corrupt or inconsistent.
+        """
+        saved = load_state(state)
+        counts: dict[int, int] = {}
+        for vid in saved.vector_ids.tolist():
+            counts[message_index(vid)] = counts.get(message_index(vid), 0) + 1
+        if len(set(saved.vector_ids.tolist())) != len(saved.vector_ids):
+            raise StateError("saved state has duplicate vector ids")
+        expected = list(range(saved.records[0].index, saved.records[-1].index + 1)) if saved.records else []
+        if [r.index for r in saved.records] != expected:
+            raise StateError("saved state records are not one contiguous run of indices")
+        lexical = LexicalIndex()  # rebuilt from the messages: tokenizing is cheap, and no embedder is called
+        records: dict[int, ArchivedRecord] = {}
+        for raw in saved.records:
+            if counts.get(raw.index, 0) != raw.vectors:
+                raise StateError(
+                    f"saved state record {raw.index} claims {raw.vectors} vectors but {counts.get(raw.index, 0)} "
+                    "are stored"
+                )
+            message = decode_message(raw.data)
+            text = render_message(message)
+            terms = lexical.add(raw.index, text)
+            vectors = 0 if reembed else raw.vectors
+            records[raw.index] = ArchivedRecord(
+                index=raw.index,
+                data=raw.data,
+                role=str(message.get("role")),
+                tracking_id=message.get("tracking_id") or None,
+                vector_count=vectors,
+                pending=bool(text.strip()) if reembed else raw.pending,
+                nbytes=record_nbytes(len(raw.data), vectors, saved.dimension or 0, terms),
+                lexical_terms=terms,
+            )
+        if set(counts) - set(records):
+            raise StateError("saved state has vectors for messages that are not in it")
+        store: VectorStore | None = None
+        if not reembed and saved.dimension is not None and len(saved.vector_ids):
+            store = FaissVectorStore(saved.dimension)
+            store.add(saved.vector_ids, saved.vectors)  # saved as stored: already unit length
+        self.vector_store = store
+        self._lexical = lexical
+        self._records = records
+        self._oldest = saved.records[0].index if saved.records else saved.next_index
+        self._next_index = saved.next_index
+        self._by_tracking_id = {r.tracking_id: r.index for r in records.values() if r.tracking_id}
+        self._pending = {r.index for r in records.values() if r.pending}
+        self._total_bytes = sum(r.nbytes for r in records.values())
+        self._evicted_count = saved.evicted_count
+        logger.debug("messages=<%d>, vectors=<%d> | archive restored", len(records), len(saved.vector_ids))
