@@ -155,12 +155,12 @@ class SemanticMemoryHook(HookProvider):
         if query is None:
             return
         memory = self._memory_for(event.agent)
-        if len(memory) == 0:
-            return
         started = time.perf_counter()
         try:
+            if len(memory) == 0:
+                return
             windows = memory.retrieve(query, top_k=self.top_k, context_radius=self.context_radius, min_score=self.min_score)
-        except Exception as error:  # a failing embedding service must not break the conversation
+        except Exception as error:  # a failing embedding service or database must not break the conversation
             logger.warning("error=<%s> | archive search failed; the user turn is sent without earlier context", error)
             return
         enrichment = self.enrich(message, query, windows)

@@ -181,6 +181,9 @@ class SemanticMemory:
                 f"store must be an ArchiveStore (e.g. PgVectorStore) or a VectorStore (e.g. FaissVectorStore), "
                 f"got {type(store).__name__}"
             )
+        bind = getattr(self._archive, "bind", None)
+        if callable(bind):  # shared stores record which model embeds the namespace, and refuse another
+            bind(self.embedder.model_id)
         self._lock = threading.RLock()
         self._in_flight: set[int] = set()
         self._last_embedding_failure: float | None = None

@@ -69,11 +69,6 @@ def counting_embedder(embedder: SentenceTransformerEmbedder) -> CountingEmbedder
     return CountingEmbedder(embedder)
 
 
-@pytest.fixture
-def memory(embedder: SentenceTransformerEmbedder) -> SemanticMemory:
-    return SemanticMemory(embedder=embedder)
-
-
 def text_message(role: str, text: str) -> dict:
     return {"role": role, "content": [{"text": text}]}
 
@@ -131,3 +126,64 @@ def make_agent(model, manager, hook=None, **kwargs):
 
     hooks = [hook] if hook is not None else []
     return Agent(model=model, conversation_manager=manager, hooks=hooks, callback_handler=None, **kwargs)
+
+
+# ------------------------------------------------------------------ stores: one behavioural suite, two stores
+
+STORES = ["in_memory", "pgvector"]
+
+
+@pytest.fixture(scope="session")
+def pg_uri(tmp_path_factory):
+    """A real PostgreSQL with pgvector, started from the pgserver package for this test session."""
+    try:
+        import pgserver
+    except ImportError as error:
+        pytest.skip(f"pgserver is not installed ({error}); pip install 'strands-semantic-memory[test]'")
+    try:
+        server = pgserver.get_server(str(tmp_path_factory.mktemp("pgdata")), cleanup_mode="stop")
+        server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    except Exception as error:  # pragma: no cover - depends on the machine
+        pytest.skip(f"PostgreSQL with pgvector could not start here: {error}")
+    yield server.get_uri()
+    del server
+
+
+_namespace_counter = iter(range(10**9))
+
+
+def new_namespace(prefix: str = "test") -> str:
+    import os
+
+    return f"{prefix}-{os.getpid()}-{next(_namespace_counter)}"
+
+
+def store_for(kind: str, request):
+    if kind == "in_memory":
+        return None
+    from strands_semantic_memory.stores.pgvector_store import PgVectorStore
+
+    return PgVectorStore(request.getfixturevalue("pg_uri"), new_namespace())
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request):
+    return request.param
+
+
+@pytest.fixture
+def make_memory(store_kind, request, embedder):
+    """Build a SemanticMemory on the parametrized store (``embedder=`` defaults to the bundled model)."""
+
+    def make(**kwargs):
+        kwargs.setdefault("embedder", embedder)
+        if "store" not in kwargs:
+            kwargs["store"] = store_for(store_kind, request)
+        return SemanticMemory(**kwargs)
+
+    return make
+
+
+@pytest.fixture
+def memory(make_memory) -> SemanticMemory:
+    return make_memory()

@@ -6,9 +6,9 @@ from tests.conftest import FlakyEmbedder, distractor_conversation, text_message
 PLANTED = "For the record: the replacement laptop order reference is ORD-4471-ZK, shipped via DHL."
 
 
-@pytest.fixture(scope="module")
-def planted_memory(embedder):
-    memory = SemanticMemory(embedder=embedder, top_k=3, context_radius=2)
+@pytest.fixture
+def planted_memory(make_memory):
+    memory = make_memory(top_k=3, context_radius=2)
     messages = distractor_conversation(600)
     messages.insert(311, text_message("assistant", PLANTED))
     memory.archive(messages)
@@ -65,8 +65,8 @@ def test_same_tracking_id_is_archived_once(memory):
 
 
 @pytest.mark.parametrize("retrieval", ["dense", "lexical", "hybrid"])
-def test_min_score_means_cosine_similarity_in_every_mode(embedder, retrieval):
-    memory = SemanticMemory(embedder=embedder, retrieval=retrieval)
+def test_min_score_means_cosine_similarity_in_every_mode(make_memory, embedder, retrieval):
+    memory = make_memory(retrieval=retrieval)
     memory.archive(distractor_conversation(40))
     query = "sourdough baking"
     unfiltered = memory.search(query, top_k=10)
@@ -81,7 +81,7 @@ def test_min_score_means_cosine_similarity_in_every_mode(embedder, retrieval):
     assert all(c < threshold for h, c in zip(unfiltered, cosine) if h.index not in {f.index for f in filtered}) or (
         len(filtered) == 10
     )
-    strict = SemanticMemory(embedder=embedder, min_score=0.99, retrieval=retrieval)
+    strict = make_memory(min_score=0.99, retrieval=retrieval)
     strict.archive(distractor_conversation(40))
     assert strict.search(query) == []
 
@@ -135,9 +135,9 @@ def test_very_large_message_is_chunked_and_its_end_is_searchable(memory):
     assert len({h.index for h in hits}) == len(hits), "one message appears once however many chunks match"
 
 
-def test_failing_embedder_loses_nothing_and_catches_up(embedder):
+def test_failing_embedder_loses_nothing_and_catches_up(make_memory, embedder):
     flaky = FlakyEmbedder(embedder)
-    memory = SemanticMemory(embedder=flaky, embedding_retry_interval=0)
+    memory = make_memory(embedder=flaky, embedding_retry_interval=0)
     flaky.failing = True
     indices = memory.archive([text_message("user", "the wifi password is hunter2-blue")])
     assert indices == [0]
@@ -186,9 +186,9 @@ def exact_token_conversation():
 
 
 @pytest.mark.parametrize("retrieval", ["lexical", "hybrid"])
-def test_exact_token_question_finds_the_message_with_that_token(embedder, retrieval):
+def test_exact_token_question_finds_the_message_with_that_token(make_memory, retrieval):
     messages, target = exact_token_conversation()
-    memory = SemanticMemory(embedder=embedder, retrieval=retrieval)
+    memory = make_memory(retrieval=retrieval)
     memory.archive(messages)
     hits = memory.search(f"Where did {target} end up?", top_k=3)
     # Exactly the two messages naming the code lead, ahead of 79 others with codes of the same shape.
@@ -196,10 +196,10 @@ def test_exact_token_question_finds_the_message_with_that_token(embedder, retrie
     assert target not in hits[2].message["content"][0]["text"]
 
 
-def test_lexical_search_works_while_embeddings_are_pending(embedder):
+def test_lexical_search_works_while_embeddings_are_pending(make_memory, embedder):
     flaky = FlakyEmbedder(embedder)
     flaky.failing = True
-    memory = SemanticMemory(embedder=flaky, retrieval="hybrid", embedding_retry_interval=3600)
+    memory = make_memory(embedder=flaky, retrieval="hybrid", embedding_retry_interval=3600)
     messages, target = exact_token_conversation()
     memory.archive(messages)
     assert memory.get_memory_usage_stats()["pending_embedding_count"] == len(messages)
@@ -207,18 +207,20 @@ def test_lexical_search_works_while_embeddings_are_pending(embedder):
     assert "Rotterdam" in hits[0].message["content"][0]["text"] and hits[0].similarity is None
 
 
-def test_windows_with_matching_neighbours_outrank_isolated_hits(embedder):
+def test_windows_with_matching_neighbours_outrank_isolated_hits(make_memory):
     messages = distractor_conversation(200)
     # A passage about the pool heater over three consecutive turns, and one isolated mention elsewhere.
     messages[50] = text_message("user", "The pool heater is broken again.")
     messages[51] = text_message("assistant", "For the pool heater, check the pilot light and the thermostat.")
     messages[52] = text_message("user", "The pool heater thermostat reads zero.")
     messages[150] = text_message("assistant", "Someone mentioned a pool heater once.")
-    memory = SemanticMemory(embedder=embedder, top_k=2, context_radius=1)
+    memory = make_memory(top_k=2, context_radius=1)
     memory.archive(messages)
     windows = memory.retrieve("What is wrong with the pool heater?")
     ranked = sorted(windows, key=lambda w: -w.score)
-    assert (ranked[0].start, ranked[0].end) == (49, 51)
-    assert ranked[0].score > max(ranked[0].hit_scores), "matching neighbours (51, 52) raised the passage's score"
-    isolated = next(w for w in windows if 150 in w.indices)
-    assert isolated.score == pytest.approx(max(isolated.hit_scores)), "nothing around the isolated hit matches"
+    passage = next(w for w in windows if 50 in w.indices)
+    assert ranked[0] is passage and passage.start >= 49 and passage.end <= 53
+    assert passage.score > max(passage.hit_scores), "matching neighbours raised the passage's score"
+    # Every other window is an isolated mention: nothing around it matches, so its score is its hit's.
+    for window in ranked[1:]:
+        assert window.score == pytest.approx(max(window.hit_scores))

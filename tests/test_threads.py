@@ -1,11 +1,10 @@
 import threading
 
-from strands_semantic_memory import SemanticMemory
 from tests.conftest import distractor_conversation, text_message
 
 
-def test_concurrent_archive_and_search(embedder):
-    memory = SemanticMemory(embedder=embedder, max_num_archived_messages=400)
+def test_concurrent_archive_and_search(make_memory):
+    memory = make_memory(max_num_archived_messages=400)
     pool = distractor_conversation(200, seed=3)
     errors: list[BaseException] = []
     archived: list[list[int]] = []
@@ -43,5 +42,7 @@ def test_concurrent_archive_and_search(embedder):
     every_index = sorted(i for batch in archived for i in batch)
     assert every_index == list(range(200)), "no index lost or handed out twice"
     assert len(memory) == 200
-    ids, _ = memory.store.export()
-    assert sorted({int(i) >> 8 for i in ids}) == list(range(200))
+    from tests.test_eviction import vector_owners
+
+    owners, _ = vector_owners(memory)
+    assert sorted(owners) == list(range(200))

@@ -44,6 +44,8 @@ class InMemoryArchive:
         self._by_tracking_id: dict[str, int] = {}
         self._pending: set[int] = set()
         self._total_bytes = 0
+        self._message_bytes = 0
+        self._vector_count = 0
         self._evicted_count = 0
 
     def __len__(self) -> int:
@@ -82,6 +84,7 @@ class InMemoryArchive:
                 self._oldest = index
             self._records[index] = record
             self._total_bytes += record.nbytes
+            self._message_bytes += len(record.data)
             if new.tracking_id is not None:
                 self._by_tracking_id[new.tracking_id] = index
             if has_text:
@@ -109,6 +112,7 @@ class InMemoryArchive:
             record = self._records[index]
             self._total_bytes -= record.nbytes
             record.vector_count = len(vectors[index])
+            self._vector_count += record.vector_count
             record.pending = False
             record.nbytes = record_nbytes(len(record.data), record.vector_count, dimension, record.lexical_terms)
             self._total_bytes += record.nbytes
@@ -123,6 +127,8 @@ class InMemoryArchive:
             record = self._records.pop(self._oldest)
             self._oldest += 1
             self._total_bytes -= record.nbytes
+            self._message_bytes -= len(record.data)
+            self._vector_count -= record.vector_count
             self._pending.discard(record.index)
             if record.tracking_id is not None:
                 self._by_tracking_id.pop(record.tracking_id, None)
@@ -205,8 +211,8 @@ class InMemoryArchive:
         return StoreStats(
             message_count=count,
             total_bytes=self._total_bytes,
-            message_bytes=sum(len(r.data) for r in self._records.values()),
-            vector_count=sum(r.vector_count for r in self._records.values()),
+            message_bytes=self._message_bytes,
+            vector_count=self._vector_count,
             dimension=self.dimension,
             pending_count=len(self._pending),
             evicted_count=self._evicted_count,
@@ -293,5 +299,7 @@ class InMemoryArchive:
         self._by_tracking_id = {r.tracking_id: r.index for r in records.values() if r.tracking_id}
         self._pending = {r.index for r in records.values() if r.pending}
         self._total_bytes = sum(r.nbytes for r in records.values())
+        self._message_bytes = sum(len(r.data) for r in records.values())
+        self._vector_count = sum(r.vector_count for r in records.values())
         self._evicted_count = saved.evicted_count
         logger.debug("messages=<%d>, vectors=<%d> | archive restored", len(records), len(saved.vector_ids))
