@@ -9,6 +9,10 @@ other people, other meetings) and asks one question per fact:
 - ``multi_turn``: the fact is spread over two user turns a few turns apart; both are evidence.
 - ``temporal``: the fact was stated and later changed; only the later turn answers "now".
 
+Besides the asked facts, the conversation holds look-alike statements that nobody asks about: the same templates
+about other people, projects, meetings and codes (``lookalikes_per_fact`` of them per asked fact), as real
+conversations mention many people and projects in the same words.
+
 Everything comes from one ``random.Random(seed)``; the same seed gives the same conversation.
 """
 
@@ -195,27 +199,63 @@ def _facts(rng: random.Random, per_kind: int) -> list[tuple[str, list[str], str]
     return facts
 
 
-def build_dataset(seed: int = 13, per_kind: int = 25, filler_between: int = 14) -> Dataset:
+def _lookalikes(rng: random.Random, facts: list[tuple[str, list[str], str]], count: int) -> list[str]:
+    """Statements shaped like the asked facts, about entities no question asks about (so no answer is ambiguous)."""
+    asked = " ".join(" ".join(statements) + " " + question for _, statements, question in facts)
+    names = [n for n in NAMES if f"{n}'s" not in asked and f"{n} " not in asked]
+    projects = [p for p in PROJECTS if p not in asked]
+    events = [e for e in EVENTS if e not in asked]
+    makers = [
+        lambda: f"Flight {_code(rng, 'QF')} leaves for {rng.choice(CITIES)} at {rng.choice(TIMES)}.",
+        lambda: f"Invoice {_code(rng, 'INV')} covers the {rng.choice(SERVICES)} work.",
+        lambda: f"Ticket {_code(rng, 'TCK')} is about the {rng.choice(BUGS)} bug.",
+        lambda: f"The tracking number for the {rng.choice(ITEMS)} is {_code(rng, 'ORD')}.",
+    ]
+    if names:
+        makers += [
+            lambda: f"My cousin {rng.choice(names)} works as a {rng.choice(JOBS)} in {rng.choice(CITIES)}.",
+            lambda: f"{rng.choice(names)} is allergic to {rng.choice(FOODS)}, so we avoid it at dinners.",
+            lambda: f"{rng.choice(names)} prefers to be contacted by {rng.choice(CHANNELS)} rather than email.",
+            lambda: f"I'm organizing {rng.choice(names)}'s farewell party next month.",
+        ]
+    if projects:
+        makers += [
+            lambda: f"We decided to use {rng.choice(TECH)} for the {rng.choice(projects)} backend.",
+            lambda: f"The {rng.choice(MEETINGS)} for {rng.choice(projects)} is on {rng.choice(DAYS)} at {rng.choice(TIMES)}.",
+            lambda: f"Change of plan: the {rng.choice(MEETINGS)} for {rng.choice(projects)} moved to "
+            f"{rng.choice(DAYS)} at {rng.choice(TIMES)}.",
+        ]
+    if events:
+        makers.append(
+            lambda: f"The {rng.choice(events)} got moved because the venue flooded; it is now at {rng.choice(VENUES)}."
+        )
+    makers.append(lambda: f"For the farewell, we reserved a table at {rng.choice(RESTAURANTS)}.")
+    return [rng.choice(makers)() for _ in range(count)]
+
+
+def build_dataset(seed: int = 13, per_kind: int = 25, filler_between: int = 8, lookalikes_per_fact: int = 2) -> Dataset:
     """Build the retrieval set.
 
     Args:
         seed: Seed of the one random generator everything comes from.
         per_kind: Facts (and questions) per question kind.
         filler_between: Average filler exchanges (user + assistant) between planted statements.
+        lookalikes_per_fact: Look-alike statements (never asked about) per asked fact.
 
     Returns:
         The conversation and its questions (``per_kind * 4`` of them).
     """
     rng = random.Random(seed)
     facts = _facts(rng, per_kind)
+    lookalikes = _lookalikes(rng, facts, lookalikes_per_fact * len(facts))
     # Schedule every statement: the first ones spread over the conversation, follow-ups a few to many turns later.
     pending: list[tuple[float, int, int]] = []  # (position key, fact number, statement number)
     for number, (kind, statements, _) in enumerate(facts):
         start = rng.random()
         pending.append((start, number, 0))
-        if len(statements) > 1:
-            gap = rng.uniform(0.002, 0.02) if kind == "multi_turn" else rng.uniform(0.1, 0.4)
-            pending.append((min(start + gap, 0.9999), number, 1))
+        if len(statements) > 1 and kind != "multi_turn":  # multi-turn follow-ups come right after (below)
+            pending.append((min(start + rng.uniform(0.1, 0.4), 0.9999), number, 1))
+    pending.extend((rng.random(), -1 - n, 0) for n in range(len(lookalikes)))  # negative: a look-alike
     pending.sort()
     messages: list[dict[str, Any]] = []
     evidence: dict[int, list[int]] = {}
@@ -223,6 +263,10 @@ def build_dataset(seed: int = 13, per_kind: int = 25, filler_between: int = 14) 
         for _ in range(max(0, int(rng.gauss(filler_between, filler_between / 3)))):
             user, assistant = filler_turn(rng)
             messages.extend([_message("user", user), _message("assistant", assistant)])
+        if number < 0:
+            messages.append(_message("user", lookalikes[-1 - number]))
+            messages.append(_message("assistant", rng.choice(["Noted.", "Got it.", "Okay."])))
+            continue
         kind, statements, _ = facts[number]
         position = len(messages)
         messages.append(_message("user", statements[statement]))
@@ -233,6 +277,13 @@ def build_dataset(seed: int = 13, per_kind: int = 25, filler_between: int = 14) 
                 evidence[number] = [position]
         else:
             evidence.setdefault(number, []).append(position)
+        if kind == "multi_turn":  # the follow-up: one to three exchanges later ("a few turns apart")
+            for _ in range(rng.randint(0, 2)):
+                user, assistant = filler_turn(rng)
+                messages.extend([_message("user", user), _message("assistant", assistant)])
+            evidence[number].append(len(messages))
+            messages.append(_message("user", statements[1]))
+            messages.append(_message("assistant", rng.choice(["Noted.", "Got it, thanks."])))
     questions = [
         Question(text=question, evidence=tuple(evidence[number]), kind=kind)
         for number, (kind, _, question) in enumerate(facts)

@@ -115,8 +115,10 @@ def retrieval_quality(dataset: Dataset, embedder: Any) -> dict[str, Any]:
     results: dict[str, Any] = {"modes": {}, "windows": {}, "questions": len(dataset.questions),
                                "messages": len(dataset.messages)}
     kinds = sorted({q.kind for q in dataset.questions})
+    texts = [render_message(m) for m in dataset.messages]
+    shared = PrecomputedEmbedder(embedder, texts, embedder.embed_documents(texts))  # embed once, for all modes
     for mode in MODES:
-        memory = build_memory(embedder, dataset.messages, retrieval=mode)
+        memory = build_memory(shared, dataset.messages, retrieval=mode)
         per_kind: dict[str, dict[str, list[float]]] = {k: {"r5": [], "r10": []} for k in ["all", *kinds]}
         for question in dataset.questions:
             hits = [h.index for h in memory.search(question.text, top_k=10)]

@@ -89,7 +89,7 @@ class SemanticMemory:
         max_memory_archived_messages: int | None = None,
         *,
         retrieval: str = "hybrid",
-        rrf_k: int = 60,
+        rrf_k: int = 10,
         embedder: Embedder | None = None,
         store: ArchiveStore | VectorStore | None = None,
         reranker: Reranker | None = None,
@@ -115,7 +115,8 @@ class SemanticMemory:
                 at most this many bytes; the oldest are evicted first.
             retrieval: ``"hybrid"`` (BM25 and dense rankings fused by reciprocal rank, the default), ``"dense"``
                 (embeddings only) or ``"lexical"`` (BM25 only). See ``docs/benchmarks.md`` for how they compare.
-            rrf_k: The constant of reciprocal-rank fusion: each ranking contributes ``1 / (rrf_k + rank)``.
+            rrf_k: The constant of reciprocal-rank fusion: each ranking contributes ``1 / (rrf_k + rank)``. The
+                default, 10, was chosen on the benchmark's development seed (7) and is reported on seed 13.
             embedder: A ready :class:`~strands_semantic_memory.embeddings.Embedder`, instead of a model name.
             store: Where the archive lives: an :class:`~strands_semantic_memory.stores.ArchiveStore` such as
                 ``PgVectorStore`` (shared by processes), or a :class:`~strands_semantic_memory.stores.VectorStore`
@@ -445,7 +446,7 @@ class SemanticMemory:
         if failure is not None and time.monotonic() - failure < self.embedding_retry_interval:
             return
         with self._lock:
-            if not self._archive.stats().pending_count:
+            if not self._archive.has_pending():
                 return
         self._embed_pending(raise_errors=False)
 

@@ -82,6 +82,10 @@ class ArchiveStore(Protocol):
         """
         ...
 
+    def has_pending(self) -> bool:
+        """Whether any message waits for its vectors (checked before every search, so it must be cheap)."""
+        ...
+
     def pending(self, exclude: set[int]) -> list[tuple[int, str]]:
         """``(index, text)`` of messages waiting for vectors, oldest first, leaving out ``exclude``."""
         ...

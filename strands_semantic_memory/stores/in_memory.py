@@ -92,6 +92,10 @@ class InMemoryArchive:
             indices.append(index)
         return indices
 
+    def has_pending(self) -> bool:
+        """Whether any message waits for its vectors."""
+        return bool(self._pending)
+
     def pending(self, exclude: set[int]) -> list[tuple[int, str]]:
         """Messages waiting for vectors, oldest first."""
         return [(i, render_message(self._records[i].message)) for i in sorted(self._pending - exclude)]

@@ -240,12 +240,20 @@ class PgVectorStore:
     # ------------------------------------------------------------------ protocol
 
     def __len__(self) -> int:
-        """Number of archived messages in this namespace."""
+        """Number of archived messages in this namespace (from its counters: indices handed out minus evicted)."""
+        with self._transaction() as connection:
+            next_index, evicted = connection.execute(
+                "SELECT next_index, evicted_count FROM ssm_namespaces WHERE namespace = %s", (self.namespace,)
+            ).fetchone()
+        return int(next_index) - int(evicted)
+
+    def has_pending(self) -> bool:
+        """Whether any message waits for its vectors (a partial-index lookup)."""
         with self._transaction() as connection:
             row = connection.execute(
-                "SELECT count(*) FROM ssm_archive WHERE namespace = %s AND chunk = 0", (self.namespace,)
+                "SELECT 1 FROM ssm_archive WHERE namespace = %s AND pending LIMIT 1", (self.namespace,)
             ).fetchone()
-        return int(row[0])
+        return row is not None
 
     @property
     def dimension(self) -> int | None:
@@ -430,7 +438,10 @@ class PgVectorStore:
             dimension = self._current_dimension(connection)
             if dimension is None:
                 return {}
-            total = self._namespace_vectors(connection)
+            next_index, evicted = connection.execute(
+                "SELECT next_index, evicted_count FROM ssm_namespaces WHERE namespace = %s", (self.namespace,)
+            ).fetchone()
+            total = int(next_index) - int(evicted)  # messages; long ones have a few more vectors
             exact = total < self.exact_search_below
             best: dict[int, float] = {}
             fetch = k
@@ -455,7 +466,7 @@ class PgVectorStore:
                 for index, score in rows:
                     if int(index) not in best:
                         best[int(index)] = float(score)
-                if len(best) >= k or len(rows) < fetch or fetch >= total:
+                if len(best) >= k or len(rows) < fetch or fetch >= 4 * total:
                     return dict(list(best.items())[:k])
                 fetch *= 2
 
