@@ -105,7 +105,9 @@ def make_chat_model(args: argparse.Namespace, console: Console) -> Any:
         with console.step("Loading local chat model SmolLM2-135M-Instruct (llama.cpp)"):
             return LocalLlamaModel()
     except ModelNotInstalledError as error:
-        raise DemoError(str(error), "run the README's demo command (bash scripts/demo.sh), which installs it") from error
+        raise DemoError(
+            str(error), "run the README's demo command (bash scripts/demo.sh), which installs it"
+        ) from error
 
 
 def make_embedder(name: str, region: str | None) -> Any:
@@ -124,7 +126,9 @@ def load_embedder(name: str, region: str | None, console: Console) -> Any:
         with console.step(f"Loading embedding model {embedder.model_id}"):
             _ = embedder.dimension
     except SemanticMemoryError as error:
-        raise DemoError(str(error).split("\n")[0], "check --embedding-model, or use the default all-MiniLM-L6-v2") from error
+        raise DemoError(
+            str(error).split("\n")[0], "check --embedding-model, or use the default all-MiniLM-L6-v2"
+        ) from error
     return embedder
 
 
@@ -156,7 +160,11 @@ def check_embedder(embedder: Any, console: Console) -> dict[str, float]:
         console.ok("similar texts score above unrelated ones")
     else:
         console.warn("the similarity check failed: this model ranks unrelated text above similar text")
-    return {"per_text_ms": per_text_ms, "passed": float(correct == len(pairs)), "seconds": time.perf_counter() - started}
+    return {
+        "per_text_ms": per_text_ms,
+        "passed": float(correct == len(pairs)),
+        "seconds": time.perf_counter() - started,
+    }
 
 
 def embedding_test(args: argparse.Namespace, console: Console) -> int:
@@ -297,7 +305,9 @@ def run_demo(args: argparse.Namespace, console: Console, chat_model: Any | None)
     if reference in str(answer):
         console.ok(f"the agent answered with {reference}")
     else:
-        console.warn(f"the answer does not contain {reference} (the context reached the model; a small model may still miss it)")
+        console.warn(
+            f"the answer does not contain {reference} (the context reached the model; a small model may still miss it)"
+        )
 
     console.section("Memory and timings")
     console.block(manager.get_memory_usage_summary(), indent=2)
@@ -323,7 +333,9 @@ def main(argv: list[str] | None = None, *, chat_model: Any | None = None, out: T
     """
     args = build_parser().parse_args(argv)
     console = Console(out)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         import transformers

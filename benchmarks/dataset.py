@@ -24,47 +24,266 @@ from dataclasses import dataclass, field
 from typing import Any
 
 NAMES = [
-    "Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jonas", "Keiko", "Luis", "Maya",
-    "Nikos", "Olga", "Priya", "Quentin", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Ximena", "Yusuf", "Zara",
-    "Amir", "Beatriz", "Carlos", "Dmitri", "Elena", "Felix", "Greta", "Hugo", "Ines", "Jamal", "Klara", "Leon",
-    "Mina", "Noah", "Oskar", "Paula", "Rafael", "Sofia", "Theo", "Ulla", "Vera", "Willem", "Yara", "Zeno",
+    "Alice",
+    "Bruno",
+    "Chen",
+    "Dana",
+    "Emeka",
+    "Farah",
+    "Goran",
+    "Hana",
+    "Ivan",
+    "Jonas",
+    "Keiko",
+    "Luis",
+    "Maya",
+    "Nikos",
+    "Olga",
+    "Priya",
+    "Quentin",
+    "Rosa",
+    "Sven",
+    "Tariq",
+    "Uma",
+    "Viktor",
+    "Wen",
+    "Ximena",
+    "Yusuf",
+    "Zara",
+    "Amir",
+    "Beatriz",
+    "Carlos",
+    "Dmitri",
+    "Elena",
+    "Felix",
+    "Greta",
+    "Hugo",
+    "Ines",
+    "Jamal",
+    "Klara",
+    "Leon",
+    "Mina",
+    "Noah",
+    "Oskar",
+    "Paula",
+    "Rafael",
+    "Sofia",
+    "Theo",
+    "Ulla",
+    "Vera",
+    "Willem",
+    "Yara",
+    "Zeno",
 ]
-CITIES = ["Osaka", "Lisbon", "Nairobi", "Quito", "Tallinn", "Perth", "Montreal", "Hanoi", "Accra", "Bergen", "Cusco",
-          "Tbilisi", "Valencia", "Auckland", "Krakow", "Dakar", "Seville", "Busan", "Porto", "Riga"]
-ITEMS = ["standing desk", "espresso machine", "drone", "road bike", "projector", "air purifier", "sofa", "tent",
-         "monitor", "keyboard", "blender", "heater", "camera lens", "printer", "router", "lamp"]
-JOBS = ["pediatric nurse", "structural engineer", "pastry chef", "court interpreter", "marine biologist",
-        "tax auditor", "violin teacher", "air traffic controller", "data journalist", "landscape architect",
-        "paramedic", "patent attorney", "museum curator", "sommelier", "locksmith", "speech therapist"]
+CITIES = [
+    "Osaka",
+    "Lisbon",
+    "Nairobi",
+    "Quito",
+    "Tallinn",
+    "Perth",
+    "Montreal",
+    "Hanoi",
+    "Accra",
+    "Bergen",
+    "Cusco",
+    "Tbilisi",
+    "Valencia",
+    "Auckland",
+    "Krakow",
+    "Dakar",
+    "Seville",
+    "Busan",
+    "Porto",
+    "Riga",
+]
+ITEMS = [
+    "standing desk",
+    "espresso machine",
+    "drone",
+    "road bike",
+    "projector",
+    "air purifier",
+    "sofa",
+    "tent",
+    "monitor",
+    "keyboard",
+    "blender",
+    "heater",
+    "camera lens",
+    "printer",
+    "router",
+    "lamp",
+]
+JOBS = [
+    "pediatric nurse",
+    "structural engineer",
+    "pastry chef",
+    "court interpreter",
+    "marine biologist",
+    "tax auditor",
+    "violin teacher",
+    "air traffic controller",
+    "data journalist",
+    "landscape architect",
+    "paramedic",
+    "patent attorney",
+    "museum curator",
+    "sommelier",
+    "locksmith",
+    "speech therapist",
+]
 FOODS = ["peanuts", "shellfish", "sesame", "gluten", "kiwi", "eggs", "soy", "mustard", "celery", "lupin"]
-TECH = ["PostgreSQL", "Elixir", "Go", "Kafka", "Rust", "Django", "Redis", "gRPC", "Svelte", "FastAPI", "Scala",
-        "DynamoDB", "Flutter", "Terraform"]
-PROJECTS = ["Atlas", "Beacon", "Cobalt", "Drift", "Ember", "Falcon", "Garnet", "Harbor", "Iris", "Juniper", "Kestrel",
-            "Lumen", "Mosaic", "Nimbus", "Onyx", "Pylon", "Quartz", "Raven", "Sable", "Tundra", "Umbra", "Vertex"]
-EVENTS = ["book fair", "hackathon", "charity run", "school concert", "team offsite", "wine tasting", "film night",
-          "board game evening", "photo walk", "quiz night", "pottery class", "chess tournament"]
-VENUES = ["the old library", "Pier 9", "the rooftop garden", "the community hall", "the botanical greenhouse",
-          "the maritime museum", "the east wing atrium", "the railway depot", "the lakeside pavilion"]
+TECH = [
+    "PostgreSQL",
+    "Elixir",
+    "Go",
+    "Kafka",
+    "Rust",
+    "Django",
+    "Redis",
+    "gRPC",
+    "Svelte",
+    "FastAPI",
+    "Scala",
+    "DynamoDB",
+    "Flutter",
+    "Terraform",
+]
+PROJECTS = [
+    "Atlas",
+    "Beacon",
+    "Cobalt",
+    "Drift",
+    "Ember",
+    "Falcon",
+    "Garnet",
+    "Harbor",
+    "Iris",
+    "Juniper",
+    "Kestrel",
+    "Lumen",
+    "Mosaic",
+    "Nimbus",
+    "Onyx",
+    "Pylon",
+    "Quartz",
+    "Raven",
+    "Sable",
+    "Tundra",
+    "Umbra",
+    "Vertex",
+]
+EVENTS = [
+    "book fair",
+    "hackathon",
+    "charity run",
+    "school concert",
+    "team offsite",
+    "wine tasting",
+    "film night",
+    "board game evening",
+    "photo walk",
+    "quiz night",
+    "pottery class",
+    "chess tournament",
+]
+VENUES = [
+    "the old library",
+    "Pier 9",
+    "the rooftop garden",
+    "the community hall",
+    "the botanical greenhouse",
+    "the maritime museum",
+    "the east wing atrium",
+    "the railway depot",
+    "the lakeside pavilion",
+]
 CHANNELS = ["text message", "a phone call", "Signal", "a handwritten note", "Slack", "a video call"]
-MEETINGS = ["design review", "budget sync", "sprint planning", "vendor call", "safety briefing", "hiring panel",
-            "roadmap session", "security audit", "release retro", "customer demo", "architecture council"]
+MEETINGS = [
+    "design review",
+    "budget sync",
+    "sprint planning",
+    "vendor call",
+    "safety briefing",
+    "hiring panel",
+    "roadmap session",
+    "security audit",
+    "release retro",
+    "customer demo",
+    "architecture council",
+]
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
 TIMES = ["8:30", "9:00", "9:45", "10:15", "11:00", "13:30", "14:00", "15:15", "16:45"]
-SERVICES = ["roof repair", "tile grouting", "window cleaning", "boiler inspection", "garden clearing",
-            "chimney sweep", "floor sanding", "gutter replacement", "fence painting"]
-BUGS = ["login timeout", "currency rounding", "PDF export", "dark mode contrast", "search pagination",
-        "timezone offset", "cache invalidation", "upload retry", "password reset email"]
+SERVICES = [
+    "roof repair",
+    "tile grouting",
+    "window cleaning",
+    "boiler inspection",
+    "garden clearing",
+    "chimney sweep",
+    "floor sanding",
+    "gutter replacement",
+    "fence painting",
+]
+BUGS = [
+    "login timeout",
+    "currency rounding",
+    "PDF export",
+    "dark mode contrast",
+    "search pagination",
+    "timezone offset",
+    "cache invalidation",
+    "upload retry",
+    "password reset email",
+]
 SYSTEMS = ["billing", "notifications", "search", "inventory", "payroll", "reporting", "identity", "checkout"]
-BLOCKERS = ["a missing TLS certificate", "a schema conflict", "a vendor contract renewal", "a quota limit",
-            "an unreviewed security exception", "a flaky integration test", "a licence audit"]
-RESTAURANTS = ["Casa Lupita", "The Copper Pot", "Sakura Garden", "Bistro Nord", "The Green Fig", "Olive & Thyme",
-               "Blue Lagoon Grill", "Maison Clair", "Spice Route"]
+BLOCKERS = [
+    "a missing TLS certificate",
+    "a schema conflict",
+    "a vendor contract renewal",
+    "a quota limit",
+    "an unreviewed security exception",
+    "a flaky integration test",
+    "a licence audit",
+]
+RESTAURANTS = [
+    "Casa Lupita",
+    "The Copper Pot",
+    "Sakura Garden",
+    "Bistro Nord",
+    "The Green Fig",
+    "Olive & Thyme",
+    "Blue Lagoon Grill",
+    "Maison Clair",
+    "Spice Route",
+]
 TOPICS = [
-    "the quarterly budget", "the hiking trip", "binary search trees", "the kitchen renovation", "sourdough baking",
-    "the marketing offsite", "Rust lifetimes", "the garden irrigation", "the jazz concert", "tax deductions",
-    "the database migration", "a birthday party", "the chess opening", "solar panels", "the book club",
-    "the onboarding plan", "photosynthesis", "the bicycle repair", "a job interview", "the weather",
-    "the flight booking", "the invoice backlog", "the support tickets", "the team dinner", "the conference talk",
+    "the quarterly budget",
+    "the hiking trip",
+    "binary search trees",
+    "the kitchen renovation",
+    "sourdough baking",
+    "the marketing offsite",
+    "Rust lifetimes",
+    "the garden irrigation",
+    "the jazz concert",
+    "tax deductions",
+    "the database migration",
+    "a birthday party",
+    "the chess opening",
+    "solar panels",
+    "the book club",
+    "the onboarding plan",
+    "photosynthesis",
+    "the bicycle repair",
+    "a job interview",
+    "the weather",
+    "the flight booking",
+    "the invoice backlog",
+    "the support tickets",
+    "the team dinner",
+    "the conference talk",
 ]
 
 
@@ -111,14 +330,20 @@ def filler_turn(rng: random.Random) -> tuple[str, str]:
         ]
     )
     user = rng.choice(
-        [f"Quick update on {topic}: {detail}.", f"Can we talk about {topic}? {detail.capitalize()}.",
-         f"About {topic} - {detail}, does that sound right?", f"Reminder for {topic}: {detail}."]
+        [
+            f"Quick update on {topic}: {detail}.",
+            f"Can we talk about {topic}? {detail.capitalize()}.",
+            f"About {topic} - {detail}, does that sound right?",
+            f"Reminder for {topic}: {detail}.",
+        ]
     )
     assistant = rng.choice(
-        [f"Understood. For {topic}, I'd keep a short checklist so nothing slips.",
-         f"That makes sense; {topic} usually needs a follow-up after that.",
-         f"Thanks. I'll keep {topic} in mind and we can revisit it later.",
-         f"Good to know. Is there a deadline for {topic}?"]
+        [
+            f"Understood. For {topic}, I'd keep a short checklist so nothing slips.",
+            f"That makes sense; {topic} usually needs a follow-up after that.",
+            f"Thanks. I'll keep {topic} in mind and we can revisit it later.",
+            f"Good to know. Is there a deadline for {topic}?",
+        ]
     )
     return user, assistant
 
@@ -144,13 +369,17 @@ def _facts(rng: random.Random, per_kind: int) -> list[tuple[str, list[str], str]
 
     exact_templates = [
         lambda: (lambda c, x: ([f"Flight {c} leaves for {x} at {rng.choice(TIMES)}."], f"Where is flight {c} going?"))(
-            _code(rng, "QF"), rng.choice(CITIES)),
+            _code(rng, "QF"), rng.choice(CITIES)
+        ),
         lambda: (lambda c, x: ([f"Invoice {c} covers the {x} work."], f"What does invoice {c} cover?"))(
-            _code(rng, "INV"), rng.choice(SERVICES)),
+            _code(rng, "INV"), rng.choice(SERVICES)
+        ),
         lambda: (lambda c, x: ([f"Ticket {c} is about the {x} bug."], f"What is ticket {c} about?"))(
-            _code(rng, "TCK"), rng.choice(BUGS)),
+            _code(rng, "TCK"), rng.choice(BUGS)
+        ),
         lambda: (lambda c, x: ([f"The tracking number for the {x} is {c}."], f"Which item has tracking number {c}?"))(
-            _code(rng, "ORD"), rng.choice(ITEMS)),
+            _code(rng, "ORD"), rng.choice(ITEMS)
+        ),
     ]
     for i in range(per_kind):
         statements, question = exact_templates[i % len(exact_templates)]()
@@ -162,32 +391,46 @@ def _facts(rng: random.Random, per_kind: int) -> list[tuple[str, list[str], str]
         event = events[i % len(events)]
         choice = i % 5
         if choice == 0:
-            statements, question = [f"My cousin {name} works as a {rng.choice(JOBS)} in {rng.choice(CITIES)}."], (
-                f"What is {name}'s profession?")
+            statements, question = (
+                [f"My cousin {name} works as a {rng.choice(JOBS)} in {rng.choice(CITIES)}."],
+                (f"What is {name}'s profession?"),
+            )
         elif choice == 1:
-            statements, question = [f"{name} is allergic to {rng.choice(FOODS)}, so we avoid it at dinners."], (
-                f"Which food must {name} never eat?")
+            statements, question = (
+                [f"{name} is allergic to {rng.choice(FOODS)}, so we avoid it at dinners."],
+                (f"Which food must {name} never eat?"),
+            )
         elif choice == 2:
-            statements, question = [f"We decided to use {rng.choice(TECH)} for the {project} backend."], (
-                f"What did we pick for the server side of {project}?")
+            statements, question = (
+                [f"We decided to use {rng.choice(TECH)} for the {project} backend."],
+                (f"What did we pick for the server side of {project}?"),
+            )
         elif choice == 3:
-            statements, question = [f"The {event} got moved because the venue flooded; it is now at {rng.choice(VENUES)}."], (
-                f"Where will the {event} take place?")
+            statements, question = (
+                [f"The {event} got moved because the venue flooded; it is now at {rng.choice(VENUES)}."],
+                (f"Where will the {event} take place?"),
+            )
         else:
-            statements, question = [f"{name} prefers to be contacted by {rng.choice(CHANNELS)} rather than email."], (
-                f"What is the best way to reach {name}?")
+            statements, question = (
+                [f"{name} prefers to be contacted by {rng.choice(CHANNELS)} rather than email."],
+                (f"What is the best way to reach {name}?"),
+            )
         facts.append(("paraphrase", statements, question))
 
     for i in range(per_kind):
         name = names[(i + 25) % len(names)]
         system = systems[i % len(systems)]
         if i % 2 == 0:
-            statements = [f"I'm organizing {name}'s farewell party next month.",
-                          f"For the farewell, we reserved a table at {rng.choice(RESTAURANTS)}."]
+            statements = [
+                f"I'm organizing {name}'s farewell party next month.",
+                f"For the farewell, we reserved a table at {rng.choice(RESTAURANTS)}.",
+            ]
             question = f"Where is {name}'s farewell party being held?"
         else:
-            statements = [f"We are migrating the {system} service to the new cluster ({projects[(i + 7) % len(projects)]}).",
-                          f"That migration is blocked by {rng.choice(BLOCKERS)}."]
+            statements = [
+                f"We are migrating the {system} service to the new cluster ({projects[(i + 7) % len(projects)]}).",
+                f"That migration is blocked by {rng.choice(BLOCKERS)}.",
+            ]
             question = f"What is blocking the {system} migration to {projects[(i + 7) % len(projects)]}?"
         facts.append(("multi_turn", statements, question))
 
@@ -221,9 +464,13 @@ def _lookalikes(rng: random.Random, facts: list[tuple[str, list[str], str]], cou
     if projects:
         makers += [
             lambda: f"We decided to use {rng.choice(TECH)} for the {rng.choice(projects)} backend.",
-            lambda: f"The {rng.choice(MEETINGS)} for {rng.choice(projects)} is on {rng.choice(DAYS)} at {rng.choice(TIMES)}.",
-            lambda: f"Change of plan: the {rng.choice(MEETINGS)} for {rng.choice(projects)} moved to "
-            f"{rng.choice(DAYS)} at {rng.choice(TIMES)}.",
+            lambda: (
+                f"The {rng.choice(MEETINGS)} for {rng.choice(projects)} is on {rng.choice(DAYS)} at {rng.choice(TIMES)}."
+            ),
+            lambda: (
+                f"Change of plan: the {rng.choice(MEETINGS)} for {rng.choice(projects)} moved to "
+                f"{rng.choice(DAYS)} at {rng.choice(TIMES)}."
+            ),
         ]
     if events:
         makers.append(
@@ -270,8 +517,12 @@ def build_dataset(seed: int = 13, per_kind: int = 25, filler_between: int = 8, l
         kind, statements, _ = facts[number]
         position = len(messages)
         messages.append(_message("user", statements[statement]))
-        messages.append(_message("assistant", rng.choice(["Noted.", "Got it, thanks.", "Okay, I'll remember that.",
-                                                          "Thanks for letting me know."])))
+        messages.append(
+            _message(
+                "assistant",
+                rng.choice(["Noted.", "Got it, thanks.", "Okay, I'll remember that.", "Thanks for letting me know."]),
+            )
+        )
         if kind == "temporal":
             if statement == 1:
                 evidence[number] = [position]

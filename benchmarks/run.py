@@ -1,7 +1,7 @@
 """Run the benchmark suite and regenerate docs/benchmarks.md and its plots.
 
-    python -m benchmarks.run            # full size (about 10 minutes on 2 cores)
-    python -m benchmarks.run --quick    # tiny sizes, for a smoke test
+python -m benchmarks.run            # full size (about 10 minutes on 2 cores)
+python -m benchmarks.run --quick    # tiny sizes, for a smoke test
 """
 
 from __future__ import annotations

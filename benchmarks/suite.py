@@ -40,8 +40,17 @@ class Settings:
 
 
 FULL = Settings()
-QUICK = Settings(sizes=(200, 600), pool=300, latency_queries=15, per_kind=3, naive_sizes=(200,), naive_ops=3,
-                 restore_size=300, loop_turns=16, pg_sizes=(200,))
+QUICK = Settings(
+    sizes=(200, 600),
+    pool=300,
+    latency_queries=15,
+    per_kind=3,
+    naive_sizes=(200,),
+    naive_ops=3,
+    restore_size=300,
+    loop_turns=16,
+    pg_sizes=(200,),
+)
 
 
 class PrecomputedEmbedder:
@@ -91,8 +100,14 @@ def embed_pool(embedder: Any, size: int) -> dict[str, Any]:
     vectors = embedder.embed_documents(texts)
     seconds = time.perf_counter() - started
     distinct = len(set(texts))
-    return {"messages": messages, "texts": texts, "vectors": vectors, "seconds": seconds,
-            "ms_per_message": seconds * 1000 / size, "distinct": distinct}
+    return {
+        "messages": messages,
+        "texts": texts,
+        "vectors": vectors,
+        "seconds": seconds,
+        "ms_per_message": seconds * 1000 / size,
+        "distinct": distinct,
+    }
 
 
 def cyclic_messages(pool: dict[str, Any], count: int) -> list[dict[str, Any]]:
@@ -112,8 +127,12 @@ def build_memory(embedder: Any, messages: list[dict[str, Any]], **kwargs: Any) -
 
 def retrieval_quality(dataset: Dataset, embedder: Any) -> dict[str, Any]:
     """Recall@5/@10 of evidence turns per mode and question kind; window recall at equal turn budgets."""
-    results: dict[str, Any] = {"modes": {}, "windows": {}, "questions": len(dataset.questions),
-                               "messages": len(dataset.messages)}
+    results: dict[str, Any] = {
+        "modes": {},
+        "windows": {},
+        "questions": len(dataset.questions),
+        "messages": len(dataset.messages),
+    }
     kinds = sorted({q.kind for q in dataset.questions})
     texts = [render_message(m) for m in dataset.messages]
     shared = PrecomputedEmbedder(embedder, texts, embedder.embed_documents(texts))  # embed once, for all modes
@@ -214,7 +233,10 @@ def scale(settings: Settings, embedder: Any, pool: dict[str, Any], pg_dsn: str |
         # Archive cost beyond embedding: archive new messages (vectors precomputed) in batches of 100.
         per_message = []
         for start in range(0, 1000, 100):
-            batch = [dict(m, content=[{"text": render_message(m) + f" [{size}:{start}]"}]) for m in extra[start : start + 100]]
+            batch = [
+                dict(m, content=[{"text": render_message(m) + f" [{size}:{start}]"}])
+                for m in extra[start : start + 100]
+            ]
             pre.embed_documents([render_message(m) for m in batch])  # precompute: timing excludes embedding
             started = time.perf_counter()
             memory.archive(batch)
@@ -224,14 +246,19 @@ def scale(settings: Settings, embedder: Any, pool: dict[str, Any], pg_dsn: str |
         memory.max_num_archived_messages = len(memory)
         at_limit = []
         for start in range(0, 1000, 100):
-            batch = [dict(m, content=[{"text": render_message(m) + f" [limit {size}:{start}]"}]) for m in extra[start : start + 100]]
+            batch = [
+                dict(m, content=[{"text": render_message(m) + f" [limit {size}:{start}]"}])
+                for m in extra[start : start + 100]
+            ]
             pre.embed_documents([render_message(m) for m in batch])
             started = time.perf_counter()
             memory.archive(batch)
             at_limit.append((time.perf_counter() - started) * 1000 / len(batch))
         row["at_limit_ms_per_message"] = float(np.median(at_limit))
-        if pg_dsn is not None and size in settings.pg_sizes and importlib.util.find_spec(
-            "strands_semantic_memory.stores.pgvector_store"
+        if (
+            pg_dsn is not None
+            and size in settings.pg_sizes
+            and importlib.util.find_spec("strands_semantic_memory.stores.pgvector_store")
         ):
             row["latency_pgvector"] = pgvector_latency(pg_dsn, pre, base, [f"{q} [pg {size}]" for q in queries])
         del memory
@@ -254,11 +281,17 @@ def scale(settings: Settings, embedder: Any, pool: dict[str, Any], pg_dsn: str |
             row["naive_evict_ms_per_message"] = float(np.median(evicts))
             del naive
         rows.append(row)
-    return {"rows": rows, "embedding_ms_per_message": pool["ms_per_message"], "pool": len(pool["texts"]),
-            "pool_distinct": pool["distinct"]}
+    return {
+        "rows": rows,
+        "embedding_ms_per_message": pool["ms_per_message"],
+        "pool": len(pool["texts"]),
+        "pool_distinct": pool["distinct"],
+    }
 
 
-def pgvector_latency(dsn: str, embedder: Any, messages: list[dict[str, Any]], queries: Sequence[str]) -> dict[str, float]:
+def pgvector_latency(
+    dsn: str, embedder: Any, messages: list[dict[str, Any]], queries: Sequence[str]
+) -> dict[str, float]:
     """Hook latency with the PostgreSQL + pgvector store (filled with the same messages and vectors)."""
     from strands_semantic_memory.stores.pgvector_store import PgVectorStore
 
@@ -289,8 +322,13 @@ def restore(settings: Settings, embedder: Any, pool: dict[str, Any]) -> dict[str
     started = time.perf_counter()
     NaiveMemory.restore(naive_payload, embedder, pool["vectors"].shape[1])
     naive_seconds = time.perf_counter() - started
-    return {"size": len(messages), "seconds": ours, "embedding_calls": embedding_calls,
-            "state_bytes": len(payload), "naive_seconds": naive_seconds}
+    return {
+        "size": len(messages),
+        "seconds": ours,
+        "embedding_calls": embedding_calls,
+        "state_bytes": len(payload),
+        "naive_seconds": naive_seconds,
+    }
 
 
 # --------------------------------------------------------------------------------------------- the Strands loop
@@ -306,7 +344,11 @@ def strands_loop(settings: Settings, embedder: Any) -> dict[str, Any]:
 
     facts = {
         2: ("My locker code is LK-4417-QV.", "What is my locker code?", "LK-4417-QV"),
-        6: ("The wifi password for the cabin is fjord-otter-92.", "What was the cabin wifi password?", "fjord-otter-92"),
+        6: (
+            "The wifi password for the cabin is fjord-otter-92.",
+            "What was the cabin wifi password?",
+            "fjord-otter-92",
+        ),
         10: ("Remember: the API key rotation is scheduled for March 14.", "When is the API key rotation?", "March 14"),
     }
     recall_turns = {settings.loop_turns - 6: 2, settings.loop_turns - 4: 6, settings.loop_turns - 2: 10}

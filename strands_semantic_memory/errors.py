@@ -32,9 +32,7 @@ class MissingDependencyError(SemanticMemoryError, ImportError):
         """
         self.extra = extra
         self.package = package
-        super().__init__(
-            f"{feature} needs the '{package}' package: pip install 'strands-semantic-memory[{extra}]'"
-        )
+        super().__init__(f"{feature} needs the '{package}' package: pip install 'strands-semantic-memory[{extra}]'")
 
 
 class EmbeddingError(SemanticMemoryError):

@@ -159,7 +159,9 @@ class SemanticMemoryHook(HookProvider):
         try:
             if len(memory) == 0:
                 return
-            windows = memory.retrieve(query, top_k=self.top_k, context_radius=self.context_radius, min_score=self.min_score)
+            windows = memory.retrieve(
+                query, top_k=self.top_k, context_radius=self.context_radius, min_score=self.min_score
+            )
         except Exception as error:  # a failing embedding service or database must not break the conversation
             logger.warning("error=<%s> | archive search failed; the user turn is sent without earlier context", error)
             return
@@ -211,7 +213,9 @@ class SemanticMemoryHook(HookProvider):
             by_index = dict(zip(window.indices, window.messages, strict=True))
             hits = sorted(zip(window.hit_scores, window.hit_indices, strict=True), key=lambda p: (-p[0], p[1]))
             candidates.extend(
-                ContextWindow(start=i, end=i, messages=[by_index[i]], hit_indices=[i], score=s, indices=[i], hit_scores=[s])
+                ContextWindow(
+                    start=i, end=i, messages=[by_index[i]], hit_indices=[i], score=s, indices=[i], hit_scores=[s]
+                )
                 for s, i in hits
                 if i in by_index
             )
@@ -245,4 +249,3 @@ class SemanticMemoryHook(HookProvider):
         set_marker(message, original_content=original)
         enrichment.text = text
         return enrichment
-

@@ -144,9 +144,7 @@ class SemanticSummarizingConversationManager(SummarizingConversationManager):
             if not message.get("tracking_id"):  # archive each message once, even if this reduction is retried
                 message["tracking_id"] = str(uuid.uuid4())
         # The user's and the model's own words: no previous summary, no injected context.
-        clean = {
-            id(m): original_message(m) for m in messages if m is not self._summary_message and not is_summary(m)
-        }
+        clean = {id(m): original_message(m) for m in messages if m is not self._summary_message and not is_summary(m)}
         if not clean:
             # Only the previous summary would be summarized again: nothing leaves the context, and Strands retries
             # overflow recovery without a cap, so re-summarizing the summary would loop. Say so instead.
@@ -164,8 +162,10 @@ class SemanticSummarizingConversationManager(SummarizingConversationManager):
     # ------------------------------------------------------------------ stats
 
     def get_memory_usage_stats(self) -> dict[str, Any]:
-        """The archive's usage statistics (see :meth:`SemanticMemory.get_memory_usage_stats`), plus
-        ``summarized_message_count`` (messages removed from the active context so far).
+        """The archive's usage statistics, plus how many messages left the active context.
+
+        Returns:
+            :meth:`SemanticMemory.get_memory_usage_stats` with ``summarized_message_count`` added.
         """
         stats = self.memory.get_memory_usage_stats()
         stats["summarized_message_count"] = self.removed_message_count
@@ -186,7 +186,9 @@ class SemanticSummarizingConversationManager(SummarizingConversationManager):
             limits.append(f"{stats['max_num_archived_messages']} messages")
         if stats["max_memory_archived_messages"] is not None:
             limits.append(f"{_human_bytes(stats['max_memory_archived_messages'])}")
-        lines.append("limits: " + (", ".join(limits) if limits else "none") + f"; evicted so far: {stats['evicted_count']}")
+        lines.append(
+            "limits: " + (", ".join(limits) if limits else "none") + f"; evicted so far: {stats['evicted_count']}"
+        )
         if stats["pending_embedding_count"]:
             lines.append(
                 f"{stats['pending_embedding_count']} messages wait for their embedding "

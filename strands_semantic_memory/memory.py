@@ -700,9 +700,7 @@ class SemanticMemory:
             self._enforce_limits()
 
     @classmethod
-    def from_state(
-        cls, state: Mapping[str, Any], *, reembed: bool = False, **kwargs: Any
-    ) -> SemanticMemory:
+    def from_state(cls, state: Mapping[str, Any], *, reembed: bool = False, **kwargs: Any) -> SemanticMemory:
         """Build a memory from saved state without calling any embedder.
 
         Args:
@@ -727,8 +725,7 @@ class SemanticMemory:
                 raise StateError("saved state is missing 'embedding.model_id'")
             kwargs["embedding_model"] = model_id
             if model_id.startswith("bedrock:") and "embedding_dimensions" not in kwargs:
-                kwargs["embedding_dimensions"] = embedding.get("dimension")
+                kwargs["embedding_dimensions"] = embedding.get("dimension") if isinstance(embedding, Mapping) else None
         memory = cls(**kwargs)
         memory.load_state(state, reembed=reembed)
         return memory
-

@@ -137,7 +137,7 @@ def set_marker(message: Message, **values: Any) -> None:
         message: The message to mark, in place.
         **values: Keys to set in the marker.
     """
-    metadata = message.setdefault("metadata", {})  # type: ignore[typeddict-item]
+    metadata = message.setdefault("metadata", {})
     custom = metadata.setdefault("custom", {})
     marker = custom.setdefault(METADATA_KEY, {})
     marker.update(values)
@@ -154,7 +154,7 @@ def clear_marker(message: Message) -> None:
         if not custom:
             metadata.pop("custom")
     if not metadata:
-        message.pop("metadata")  # type: ignore[misc]
+        message.pop("metadata")
 
 
 def is_summary(message: Mapping[str, Any]) -> bool:

@@ -107,7 +107,8 @@ def _decode_array(text: Any, dtype: str, where: str) -> np.ndarray:
     width = np.dtype(dtype).itemsize
     if len(raw) % width:
         raise StateError(f"saved state field '{where}' has {len(raw)} bytes, not a multiple of {width}")
-    return np.frombuffer(raw, dtype=dtype).copy()
+    array: np.ndarray = np.frombuffer(raw, dtype=dtype).copy()
+    return array
 
 
 def load_state(state: Any) -> SavedArchive:

@@ -122,4 +122,3 @@ def pack_by_budget(items: Sequence[T], sizes: Sequence[int], budget: int | None)
             chosen.append(item)
             used += size
     return chosen
-

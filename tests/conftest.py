@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from benchmarks.dataset import TOPICS
 from strands_semantic_memory import SemanticMemory, SentenceTransformerEmbedder
 from strands_semantic_memory.embeddings import Vectors
 
@@ -73,17 +74,25 @@ def text_message(role: str, text: str) -> dict:
     return {"role": role, "content": [{"text": text}]}
 
 
-_SUBJECTS = [
-    "the quarterly budget", "the hiking trip", "binary search trees", "the kitchen renovation", "sourdough baking",
-    "the marketing offsite", "Rust lifetimes", "the garden irrigation", "the jazz concert", "tax deductions",
-    "the database migration", "a birthday party", "the chess opening", "solar panels", "the book club",
-    "the onboarding plan", "photosynthesis", "the bicycle repair", "a job interview", "the weather in Lisbon",
+_SUBJECTS = TOPICS  # the benchmark's everyday and technical topics
+_VERBS = [
+    "We discussed",
+    "Let me explain",
+    "Here is an update on",
+    "I have a question about",
+    "Thanks for the notes on",
 ]
-_VERBS = ["We discussed", "Let me explain", "Here is an update on", "I have a question about", "Thanks for the notes on"]
 _DETAILS = [
-    "the meeting is on Thursday at 3pm", "it needs about 40 minutes", "we should compare two options first",
-    "the draft has 12 pages", "Alice will review it tomorrow", "there were 7 open items", "the cost was 230 euros",
-    "it depends on the weather", "I prefer the second approach", "version 2 fixed the issue",
+    "the meeting is on Thursday at 3pm",
+    "it needs about 40 minutes",
+    "we should compare two options first",
+    "the draft has 12 pages",
+    "Alice will review it tomorrow",
+    "there were 7 open items",
+    "the cost was 230 euros",
+    "it depends on the weather",
+    "I prefer the second approach",
+    "version 2 fixed the issue",
 ]
 
 

@@ -20,8 +20,11 @@ QUESTION = "What was my booking reference again?"
 def conversation(embedder, hook, *, embedder_override=None, turns=None, retrieval="hybrid"):
     model = ScriptedModel(max_input_chars=LIMIT)
     manager = SemanticSummarizingConversationManager(
-        embedder=embedder_override or embedder, preserve_recent_messages=4, semantic_search_top_k=2,
-        message_context_radius=1, retrieval=retrieval,
+        embedder=embedder_override or embedder,
+        preserve_recent_messages=4,
+        semantic_search_top_k=2,
+        message_context_radius=1,
+        retrieval=retrieval,
     )
     agent = make_agent(model, manager, hook)
     for turn in turns or [PLANTED_TURN, *TOPIC_TURNS]:
@@ -146,8 +149,12 @@ def test_tool_results_are_not_enriched(embedder):
         conversation_manager = None
 
     hook.memory = memory
-    tool_result = {"role": "user", "content": [{"toolResult": {"toolUseId": "1", "status": "success",
-                                                               "content": [{"text": "booking reference"}]}}]}
+    tool_result = {
+        "role": "user",
+        "content": [
+            {"toolResult": {"toolUseId": "1", "status": "success", "content": [{"text": "booking reference"}]}}
+        ],
+    }
     hook._on_message_added(MessageAddedEvent(agent=FakeAgent(), message=tool_result))
     assert tool_result["content"][0]["toolResult"]["content"] == [{"text": "booking reference"}]
     assistant = {"role": "assistant", "content": [{"text": "booking reference"}]}
@@ -156,7 +163,9 @@ def test_tool_results_are_not_enriched(embedder):
 
 
 def test_wrong_manager_is_a_clear_error_at_construction():
-    with pytest.raises(ConfigurationError, match="SlidingWindowConversationManager.*SemanticSummarizingConversationManager"):
+    with pytest.raises(
+        ConfigurationError, match="SlidingWindowConversationManager.*SemanticSummarizingConversationManager"
+    ):
         make_agent(ScriptedModel(), SlidingWindowConversationManager(), SemanticMemoryHook())
 
 

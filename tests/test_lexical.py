@@ -9,8 +9,17 @@ from tests.conftest import distractor_conversation
 
 
 def test_tokenize_keeps_codes_whole_and_in_parts():
-    assert tokenize("My ref is BK-7731-QZ, version v2.3!") == ["ref", "bk-7731-qz", "bk", "7731", "qz", "version",
-                                                              "v2.3", "v2", "3"]
+    assert tokenize("My ref is BK-7731-QZ, version v2.3!") == [
+        "ref",
+        "bk-7731-qz",
+        "bk",
+        "7731",
+        "qz",
+        "version",
+        "v2.3",
+        "v2",
+        "3",
+    ]
 
 
 def bm25s_scores(corpus_texts, query):

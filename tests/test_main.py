@@ -18,8 +18,15 @@ def test_demo_runs_end_to_end_and_retrieves_the_number():
     status, output, model = run(["--seed", "5", "--turns", "10"])
     reference = main.reference_number(5)
     assert status == 0, output
-    for section in ["1. Setting up", "2. Planting", "4. Before summarization", "5. Summarizing", "6. Searching",
-                    "7. Asking the agent", "Memory and timings"]:
+    for section in [
+        "1. Setting up",
+        "2. Planting",
+        "4. Before summarization",
+        "5. Summarizing",
+        "6. Searching",
+        "7. Asking the agent",
+        "Memory and timings",
+    ]:
         assert section in output
     assert f"{reference} is retrievable from the archive, verbatim" in output
     assert f"the summary does not contain {reference}" in output

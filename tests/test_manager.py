@@ -9,7 +9,6 @@ from strands_semantic_memory.rendering import is_summary, render_message
 from tests.conftest import PLANTED_TURN, REFERENCE, TOPIC_TURNS, make_agent
 from tests.scripted_model import ScriptedModel, ToolCall, default_responder
 
-
 LIMIT = 1200  # characters; the scripted model overflows above it (the preserved messages fit easily)
 
 
@@ -102,8 +101,11 @@ def lookup_order(order_id: str) -> str:
 def test_tool_use_and_result_are_archived_together(embedder):
     def responder(messages, system_prompt, is_summary):
         last = messages[-1]
-        if not is_summary and last["role"] == "user" and "order" in render_message(last).lower() and not any(
-            "toolResult" in b for b in last["content"]
+        if (
+            not is_summary
+            and last["role"] == "user"
+            and "order" in render_message(last).lower()
+            and not any("toolResult" in b for b in last["content"])
         ):
             return ToolCall("lookup_order", {"order_id": "A-17"}, tool_use_id="tu-order")
         return default_responder(messages, system_prompt, is_summary)

@@ -82,5 +82,9 @@ def test_corrupt_session_archive_is_a_clear_error(embedder, tmp_path):
     agent_file.write_text(json.dumps(data))
     manager = SemanticSummarizingConversationManager(embedder=embedder)
     with pytest.raises(StateError, match="not valid JSON"):
-        make_agent(ScriptedModel(), manager, session_manager=FileSessionManager(session_id="conv-1", storage_dir=str(tmp_path)),
-                   agent_id="assistant")
+        make_agent(
+            ScriptedModel(),
+            manager,
+            session_manager=FileSessionManager(session_id="conv-1", storage_dir=str(tmp_path)),
+            agent_id="assistant",
+        )

@@ -13,7 +13,10 @@ def test_concurrent_archive_and_search(make_memory):
         try:
             for batch in range(10):
                 messages = [
-                    text_message("user", f"w{worker} b{batch} m{i}: {pool[(worker * 37 + batch * 5 + i) % 200]['content'][0]['text']}")
+                    text_message(
+                        "user",
+                        f"w{worker} b{batch} m{i}: {pool[(worker * 37 + batch * 5 + i) % 200]['content'][0]['text']}",
+                    )
                     for i in range(5)
                 ]
                 indices = memory.archive(messages)
@@ -33,7 +36,9 @@ def test_concurrent_archive_and_search(make_memory):
         except BaseException as error:  # noqa: BLE001
             errors.append(error)
 
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)] + [threading.Thread(target=reader) for _ in range(2)]
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)] + [
+        threading.Thread(target=reader) for _ in range(2)
+    ]
     for t in threads:
         t.start()
     for t in threads:

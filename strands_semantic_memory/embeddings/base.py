@@ -14,8 +14,10 @@ Vectors = npt.NDArray[np.float32]
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into vectors. Documents (archived messages) and queries (user turns) are separate calls,
-    because several models embed them differently (instruction prefixes, Cohere's ``input_type``).
+    """Turns texts into vectors.
+
+    Documents (archived messages) and queries (user turns) are separate calls, because several models embed
+    them differently (instruction prefixes, Cohere's ``input_type``).
 
     Implementations batch internally and may return unnormalized vectors; the engine normalizes every vector
     before it reaches an index.

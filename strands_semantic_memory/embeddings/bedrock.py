@@ -2,14 +2,12 @@
 
 Supported models and their request bodies (from the Bedrock model parameter documentation):
 
-============================== ========== ============ =====================================================
-model id                       dimensions texts / call body
-============================== ========== ============ =====================================================
-amazon.titan-embed-text-v1     1536       1            ``{"inputText": str}``
-amazon.titan-embed-text-v2:0   1024 (default), 512, 256 ``{"inputText": str, "dimensions": int, "normalize": true}``
-cohere.embed-english-v3        1024       96           ``{"texts": [...], "input_type": "search_document" |
-cohere.embed-multilingual-v3   1024       96           "search_query", "truncate": "END", "embedding_types": ["float"]}``
-============================== ========== ============ =====================================================
+- ``amazon.titan-embed-text-v1``: 1536 dimensions, one text per call, ``{"inputText": str}``.
+- ``amazon.titan-embed-text-v2:0``: 1024 (default), 512 or 256 dimensions, one text per call,
+  ``{"inputText": str, "dimensions": int, "normalize": true}``.
+- ``cohere.embed-english-v3`` and ``cohere.embed-multilingual-v3``: 1024 dimensions, up to 96 texts per call,
+  ``{"texts": [...], "input_type": "search_document" | "search_query", "truncate": "END",
+  "embedding_types": ["float"]}``.
 
 Throttling and transient errors are retried by botocore's own retry handler (``standard`` mode by default); this
 module never sleeps. Titan models take one text per call, so their documents are embedded with a few calls in
@@ -228,7 +226,8 @@ class BedrockEmbedder:
         array = np.asarray([v for batch in results for v in batch], dtype=np.float32)
         if array.shape != (len(texts), self._dimension):
             raise EmbeddingError(
-                f"{self.spec.model_id} returned vectors of shape {array.shape}, expected ({len(texts)}, {self._dimension})"
+                f"{self.spec.model_id} returned vectors of shape {array.shape}, "
+                f"expected ({len(texts)}, {self._dimension})"
             )
         return array
 

@@ -177,9 +177,10 @@ class PgVectorStore:
                 self._connection.execute(
                     "INSERT INTO ssm_namespaces (namespace) VALUES (%s) ON CONFLICT DO NOTHING", (self.namespace,)
                 )
-                model_id, dimension = self._connection.execute(
+                row = self._connection.execute(
                     "SELECT model_id, dimension FROM ssm_namespaces WHERE namespace = %s", (self.namespace,)
                 ).fetchone()
+                model_id, dimension = row if row is not None else (None, None)
             self._dimension = dimension
             if self._model_id is not None:
                 self._check_model(model_id)
@@ -187,12 +188,15 @@ class PgVectorStore:
         return self._connection
 
     def _check_model(self, stored: str | None) -> None:
+        connection = self._connection
+        if connection is None:
+            return
         if stored is None:
-            self._connection.execute(
+            connection.execute(
                 "UPDATE ssm_namespaces SET model_id = %s WHERE namespace = %s AND model_id IS NULL",
                 (self._model_id, self.namespace),
             )
-            self._connection.commit()
+            connection.commit()
         elif stored != self._model_id:
             raise EmbeddingModelMismatchError(stored, self._model_id or "?")
 
@@ -257,8 +261,10 @@ class PgVectorStore:
 
     @property
     def dimension(self) -> int | None:
-        """The namespace's vector length, as last read from the database (no query: ``isinstance`` checks on
-        protocols read properties, and must not open connections)."""
+        """The namespace's vector length, as last read from the database.
+
+        No query here: ``isinstance`` checks against protocols read properties, and must not open connections.
+        """
         return self._dimension
 
     def add(self, records: Sequence[NewRecord]) -> list[int]:
@@ -270,13 +276,17 @@ class PgVectorStore:
                 "SELECT next_index FROM ssm_namespaces WHERE namespace = %s FOR UPDATE", (self.namespace,)
             ).fetchone()
             wanted = [r.tracking_id for r in records if r.tracking_id is not None]
-            known = dict(
-                connection.execute(
-                    "SELECT tracking_id, idx FROM ssm_archive WHERE namespace = %s AND chunk = 0 "
-                    "AND tracking_id = ANY(%s)",
-                    (self.namespace, wanted),
-                ).fetchall()
-            ) if wanted else {}
+            known = (
+                dict(
+                    connection.execute(
+                        "SELECT tracking_id, idx FROM ssm_archive WHERE namespace = %s AND chunk = 0 "
+                        "AND tracking_id = ANY(%s)",
+                        (self.namespace, wanted),
+                    ).fetchall()
+                )
+                if wanted
+                else {}
+            )
             indices: list[int] = []
             rows = []
             for record in records:
@@ -288,11 +298,20 @@ class PgVectorStore:
                 if record.tracking_id is not None:
                     known[record.tracking_id] = index
                 terms = len(set(tokenize(record.text)))
-                rows.append((
-                    self.namespace, index, record.data.decode("utf-8"), record.role, record.tracking_id, record.text,
-                    _tsvector(record.text), bool(record.text.strip()), record_nbytes(len(record.data), 0, 0, terms),
-                    terms,
-                ))
+                rows.append(
+                    (
+                        self.namespace,
+                        index,
+                        record.data.decode("utf-8"),
+                        record.role,
+                        record.tracking_id,
+                        record.text,
+                        _tsvector(record.text),
+                        bool(record.text.strip()),
+                        record_nbytes(len(record.data), 0, 0, terms),
+                        terms,
+                    )
+                )
                 indices.append(index)
             if rows:
                 with connection.cursor() as cursor:
@@ -311,7 +330,7 @@ class PgVectorStore:
         with self._transaction() as connection:
             rows = connection.execute(
                 "SELECT idx, body FROM ssm_archive WHERE namespace = %s AND chunk = 0 AND pending "
-                "AND NOT (idx = ANY(%s)) ORDER BY idx LIMIT 5000",
+                "AND NOT (idx = ANY(%s::bigint[])) ORDER BY idx LIMIT 5000",
                 (self.namespace, sorted(exclude)),
             ).fetchall()
         return [(int(i), body or "") for i, body in rows]
@@ -338,18 +357,17 @@ class PgVectorStore:
                 self._ensure_hnsw(connection, stored_dimension)
             live = connection.execute(
                 "SELECT idx, octet_length(data), lexical_terms FROM ssm_archive WHERE namespace = %s AND chunk = 0 "
-                "AND pending AND idx = ANY(%s) FOR UPDATE",
+                "AND pending AND idx = ANY(%s::bigint[]) FOR UPDATE",
                 (self.namespace, list(vectors)),
             ).fetchall()
-            updates, inserts = [], []
+            updates: list[tuple[Any, ...]] = []
+            inserts: list[tuple[Any, ...]] = []
             for index, data_len, terms in live:
                 chunks = vectors[int(index)]
                 first = chunks[0] if len(chunks) else None
                 nbytes = record_nbytes(int(data_len), len(chunks), stored_dimension or 0, int(terms))
                 updates.append((first, stored_dimension if first is not None else None, nbytes, self.namespace, index))
-                inserts.extend(
-                    (self.namespace, index, n, stored_dimension, chunks[n]) for n in range(1, len(chunks))
-                )
+                inserts.extend((self.namespace, index, n, stored_dimension, chunks[n]) for n in range(1, len(chunks)))
             with connection.cursor() as cursor:
                 if updates:
                     cursor.executemany(
@@ -447,11 +465,10 @@ class PgVectorStore:
             fetch = k
             while True:
                 if exact:
+                    # No cast to vector(d): the HNSW index is on that expression, so this scan stays exact.
                     sql = (
-                        "WITH ns AS MATERIALIZED (SELECT idx, embedding FROM ssm_archive "
-                        "WHERE namespace = %s AND embedding IS NOT NULL) "
-                        f"SELECT idx, -(embedding::vector({dimension}) <#> %s) AS score FROM ns "
-                        "ORDER BY score DESC LIMIT %s"
+                        "SELECT idx, -(embedding <#> %s) AS score FROM ssm_archive "
+                        "WHERE namespace = %s AND embedding IS NOT NULL ORDER BY score DESC LIMIT %s"
                     )
                 else:
                     connection.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * fetch))}")
@@ -460,7 +477,7 @@ class PgVectorStore:
                         f"WHERE dimension = {dimension} AND namespace = %s "
                         f"ORDER BY embedding::vector({dimension}) <#> %s LIMIT %s"
                     )
-                params = (self.namespace, query, fetch) if exact else (query, self.namespace, query, fetch)
+                params = (query, self.namespace, fetch) if exact else (query, self.namespace, query, fetch)
                 rows = connection.execute(sql, params).fetchall()
                 best.clear()
                 for index, score in rows:
@@ -493,7 +510,7 @@ class PgVectorStore:
                 return {}
             rows = connection.execute(
                 f"SELECT idx, max(-(embedding::vector({dimension}) <#> %s)) FROM ssm_archive "
-                "WHERE namespace = %s AND idx = ANY(%s) AND embedding IS NOT NULL GROUP BY idx",
+                "WHERE namespace = %s AND idx = ANY(%s::bigint[]) AND embedding IS NOT NULL GROUP BY idx",
                 (np.asarray(vector[0], dtype=np.float32), self.namespace, list(indices)),
             ).fetchall()
         return {int(i): float(s) for i, s in rows}
@@ -504,18 +521,22 @@ class PgVectorStore:
             return {}
         with self._transaction() as connection:
             rows = connection.execute(
-                "SELECT idx, data FROM ssm_archive WHERE namespace = %s AND chunk = 0 AND idx = ANY(%s)",
+                "SELECT idx, data FROM ssm_archive WHERE namespace = %s AND chunk = 0 AND idx = ANY(%s::bigint[])",
                 (self.namespace, list(indices)),
             ).fetchall()
         return {int(i): data.encode("utf-8") for i, data in rows}
 
     def bounds(self) -> tuple[int, int] | None:
-        """Oldest and newest live index."""
+        """Oldest and newest live index, from the namespace's counters.
+
+        Indices are handed out contiguously and evicted oldest-first, so the live ones are exactly
+        ``evicted_count .. next_index - 1``.
+        """
         with self._transaction() as connection:
-            low, high = connection.execute(
-                "SELECT min(idx), max(idx) FROM ssm_archive WHERE namespace = %s AND chunk = 0", (self.namespace,)
+            next_index, evicted = connection.execute(
+                "SELECT next_index, evicted_count FROM ssm_namespaces WHERE namespace = %s", (self.namespace,)
             ).fetchone()
-        return None if low is None else (int(low), int(high))
+        return None if next_index <= evicted else (int(evicted), int(next_index) - 1)
 
     def stats(self) -> StoreStats:
         """Counts and bytes, from the database."""
@@ -596,4 +617,3 @@ class PgVectorStore:
             if self._connection is not None and not self._connection.closed:
                 self._connection.close()
             self._ready = False
-

@@ -37,8 +37,9 @@ class BedrockStandIn:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 model_id = unquote(self.path.split("/model/", 1)[1].rsplit("/invoke", 1)[0])
                 with stand_in.lock:
-                    stand_in.requests.append({"model_id": model_id, "body": body,
-                                              "auth": self.headers.get("Authorization", "")})
+                    stand_in.requests.append(
+                        {"model_id": model_id, "body": body, "auth": self.headers.get("Authorization", "")}
+                    )
                     failure = stand_in.fail_next.pop(0) if stand_in.fail_next else None
                 if failure:
                     status, error_type = failure
@@ -74,8 +75,12 @@ class BedrockStandIn:
         if model_id.startswith("cohere.embed"):
             vectors = [fake_vector(f"{body['input_type']}|{t}", 1024) for t in body["texts"]]
             if body.get("embedding_types"):
-                return {"id": "x", "response_type": "embeddings_by_type", "texts": body["texts"],
-                        "embeddings": {"float": vectors}}
+                return {
+                    "id": "x",
+                    "response_type": "embeddings_by_type",
+                    "texts": body["texts"],
+                    "embeddings": {"float": vectors},
+                }
             return {"id": "x", "response_type": "embeddings_floats", "texts": body["texts"], "embeddings": vectors}
         raise AssertionError(f"unexpected model {model_id}")
 

@@ -110,8 +110,9 @@ def test_repeated_queries_are_cached(standin):
 
 
 def test_failure_while_archiving_keeps_every_message(standin):
-    memory = SemanticMemory(embedder=embedder(standin, "cohere.embed-english-v3", max_attempts=1),
-                            embedding_retry_interval=0)
+    memory = SemanticMemory(
+        embedder=embedder(standin, "cohere.embed-english-v3", max_attempts=1), embedding_retry_interval=0
+    )
     standin.fail_next = [(500, "InternalServerException")]
     messages = [{"role": "user", "content": [{"text": f"fact number {i}"}]} for i in range(4)]
     assert memory.archive(messages) == [0, 1, 2, 3]
@@ -131,7 +132,11 @@ def test_unknown_model_and_bad_dimension_fail_at_construction():
     with pytest.raises(ConfigurationError):
         resolve_embedder("bedrock:cohere.embed-english-v3", embedding_dimensions=512)
     titan = resolve_embedder("bedrock:amazon.titan-embed-text-v2:0", aws_region="eu-west-1", embedding_dimensions=512)
-    assert (titan.model_id, titan.dimension, titan.region_name) == ("bedrock:amazon.titan-embed-text-v2:0", 512, "eu-west-1")
+    assert (titan.model_id, titan.dimension, titan.region_name) == (
+        "bedrock:amazon.titan-embed-text-v2:0",
+        512,
+        "eu-west-1",
+    )
 
 
 def test_restore_with_other_dimension_is_refused_and_same_restores(standin):
@@ -140,7 +145,9 @@ def test_restore_with_other_dimension_is_refused_and_same_restores(standin):
     state = memory.to_state()
     with pytest.raises(DimensionMismatchError, match="256"):
         SemanticMemory.from_state(state, embedder=embedder(standin, "amazon.titan-embed-text-v2:0", dimensions=512))
-    restored = SemanticMemory.from_state(state, embedder=embedder(standin, "amazon.titan-embed-text-v2:0", dimensions=256))
+    restored = SemanticMemory.from_state(
+        state, embedder=embedder(standin, "amazon.titan-embed-text-v2:0", dimensions=256)
+    )
     assert len(restored) == 1
     by_name = SemanticMemory.from_state(state, aws_region="us-east-1")  # model and dimension come from the state
     assert by_name.embedder.dimension == 256

@@ -51,3 +51,17 @@ def test_wrong_dimension_is_refused():
     with pytest.raises(DimensionMismatchError) as info:
         store.add(np.array([1], dtype=np.int64), np.ones((1, 4), dtype=np.float32))
     assert (info.value.expected, info.value.actual) == (8, 4)
+
+
+def test_search_threads_setting_is_restored_for_the_caller():
+    import faiss
+
+    store = FaissVectorStore(8, search_threads=1)
+    vectors = normalize_rows(np.random.default_rng(1).normal(size=(50, 8)))
+    store.add(np.arange(50, dtype=np.int64), vectors)
+    before = faiss.omp_get_max_threads()
+    _, single = store.search(vectors[:1], 5)
+    assert faiss.omp_get_max_threads() == before
+    multi = FaissVectorStore(8, search_threads=None)
+    multi.add(np.arange(50, dtype=np.int64), vectors)
+    assert multi.search(vectors[:1], 5)[1].tolist() == single.tolist()

@@ -17,7 +17,15 @@ from strands_semantic_memory import (
     StoreError,
 )
 from strands_semantic_memory.stores.pgvector_store import SCHEMA_VERSION, PgVectorStore
-from tests.conftest import PLANTED_TURN, REFERENCE, TOPIC_TURNS, distractor_conversation, make_agent, new_namespace, text_message
+from tests.conftest import (
+    PLANTED_TURN,
+    REFERENCE,
+    TOPIC_TURNS,
+    distractor_conversation,
+    make_agent,
+    new_namespace,
+    text_message,
+)
 from tests.scripted_model import ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,8 +48,9 @@ def test_namespaces_are_isolated(pg_uri, embedder):
 
 
 def run_python(script: str, timeout: int = 300) -> str:
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=ROOT, capture_output=True, text=True,
-                            timeout=timeout)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
 
@@ -63,8 +72,13 @@ print(json.dumps(indices))
 def test_two_processes_archiving_concurrently_get_unique_contiguous_indices(pg_uri, embedder):
     namespace = new_namespace("concurrent")
     processes = [
-        subprocess.Popen([sys.executable, "-c", WRITER, pg_uri, namespace, str(w)], cwd=ROOT, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, pg_uri, namespace, str(w)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for w in range(2)
     ]
     outputs = []
@@ -104,20 +118,31 @@ def test_manager_state_only_references_the_namespace_and_a_new_worker_picks_it_u
     from strands.session import FileSessionManager
 
     namespace = new_namespace("session")
-    manager = SemanticSummarizingConversationManager(embedder=embedder, store=PgVectorStore(pg_uri, namespace),
-                                                     preserve_recent_messages=4)
-    agent = make_agent(ScriptedModel(max_input_chars=1200), manager,
-                       session_manager=FileSessionManager(session_id="s", storage_dir=str(tmp_path)), agent_id="a")
+    manager = SemanticSummarizingConversationManager(
+        embedder=embedder, store=PgVectorStore(pg_uri, namespace), preserve_recent_messages=4
+    )
+    agent = make_agent(
+        ScriptedModel(max_input_chars=1200),
+        manager,
+        session_manager=FileSessionManager(session_id="s", storage_dir=str(tmp_path)),
+        agent_id="a",
+    )
     for turn in [PLANTED_TURN, *TOPIC_TURNS]:
         agent(turn)
     state = json.loads(manager.get_state()["semantic_memory"])
     assert state["store"] == {"kind": "pgvector", "namespace": namespace, "schema_version": SCHEMA_VERSION}
     assert "records" not in state and "vectors" not in state
     model = ScriptedModel(max_input_chars=1600)
-    worker = SemanticSummarizingConversationManager(embedder=embedder, store=PgVectorStore(pg_uri, namespace),
-                                                    preserve_recent_messages=4)
-    second = make_agent(model, worker, SemanticMemoryHook(),
-                        session_manager=FileSessionManager(session_id="s", storage_dir=str(tmp_path)), agent_id="a")
+    worker = SemanticSummarizingConversationManager(
+        embedder=embedder, store=PgVectorStore(pg_uri, namespace), preserve_recent_messages=4
+    )
+    second = make_agent(
+        model,
+        worker,
+        SemanticMemoryHook(),
+        session_manager=FileSessionManager(session_id="s", storage_dir=str(tmp_path)),
+        agent_id="a",
+    )
     assert len(worker.memory) == len(manager.memory) > 0
     second("What was my booking reference?")
     assert REFERENCE in model.chat_requests[-1]["messages"][-1]["content"][0]["text"]
@@ -139,8 +164,9 @@ def test_namespace_built_with_another_model_is_refused(pg_uri, embedder):
     namespace = new_namespace("model")
     pg_memory(pg_uri, embedder, namespace).archive([text_message("user", "x")])
     with pytest.raises(EmbeddingModelMismatchError):
-        SemanticMemory(embedding_model="bedrock:amazon.titan-embed-text-v2:0",
-                       store=PgVectorStore(pg_uri, namespace)).search("x")
+        SemanticMemory(
+            embedding_model="bedrock:amazon.titan-embed-text-v2:0", store=PgVectorStore(pg_uri, namespace)
+        ).search("x")
 
 
 def unreachable_store() -> PgVectorStore:
@@ -151,8 +177,9 @@ def test_unreachable_database_is_a_clear_error_and_the_conversation_keeps_its_me
     memory = SemanticMemory(embedder=embedder, store=unreachable_store())
     with pytest.raises(StoreError, match="cannot connect to PostgreSQL"):
         memory.archive([text_message("user", "kept")])
-    manager = SemanticSummarizingConversationManager(embedder=embedder, store=unreachable_store(),
-                                                     preserve_recent_messages=4)
+    manager = SemanticSummarizingConversationManager(
+        embedder=embedder, store=unreachable_store(), preserve_recent_messages=4
+    )
     agent = make_agent(ScriptedModel(max_input_chars=1200), manager)
     with pytest.raises(StoreError):
         for turn in [PLANTED_TURN, *TOPIC_TURNS]:
@@ -166,7 +193,9 @@ def test_search_failure_leaves_the_turn_unenriched_with_a_warning(pg_uri, embedd
     memory = SemanticMemory(embedder=embedder, store=store)
     memory.archive([text_message("user", PLANTED_TURN)])
     model = ScriptedModel()
-    agent = make_agent(model, SemanticSummarizingConversationManager(embedder=embedder), SemanticMemoryHook(memory=memory))
+    agent = make_agent(
+        model, SemanticSummarizingConversationManager(embedder=embedder), SemanticMemoryHook(memory=memory)
+    )
     store.close()
     store.dsn = "postgresql://nobody@127.0.0.1:9/none"
     with caplog.at_level("WARNING", logger="strands_semantic_memory.hook"):
