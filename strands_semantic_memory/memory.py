@@ -351,10 +351,13 @@ class SemanticMemory:
             if raise_errors:
                 raise
             return 0
-        by_index: dict[int, Vectors] = {i: vectors[0:0] for i in claimed_ids}
-        for index in claimed_ids:
-            rows = [row for row, owner in enumerate(owners) if owner == index] if texts else []
-            by_index[index] = vectors[rows] if rows else np.zeros((0, vectors.shape[1] if texts else 0), np.float32)
+        rows: dict[int, list[int]] = {}
+        for row, owner in enumerate(owners):
+            rows.setdefault(owner, []).append(row)
+        width = vectors.shape[1] if texts else 0
+        by_index: dict[int, Vectors] = {
+            i: vectors[rows[i]] if i in rows else np.zeros((0, width), dtype=np.float32) for i in claimed_ids
+        }
         with self._lock:
             try:
                 updated = self._archive.set_vectors(by_index)

@@ -83,9 +83,9 @@ CREATE INDEX IF NOT EXISTS ssm_archive_tsv ON ssm_archive USING gin (tsv);
 """
 
 
-def _tsvector(text: str) -> str:
-    terms = tokenize(text)[:_MAX_POSITION]
-    return " ".join(f"'{t}':{position}" for position, t in enumerate(terms, 1))
+def _tsvector(terms: list[str]) -> str:
+    """A tsvector literal of this library's terms, with their positions (PostgreSQL's parser is not used)."""
+    return " ".join(f"'{t}':{position}" for position, t in enumerate(terms[:_MAX_POSITION], 1))
 
 
 def _tsquery(text: str) -> str:
@@ -297,7 +297,8 @@ class PgVectorStore:
                 next_index += 1
                 if record.tracking_id is not None:
                     known[record.tracking_id] = index
-                terms = len(set(tokenize(record.text)))
+                tokens = tokenize(record.text)
+                terms = len(set(tokens))
                 rows.append(
                     (
                         self.namespace,
@@ -306,7 +307,7 @@ class PgVectorStore:
                         record.role,
                         record.tracking_id,
                         record.text,
-                        _tsvector(record.text),
+                        _tsvector(tokens),
                         bool(record.text.strip()),
                         record_nbytes(len(record.data), 0, 0, terms),
                         terms,
