@@ -213,8 +213,13 @@ def write_report(results: dict[str, Any], out: Path) -> Path:
         ),
         ("restore of 10k <= 1 s, no embedding calls", restore["seconds"] if restore["size"] == 10_000 else None, 1.0),
         (
-            "<= 2 KB per message beyond its text (384 dims)",
+            "<= 2 KB per message beyond its text at 100k (384 dims): the library's estimate",
             by_size.get(100_000, {}).get("estimated_bytes_per_message_beyond_text"),
+            2048,
+        ),
+        (
+            "<= 2 KB per message beyond its text at 100k (384 dims): measured process RSS growth",
+            by_size.get(100_000, {}).get("rss_bytes_per_message_beyond_text"),
             2048,
         ),
     ]
@@ -223,6 +228,12 @@ def write_report(results: dict[str, Any], out: Path) -> Path:
     for label, value, limit in targets:
         met = "n/a (not run at this size)" if value is None else ("yes" if value <= limit else "**no**")
         add(f"| {label} | {_fmt(value, 3)} | {met} |")
+    add("")
+    add(
+        "RSS growth is measured around building the archive (it includes allocator slack and anything else the "
+        "process allocated meanwhile, so it varies by about 100 bytes between runs); the estimate is the byte "
+        "accounting that the memory limits use (see `strands_semantic_memory/archive.py`)."
+    )
     add("")
     add("## Tokens sent per turn in the Strands loop")
     add("")
