@@ -4,7 +4,7 @@ Indices are handed out in archive order and never reused, so they are positions 
 archived history. Eviction only ever removes the oldest records, so the live indices always form one
 contiguous run ``oldest..newest``.
 
-Byte accounting (``ArchivedRecord.nbytes``) is an estimate of what one archived message costs, documented so
+Byte accounting (:func:`record_nbytes`) is an estimate of what one archived message costs, documented so
 limits are predictable:
 
 - the message as compact UTF-8 JSON (this is how it is held in memory: decoding happens only for hits);
@@ -28,8 +28,8 @@ logger = logging.getLogger(__name__)
 RECORD_OVERHEAD = 160
 """Estimated bytes of Python bookkeeping per record (the slotted record object and its dict entries)."""
 
-LEXICAL_ENTRY_BYTES = 12
-"""Bytes per posting in the lexical index: an int64 archive index and a float32 term frequency."""
+LEXICAL_ENTRY_BYTES = 10
+"""Bytes per posting in the lexical index: an int64 archive index and a uint16 term count."""
 
 VECTOR_ID_OVERHEAD = 24
 """Estimated bytes per stored vector beyond the vector itself (its id in the index and the reverse map)."""
@@ -78,32 +78,35 @@ def decode_message(data: bytes | str) -> Message:
 
 @dataclass(slots=True)
 class ArchivedRecord:
-    """One archived message.
+    """One archived message, as the in-process archive holds it.
+
+    Its archive index is its position in the archive's record list (indices are contiguous), so it is not stored
+    again here; nor is its byte size, which :func:`record_nbytes` derives from these fields.
 
     Attributes:
-        index: Stable archive index.
         data: The message, as :func:`encode_message` bytes.
-        role: The message's role (kept decoded for cheap formatting and stats).
+        role: The message's role.
         tracking_id: The Strands tracking id, used to archive each message once.
         vector_count: How many vectors of this message are in the store (0 while pending or if nothing to embed).
         pending: True while the message still waits for its embedding.
-        nbytes: Its share of ``total_memory`` (see the module docstring).
         lexical_terms: Its entries in the lexical index (distinct terms).
     """
 
-    index: int
     data: bytes
     role: str
     tracking_id: str | None
     vector_count: int
     pending: bool
-    nbytes: int
     lexical_terms: int = 0
 
     @property
     def message(self) -> Message:
         """A fresh copy of the archived message."""
         return decode_message(self.data)
+
+    def nbytes(self, dimension: int) -> int:
+        """Its share of ``total_memory`` (see the module docstring)."""
+        return record_nbytes(len(self.data), self.vector_count, dimension, self.lexical_terms)
 
 
 def record_nbytes(data_len: int, vector_count: int, dimension: int, lexical_terms: int = 0) -> int:

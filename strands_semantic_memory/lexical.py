@@ -60,7 +60,7 @@ class LexicalIndex:
         self.k1 = k1
         self.b = b
         self._compact_ratio = compact_ratio
-        self._postings: dict[str, tuple[array[int], array[float]]] = {}
+        self._postings: dict[str, tuple[array[int], array[int]]] = {}  # term -> (archive indices, counts)
         self._lengths = array("I")  # document length by (index - self._base)
         self._base = 0  # archive index of self._lengths[0]
         self._oldest = 0  # smallest live archive index
@@ -73,8 +73,8 @@ class LexicalIndex:
 
     @property
     def nbytes(self) -> int:
-        """Approximate bytes held by postings (12 per entry) and document lengths."""
-        return sum(len(ids) * 12 for ids, _ in self._postings.values()) + len(self._lengths) * 4
+        """Approximate bytes held by postings (10 per entry) and document lengths."""
+        return sum(len(ids) * 10 for ids, _ in self._postings.values()) + len(self._lengths) * 4
 
     def add(self, index: int, text: str) -> int:
         """Index one document.
@@ -103,9 +103,9 @@ class LexicalIndex:
         for term, count in counts.items():
             entry = self._postings.get(term)
             if entry is None:
-                entry = self._postings[term] = (array("q"), array("f"))
+                entry = self._postings[term] = (array("q"), array("H"))
             entry[0].append(index)
-            entry[1].append(float(count))
+            entry[1].append(min(count, 65535))  # BM25 saturates long before this
         self._lengths.append(len(terms))
         self._live_length += len(terms)
         self._next = index + 1
@@ -163,7 +163,7 @@ class LexicalIndex:
             ids = ids[start:]
             if not len(ids):
                 continue
-            tfs = np.frombuffer(entry[1], dtype=np.float32)[start:]
+            tfs = np.frombuffer(entry[1], dtype=np.uint16)[start:].astype(np.float32)
             df = len(ids)
             idf = math.log(1 + (live - df + 0.5) / (df + 0.5))
             norm = self.k1 * (1 - self.b + self.b * lengths[ids - self._base] / average)

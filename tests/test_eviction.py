@@ -139,3 +139,22 @@ def test_search_never_returns_evicted_vectors_after_compaction(make_memory):
     assert count == 300 and owners == set(range(600, 900))
     assert all(h.index >= 600 for h in memory.search("budget", top_k=20))
     assert_consistent(memory)
+
+
+def test_record_list_is_trimmed_after_many_evictions_and_stays_consistent(embedder):
+    memory = SemanticMemory(embedder=embedder, max_num_archived_messages=100, context_radius=2)
+    messages = distractor_conversation(2600, seed=5)
+    for start in range(0, len(messages), 200):
+        memory.archive(messages[start : start + 200])
+    store = memory.archive_store
+    assert store._base > 0, "the evicted prefix of the record list was trimmed"
+    assert list(memory.indices) == list(range(2500, 2600))
+    assert memory.get(2550) == messages[2550]
+    for window in memory.retrieve("the chess opening", top_k=3):
+        assert [m for m in window.messages] == [messages[i] for i in window.indices]
+    stats = memory.get_memory_usage_stats()
+    assert stats["message_count"] == 100 and stats["evicted_count"] == 2500
+    restored = SemanticMemory.from_state(memory.to_state(), embedder=embedder)
+    assert restored.messages() == memory.messages()
+    assert restored.get_memory_usage_stats()["total_memory"] == stats["total_memory"]
+    assert_consistent(memory)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..archive import ArchivedRecord, decode_message, message_index, record_nbytes, vector_id
+from ..archive import ArchivedRecord, decode_message, message_index, vector_id
 from ..embeddings.base import Vectors
 from ..errors import DimensionMismatchError, StateError
 from ..lexical import LexicalIndex
@@ -22,10 +22,13 @@ logger = logging.getLogger(__name__)
 
 
 class InMemoryArchive:
-    """Archived records in a dict keyed by index, vectors in a :class:`VectorStore`, BM25 in a LexicalIndex.
+    """Archived records in a list addressed by archive index, vectors in a :class:`VectorStore`, BM25 beside them.
 
-    Vector ids encode the archive index (:func:`~strands_semantic_memory.archive.vector_id`), so evicting a
-    message removes exactly its vectors. Not thread-safe on its own: the engine holds its lock around every call.
+    Indices are contiguous and evicted oldest-first, so record ``i`` lives at ``self._records[i - self._base]``;
+    evicted slots are cleared at once and the list is trimmed in batches (no per-record key objects, which a dict
+    would need). Vector ids encode the archive index (:func:`~strands_semantic_memory.archive.vector_id`), so
+    evicting a message removes exactly its vectors. Not thread-safe on its own: the engine holds its lock around
+    every call.
     """
 
     shared = False
@@ -38,7 +41,8 @@ class InMemoryArchive:
         """
         self.vector_store = vector_store
         self._lexical = LexicalIndex()
-        self._records: dict[int, ArchivedRecord] = {}
+        self._records: list[ArchivedRecord | None] = []
+        self._base = 0  # archive index of self._records[0]
         self._oldest = 0
         self._next_index = 0
         self._by_tracking_id: dict[str, int] = {}
@@ -50,7 +54,15 @@ class InMemoryArchive:
 
     def __len__(self) -> int:
         """Number of archived messages."""
-        return len(self._records)
+        return self._next_index - self._oldest
+
+    def _record(self, index: int) -> ArchivedRecord | None:
+        if self._oldest <= index < self._next_index:
+            return self._records[index - self._base]
+        return None
+
+    def _nbytes(self, record: ArchivedRecord) -> int:
+        return record.nbytes(self.dimension or 0)
 
     @property
     def dimension(self) -> int | None:
@@ -71,19 +83,15 @@ class InMemoryArchive:
             terms = self._lexical.add(index, new.text)
             has_text = bool(new.text.strip())
             record = ArchivedRecord(
-                index=index,
                 data=new.data,
                 role=new.role,
                 tracking_id=new.tracking_id,
                 vector_count=0,
                 pending=has_text,
-                nbytes=record_nbytes(len(new.data), 0, 0, terms),
                 lexical_terms=terms,
             )
-            if not self._records:
-                self._oldest = index
-            self._records[index] = record
-            self._total_bytes += record.nbytes
+            self._records.append(record)
+            self._total_bytes += self._nbytes(record)
             self._message_bytes += len(record.data)
             if new.tracking_id is not None:
                 self._by_tracking_id[new.tracking_id] = index
@@ -98,11 +106,11 @@ class InMemoryArchive:
 
     def pending(self, exclude: set[int]) -> list[tuple[int, str]]:
         """Messages waiting for vectors, oldest first."""
-        return [(i, render_message(self._records[i].message)) for i in sorted(self._pending - exclude)]
+        return [(i, render_message(self._records[i - self._base].message)) for i in sorted(self._pending - exclude)]  # type: ignore[union-attr]
 
     def set_vectors(self, vectors: Mapping[int, Vectors]) -> int:
         """Store chunk vectors of pending messages (evicted ones skipped)."""
-        live = [i for i in vectors if i in self._records and i in self._pending]
+        live = [i for i in vectors if i in self._pending]  # pending implies live: eviction clears it
         rows = [(i, n) for i in live for n in range(len(vectors[i]))]
         if rows:
             matrix = np.vstack([vectors[i] for i in live if len(vectors[i])])
@@ -111,15 +119,14 @@ class InMemoryArchive:
             elif matrix.shape[1] != self.vector_store.dimension:
                 raise DimensionMismatchError(self.vector_store.dimension, int(matrix.shape[1]))
             self.vector_store.add(np.array([vector_id(i, n) for i, n in rows], dtype=np.int64), matrix)
-        dimension = self.dimension or 0
         for index in live:
-            record = self._records[index]
-            self._total_bytes -= record.nbytes
+            record = self._records[index - self._base]
+            assert record is not None
+            self._total_bytes -= self._nbytes(record)
             record.vector_count = len(vectors[index])
             self._vector_count += record.vector_count
             record.pending = False
-            record.nbytes = record_nbytes(len(record.data), record.vector_count, dimension, record.lexical_terms)
-            self._total_bytes += record.nbytes
+            self._total_bytes += self._nbytes(record)
             self._pending.discard(index)
         return len(live)
 
@@ -127,16 +134,23 @@ class InMemoryArchive:
 
     def _evict(self, count: int) -> list[int]:
         evicted: list[tuple[int, int]] = []
-        for _ in range(min(count, len(self._records))):
-            record = self._records.pop(self._oldest)
+        for _ in range(min(count, len(self))):
+            index = self._oldest
+            record = self._records[index - self._base]
+            assert record is not None
+            self._records[index - self._base] = None  # release it now; the slot is trimmed in batches
             self._oldest += 1
-            self._total_bytes -= record.nbytes
+            self._total_bytes -= self._nbytes(record)
             self._message_bytes -= len(record.data)
             self._vector_count -= record.vector_count
-            self._pending.discard(record.index)
+            self._pending.discard(index)
             if record.tracking_id is not None:
                 self._by_tracking_id.pop(record.tracking_id, None)
-            evicted.append((record.index, record.vector_count))
+            evicted.append((index, record.vector_count))
+        dead = self._oldest - self._base
+        if dead and dead >= max(1024, len(self)):
+            del self._records[:dead]
+            self._base = self._oldest
         if evicted:
             self._evicted_count += len(evicted)
             self._lexical.evict_before(self._oldest)
@@ -152,15 +166,15 @@ class InMemoryArchive:
     def enforce_limits(self, max_count: int | None, max_bytes: int | None) -> list[int]:
         """Evict oldest-first while a limit is exceeded (one message is always kept for the byte limit)."""
         excess = 0
-        if max_count is not None and len(self._records) > max_count:
-            excess = len(self._records) - max_count
+        if max_count is not None and len(self) > max_count:
+            excess = len(self) - max_count
         if max_bytes is not None:
             total, index = self._total_bytes, self._oldest
             for _ in range(excess):
-                total -= self._records[index].nbytes
+                total -= self._nbytes(self._records[index - self._base])  # type: ignore[arg-type]
                 index += 1
-            while total > max_bytes and len(self._records) - excess > 1:
-                total -= self._records[index].nbytes
+            while total > max_bytes and len(self) - excess > 1:
+                total -= self._nbytes(self._records[index - self._base])  # type: ignore[arg-type]
                 index += 1
                 excess += 1
         return self._evict(excess)
@@ -179,7 +193,7 @@ class InMemoryArchive:
             best.clear()
             for score, vid in zip(scores.tolist(), ids.tolist(), strict=True):
                 index = message_index(vid)
-                if index in self._records and index not in best:
+                if self._oldest <= index < self._next_index and index not in best:
                     best[index] = float(score)
             if len(best) >= k or len(ids) < fetch:
                 return best
@@ -188,11 +202,13 @@ class InMemoryArchive:
     def lexical_search(self, query: str, k: int) -> dict[int, float]:
         """BM25 matches."""
         scores, ids = self._lexical.search(query, k)
-        return {i: s for i, s in zip(ids.tolist(), scores.tolist(), strict=True) if i in self._records}
+        return {
+            i: s for i, s in zip(ids.tolist(), scores.tolist(), strict=True) if self._oldest <= i < self._next_index
+        }
 
     def similarities(self, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the query to each message's best chunk."""
-        owners = [(i, n) for i in indices if i in self._records for n in range(self._records[i].vector_count)]
+        owners = [(i, n) for i in indices if (r := self._record(i)) is not None for n in range(r.vector_count)]
         if self.vector_store is None or not owners:
             return {}
         vectors = self.vector_store.fetch(np.array([vector_id(i, n) for i, n in owners], dtype=np.int64))
@@ -203,15 +219,15 @@ class InMemoryArchive:
 
     def get(self, indices: Sequence[int]) -> dict[int, bytes]:
         """Encoded messages by index."""
-        return {i: self._records[i].data for i in indices if i in self._records}
+        return {i: r.data for i in indices if (r := self._record(i)) is not None}
 
     def bounds(self) -> tuple[int, int] | None:
         """Oldest and newest live index."""
-        return (self._oldest, self._oldest + len(self._records) - 1) if self._records else None
+        return (self._oldest, self._next_index - 1) if len(self) else None
 
     def stats(self) -> StoreStats:
         """Counts and bytes."""
-        count = len(self._records)
+        count = len(self)
         return StoreStats(
             message_count=count,
             total_bytes=self._total_bytes,
@@ -240,8 +256,9 @@ class InMemoryArchive:
                 next_index=self._next_index,
                 evicted_count=self._evicted_count,
                 records=[
-                    SavedRecord(index=r.index, data=r.data, vectors=r.vector_count, pending=r.pending)
-                    for r in self._records.values()
+                    SavedRecord(index=i, data=r.data, vectors=r.vector_count, pending=r.pending)
+                    for i in range(self._oldest, self._next_index)
+                    if (r := self._records[i - self._base]) is not None
                 ],
                 vector_ids=ids,
                 vectors=vectors,
@@ -268,7 +285,7 @@ class InMemoryArchive:
         if [r.index for r in saved.records] != expected:
             raise StateError("saved state records are not one contiguous run of indices")
         lexical = LexicalIndex()  # rebuilt from the messages: tokenizing is cheap, and no embedder is called
-        records: dict[int, ArchivedRecord] = {}
+        records: list[ArchivedRecord | None] = []
         for raw in saved.records:
             if counts.get(raw.index, 0) != raw.vectors:
                 raise StateError(
@@ -279,17 +296,17 @@ class InMemoryArchive:
             text = render_message(message)
             terms = lexical.add(raw.index, text)
             vectors = 0 if reembed else raw.vectors
-            records[raw.index] = ArchivedRecord(
-                index=raw.index,
-                data=raw.data,
-                role=str(message.get("role")),
-                tracking_id=message.get("tracking_id") or None,
-                vector_count=vectors,
-                pending=bool(text.strip()) if reembed else raw.pending,
-                nbytes=record_nbytes(len(raw.data), vectors, saved.dimension or 0, terms),
-                lexical_terms=terms,
+            records.append(
+                ArchivedRecord(
+                    data=raw.data,
+                    role=str(message.get("role")),
+                    tracking_id=message.get("tracking_id") or None,
+                    vector_count=vectors,
+                    pending=bool(text.strip()) if reembed else raw.pending,
+                    lexical_terms=terms,
+                )
             )
-        if set(counts) - set(records):
+        if set(counts) - {r.index for r in saved.records}:
             raise StateError("saved state has vectors for messages that are not in it")
         store: VectorStore | None = None
         if not reembed and saved.dimension is not None and len(saved.vector_ids):
@@ -298,12 +315,15 @@ class InMemoryArchive:
         self.vector_store = store
         self._lexical = lexical
         self._records = records
-        self._oldest = saved.records[0].index if saved.records else saved.next_index
+        self._oldest = self._base = saved.records[0].index if saved.records else saved.next_index
+        if saved.records and saved.records[-1].index + 1 != saved.next_index:
+            raise StateError("saved state's next_index does not follow its newest record")
         self._next_index = saved.next_index
-        self._by_tracking_id = {r.tracking_id: r.index for r in records.values() if r.tracking_id}
-        self._pending = {r.index for r in records.values() if r.pending}
-        self._total_bytes = sum(r.nbytes for r in records.values())
-        self._message_bytes = sum(len(r.data) for r in records.values())
-        self._vector_count = sum(r.vector_count for r in records.values())
+        live = [(raw.index, r) for raw, r in zip(saved.records, records, strict=True) if r is not None]
+        self._by_tracking_id = {r.tracking_id: i for i, r in live if r.tracking_id}
+        self._pending = {i for i, r in live if r.pending}
+        self._total_bytes = sum(self._nbytes(r) for _, r in live)
+        self._message_bytes = sum(len(r.data) for _, r in live)
+        self._vector_count = sum(r.vector_count for _, r in live)
         self._evicted_count = saved.evicted_count
         logger.debug("messages=<%d>, vectors=<%d> | archive restored", len(records), len(saved.vector_ids))
