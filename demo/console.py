@@ -32,6 +32,20 @@ class Console:
         for raw in text.splitlines() or [""]:
             self.line(" " * indent + raw)
 
+    def said(self, who: str, text: str, indent: int = 2) -> None:
+        """A reply in full: ``who: text``, its own line breaks kept, long lines wrapped."""
+        prefix = " " * indent
+        lines = text.strip().splitlines() or ["(empty)"]
+        first = True
+        for raw in lines:
+            head = f"{prefix}{who}: " if first else prefix + " " * (len(who) + 2)
+            self.line(
+                textwrap.fill(raw, self.width, initial_indent=head, subsequent_indent=prefix + " " * (len(who) + 2))
+                if raw.strip()
+                else ""
+            )
+            first = False
+
     def ok(self, text: str) -> None:
         self.item(f"[ok] {text}")
 

@@ -1,5 +1,13 @@
-# Sourced by demo.sh and test.sh: create or reuse .venv and install the CPU build of PyTorch first, so no
-# dependency pulls the multi-GB CUDA build.
+# Sourced by demo.sh, test.sh and bench.sh: create or reuse .venv and install the CPU build of PyTorch first, so
+# no dependency pulls the multi-GB CUDA build.
+#
+# Environment variables:
+#   PYTHON            interpreter that creates .venv (default: python3; 3.10 or newer)
+#   SSM_TORCH_SPEC    the PyTorch requirement (default: torch==2.13.0)
+#   TORCH_INDEX_URL   install PyTorch from this index only, e.g. https://download.pytorch.org/whl/cpu
+#                     (PyTorch's CPU wheels). Unset: the script asks pip which build it would install and, when
+#                     that build depends on NVIDIA CUDA packages (plain PyPI on Linux), uses PyTorch's CPU index.
+#   SSM_TORCH_AUTO_CPU=0  keep whatever build pip picks (skip that check).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -11,5 +19,45 @@ fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-echo "==> installing PyTorch (CPU build)"
-pip install --quiet "torch==2.13.0"
+TORCH_SPEC="${SSM_TORCH_SPEC:-torch==2.13.0}"
+TORCH_CPU_INDEX="https://download.pytorch.org/whl/cpu"
+
+# Prints "cuda" when the build pip would pick for $TORCH_SPEC depends on NVIDIA packages, "cpu" otherwise.
+# Resolves metadata only (pip --dry-run --report): nothing is downloaded but the package's metadata.
+ssm_torch_flavour() {
+  local report
+  report="$(mktemp)"
+  if ! pip install --quiet --dry-run --no-deps --ignore-installed --report "$report" "$TORCH_SPEC" >/dev/null 2>&1; then
+    rm -f "$report"
+    echo "unknown"
+    return
+  fi
+  python - "$report" <<'EOF'
+import json, sys
+with open(sys.argv[1], encoding="utf-8") as handle:
+    report = json.load(handle)
+requires = [r for item in report.get("install", []) for r in item.get("metadata", {}).get("requires_dist", []) or []]
+print("cuda" if any(r.lower().startswith("nvidia-") for r in requires) else "cpu")
+EOF
+  rm -f "$report"
+}
+
+if python -c "import torch" >/dev/null 2>&1 && [ -z "${TORCH_INDEX_URL:-}" ]; then
+  echo "==> PyTorch already installed in .venv ($(python -c 'import torch; print(torch.__version__)'))"
+elif [ -n "${TORCH_INDEX_URL:-}" ]; then
+  echo "==> installing PyTorch from $TORCH_INDEX_URL ($TORCH_SPEC)"
+  pip install --quiet "$TORCH_SPEC" --index-url "$TORCH_INDEX_URL"
+else
+  flavour="cpu"
+  if [ "${SSM_TORCH_AUTO_CPU:-1}" != "0" ]; then
+    flavour="$(ssm_torch_flavour)"
+  fi
+  if [ "$flavour" = "cuda" ]; then
+    echo "==> pip's default PyTorch build needs CUDA packages (several GB); installing the CPU build from"
+    echo "    $TORCH_CPU_INDEX (set TORCH_INDEX_URL to choose another index, SSM_TORCH_AUTO_CPU=0 to keep pip's)"
+    pip install --quiet "$TORCH_SPEC" --index-url "$TORCH_CPU_INDEX"
+  else
+    echo "==> installing PyTorch ($TORCH_SPEC, the build pip resolves: $flavour)"
+    pip install --quiet "$TORCH_SPEC"
+  fi
+fi

@@ -15,8 +15,11 @@ limits are predictable:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import re
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +28,8 @@ from strands.types.session import decode_bytes_values, encode_bytes_values
 
 logger = logging.getLogger(__name__)
 
-RECORD_OVERHEAD = 160
-"""Estimated bytes of Python bookkeeping per record (the slotted record object and its dict entries)."""
+RECORD_OVERHEAD = 176
+"""Estimated bytes of Python bookkeeping per record (the slotted record object, its key entry, its two times)."""
 
 LEXICAL_ENTRY_BYTES = 10
 """Bytes per posting in the lexical index: an int64 archive index and a uint16 term count."""
@@ -50,30 +53,77 @@ def message_index(vector_id_: int) -> int:
     return int(vector_id_) >> CHUNK_BITS
 
 
+def _dumps(value: Any, **options: Any) -> bytes:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), **options)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate ("\\ud800" in a tool result) has no UTF-8 form; JSON's \\u escapes keep it exactly.
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), **options).encode("ascii")
+
+
 def encode_message(message: Message) -> bytes:
     """Serialize a message exactly, as compact JSON (bytes values base64-encoded the way Strands sessions do).
 
-    Values JSON cannot hold (a ``datetime`` in a tool input, say) are stored as their ``str()`` with a warning,
-    so the message is kept rather than refused.
+    Any text survives byte for byte: NUL characters and lone surrogates are written as JSON escapes (a message
+    holding a lone surrogate is written with ASCII escapes throughout). Values JSON cannot hold (a ``datetime``
+    in a tool input, say) are stored as their ``str()`` with a warning, so the message is kept rather than
+    refused.
 
     Args:
         message: The message.
 
     Returns:
-        UTF-8 JSON.
+        JSON bytes (UTF-8, or ASCII for a message holding lone surrogates).
     """
     encodable = encode_bytes_values(message)
     try:
-        return json.dumps(encodable, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return _dumps(encodable)
     except (TypeError, ValueError) as error:
         logger.warning("error=<%s> | message holds values JSON cannot represent, storing them as text", error)
-        return json.dumps(encodable, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+        return _dumps(encodable, default=str)
+
+
+def encode_json(value: Any) -> bytes:
+    """Compact JSON bytes of an already JSON-shaped value, with the same guarantees as :func:`encode_message`."""
+    return _dumps(value)
+
+
+_UNSEARCHABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def searchable_text(text: str) -> str:
+    """The form of a rendered message that indexes and embedders receive.
+
+    NUL characters become spaces and lone surrogates U+FFFD: tokenizers, PostgreSQL's text type and UTF-8 refuse
+    them. Only the indexed text changes; the archived message keeps them (see :func:`encode_message`).
+    """
+    return _UNSEARCHABLE.sub(lambda m: " " if m.group(0) == "\x00" else "\ufffd", text)
+
+
+def record_key(tracking_id: str | None, data: bytes) -> str:
+    """The idempotency key of a message about to be archived.
+
+    A message with a tracking id is keyed by the id *and* its bytes, so a retried archive of the same message
+    returns its first index, while a different message that reuses the id is archived too. A message without
+    one cannot be told from another with the same text (two users' "ok"), so it gets a fresh key: archived each
+    time.
+    """
+    if not tracking_id:
+        return "u:" + uuid.uuid4().hex
+    digest = hashlib.blake2b(data, digest_size=16, person=b"ssm-record")
+    digest.update(tracking_id.encode("utf-8", "surrogatepass"))
+    return "t:" + digest.hexdigest()
 
 
 def decode_message(data: bytes | str) -> Message:
     """Inverse of :func:`encode_message`."""
     decoded: Any = decode_bytes_values(json.loads(data))
     return decoded  # type: ignore[no-any-return]
+
+
+MAX_INDEX = (1 << (63 - CHUNK_BITS)) - 1
+"""The largest archive index whose vector ids fit FAISS's int64 ids."""
 
 
 @dataclass(slots=True)
@@ -86,7 +136,7 @@ class ArchivedRecord:
     Attributes:
         data: The message, as :func:`encode_message` bytes.
         role: The message's role.
-        tracking_id: The Strands tracking id, used to archive each message once.
+        key: The compact idempotency key (see :func:`record_key`), None for a message without a tracking id.
         vector_count: How many vectors of this message are in the store (0 while pending or if nothing to embed).
         pending: True while the message still waits for its embedding.
         lexical_terms: Its entries in the lexical index (distinct terms).
@@ -94,7 +144,7 @@ class ArchivedRecord:
 
     data: bytes
     role: str
-    tracking_id: str | None
+    key: int | None
     vector_count: int
     pending: bool
     lexical_terms: int = 0

@@ -6,6 +6,19 @@ whole family at once. Subclasses carry the data needed to understand the failure
 
 from __future__ import annotations
 
+__all__ = [
+    "ConfigurationError",
+    "DimensionMismatchError",
+    "EmbeddingError",
+    "EmbeddingModelMismatchError",
+    "InvalidMessageError",
+    "InvalidMessageTypeError",
+    "MissingDependencyError",
+    "SemanticMemoryError",
+    "StateError",
+    "StoreError",
+]
+
 
 class SemanticMemoryError(Exception):
     """Base class of every error raised on purpose by this library."""
@@ -30,13 +43,26 @@ class MissingDependencyError(SemanticMemoryError, ImportError):
             extra: The extra of ``strands-semantic-memory`` that installs what is missing.
             package: The missing import.
         """
+        self.feature = feature
         self.extra = extra
         self.package = package
-        super().__init__(f"{feature} needs the '{package}' package: pip install 'strands-semantic-memory[{extra}]'")
+        install = f"pip install 'strands-semantic-memory[{extra}]'" if extra else "pip install strands-semantic-memory"
+        super().__init__(f"{feature} needs the '{package}' package: {install}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, str]]:
+        return type(self), (self.feature, self.extra, self.package)
+
+
+class InvalidMessageError(SemanticMemoryError, ValueError):
+    """Something passed as a Strands message is not one. Nothing was archived. The message names the position."""
+
+
+class InvalidMessageTypeError(SemanticMemoryError, TypeError):
+    """An argument has the wrong type (a dict where a list of messages is expected, say). Nothing changed."""
 
 
 class EmbeddingError(SemanticMemoryError):
-    """The embedding model could not be loaded or failed to embed."""
+    """The embedding model could not be loaded or failed to embed (the original exception is chained)."""
 
 
 class DimensionMismatchError(SemanticMemoryError, ValueError):
@@ -57,8 +83,12 @@ class DimensionMismatchError(SemanticMemoryError, ValueError):
         """
         self.expected = expected
         self.actual = actual
+        self.hint = hint
         message = f"embedding dimension mismatch: the archive holds {expected}-dimensional vectors, got {actual}"
         super().__init__(f"{message}. {hint}" if hint else message)
+
+    def __reduce__(self) -> tuple[type, tuple[int, int, str]]:
+        return type(self), (self.expected, self.actual, self.hint)
 
 
 class EmbeddingModelMismatchError(SemanticMemoryError, ValueError):
@@ -83,6 +113,9 @@ class EmbeddingModelMismatchError(SemanticMemoryError, ValueError):
             f"restore with embedding_model='{archived_model}', or pass reembed=True to embed the archive again "
             "with the configured model"
         )
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return type(self), (self.archived_model, self.configured_model)
 
 
 class StateError(SemanticMemoryError, ValueError):

@@ -1,70 +1,60 @@
-"""SemanticMemory: the engine behind the conversation manager and the hook, usable on its own.
+"""SemanticMemory: the engine behind the conversation manager, the hook and the Strands memory store.
 
-It archives Strands messages verbatim, embeds a text rendering of each, and finds them again by meaning.
-
-Archiving happens in two steps so a failing embedding service never loses a message:
-
-1. under the lock, each new message gets the next archive index and is stored, marked *pending*;
-2. outside the lock, pending messages are embedded in one batch; under the lock again, their vectors are
-   added to the store (incrementally) and the limits are enforced.
-
-If step 2 fails the messages stay archived and pending, are reported by the stats, and are embedded on a later
-``archive`` or ``search`` (at most once per ``embedding_retry_interval`` seconds) or by :meth:`embed_pending`.
+A facade: it holds the lock and orders the steps; each step is a module named after its job. Archiving: the
+messages are validated and encoded (:mod:`.archive`), committed to the store in one call, then embedded outside
+the lock (:mod:`.embedding_queue`); a failing embedder leaves them pending, never lost. Recall:
+:mod:`.recall`. Options: :mod:`.options`; state: :mod:`.state`; stats: :mod:`.stats`.
 
 Every public method is safe to call from several threads at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import math
+import os
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
-import numpy as np
 from strands.types.content import Message
 
-from .archive import MAX_CHUNKS, decode_message, encode_message
-from .embeddings import DEFAULT_MODEL, Embedder, Vectors, normalize_rows, resolve_embedder
-from .errors import (
-    ConfigurationError,
-    DimensionMismatchError,
-    EmbeddingModelMismatchError,
-    SemanticMemoryError,
-    StateError,
-)
-from .rendering import chunk_text, render_message
+from .archive import decode_message, encode_message, record_key, searchable_text
+from .embedding_queue import EmbeddingQueue
+from .embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
+from .errors import ConfigurationError, InvalidMessageError, InvalidMessageTypeError, SemanticMemoryError, StateError
+from .options import MemoryOptions
+from .query_encoder import Encoder
+from .recall import Recall, SearchHit, TimeBound, make_filter, to_epoch
+from .rendering import render_message
 from .rerank import Reranker
-from .stores import VectorStore
-from .stores.archive_store import ArchiveStore, NewRecord
+from .state import check_compatibility
+from .stats import MemoryStats
+from .stores.archive_store import ArchiveStore, NewRecord, StoredRecord
 from .stores.in_memory import InMemoryArchive
-from .windows import ContextWindow, expand_and_merge, window_score
+from .windows import ContextWindow
 
 logger = logging.getLogger(__name__)
 
+__all__ = ["SearchHit", "SemanticMemory"]
 
-@dataclass(frozen=True)
-class SearchHit:
-    """One archived message found by a search.
 
-    Attributes:
-        index: The message's archive index.
-        score: Its relevance: cosine similarity of the best-matching chunk, or the reranker's score when a
-            reranker is configured. Higher is more relevant.
-        message: A copy of the archived message, exactly as archived.
-        similarity: The cosine similarity of the query to the message's best-matching chunk (equal to ``score`` in
-            dense mode without a reranker); None when it is unknown (the message has no vector yet, or the query
-            was not embedded).
-    """
-
-    index: int
-    score: float
-    message: Message
-    similarity: float | None
+def _said_at(message: Mapping[str, Any], given: TimeBound, position: int) -> float | None:
+    """The caller's time for a message: the ``timestamps`` argument, else ``metadata.custom.timestamp``."""
+    if given is None:
+        custom = (message.get("metadata") or {}).get("custom") if isinstance(message.get("metadata"), Mapping) else None
+        given = custom.get("timestamp") if isinstance(custom, Mapping) else None
+        if isinstance(given, str):
+            try:
+                given = datetime.fromisoformat(given)
+            except ValueError as error:
+                raise InvalidMessageError(f"messages[{position}] has an unreadable timestamp {given!r}") from error
+    try:
+        return to_epoch(given, f"timestamps[{position}]")
+    except InvalidMessageTypeError as error:
+        raise InvalidMessageError(str(error)) from error
 
 
 class SemanticMemory:
@@ -88,112 +78,119 @@ class SemanticMemory:
         max_num_archived_messages: int | None = None,
         max_memory_archived_messages: int | None = None,
         *,
-        retrieval: str = "hybrid",
-        rrf_k: int = 10,
         embedder: Embedder | None = None,
-        store: ArchiveStore | VectorStore | None = None,
+        store: ArchiveStore | None = None,
+        archive_path: str | os.PathLike[str] | None = None,
         reranker: Reranker | None = None,
-        rerank_candidates: int = 20,
         aws_region: str | None = None,
         embedding_dimensions: int | None = None,
-        chunk_chars: int = 1000,
-        max_chunks_per_message: int = 64,
-        query_cache_size: int = 256,
-        embedding_retry_interval: float = 30.0,
+        **options: Any,
     ) -> None:
-        """Create an empty memory. Nothing is loaded until the first message is embedded.
+        """Create a memory. Nothing is loaded until the first message is embedded.
 
         Args:
             embedding_model: Local sentence-transformers model name or folder (default: the bundled
                 all-MiniLM-L6-v2), or ``"bedrock:<model id>"``. Ignored when ``embedder`` is given.
-            top_k: Hits returned by :meth:`search` and used by :meth:`retrieve` unless overridden per call.
+            top_k: Hits returned by :meth:`search` and widened by :meth:`retrieve` unless overridden per call.
             context_radius: Neighbouring messages added on each side of a hit by :meth:`retrieve`.
-            min_score: Drop hits whose cosine similarity to the query is below this (-1 to 1), in every retrieval
-                mode, before any reranking. Messages not embedded yet are not filtered. None keeps every hit.
-            max_num_archived_messages: Keep at most this many messages; the oldest are evicted first.
-            max_memory_archived_messages: Keep the estimated memory (see :mod:`strands_semantic_memory.archive`)
-                at most this many bytes; the oldest are evicted first.
-            retrieval: ``"hybrid"`` (BM25 and dense rankings fused by reciprocal rank, the default), ``"dense"``
-                (embeddings only) or ``"lexical"`` (BM25 only). See ``docs/benchmarks.md`` for how they compare.
-            rrf_k: The constant of reciprocal-rank fusion: each ranking contributes ``1 / (rrf_k + rank)``. The
-                default, 10, was chosen on the benchmark's development seed (7) and is reported on seed 13.
+            min_score: Minimum cosine similarity of a hit (-1..1), in every retrieval mode; None keeps all.
+            max_num_archived_messages: Keep at most this many messages (oldest evicted first); None: no limit.
+            max_memory_archived_messages: Keep at most this many estimated bytes; None: no limit.
             embedder: A ready :class:`~strands_semantic_memory.embeddings.Embedder`, instead of a model name.
-            store: Where the archive lives: an :class:`~strands_semantic_memory.stores.ArchiveStore` such as
-                ``PgVectorStore`` (shared by processes), or a :class:`~strands_semantic_memory.stores.VectorStore`
-                for the in-process archive's vectors. Default: in process, vectors in FAISS.
+            store: Where the archive lives, an :class:`~strands_semantic_memory.stores.ArchiveStore`: default in
+                process (:class:`InMemoryArchive`); ``PgVectorStore`` to share it between processes.
+            archive_path: A file for a durable archive on this machine (:class:`SqliteArchive`); reopened from
+                the same path by a new process. Not together with ``store``.
             reranker: A :class:`~strands_semantic_memory.rerank.Reranker` to reorder candidates; default none.
-            rerank_candidates: How many dense candidates the reranker sees.
             aws_region: Bedrock only: the region (default: the AWS SDK's resolution).
             embedding_dimensions: Bedrock only: output dimension for models that offer a choice.
-            chunk_chars: A message's rendered text is embedded in chunks of at most this many characters.
-            max_chunks_per_message: At most this many chunks of one message are embedded (text beyond them is
-                archived but not searchable; a warning says so). At most 256.
-            query_cache_size: How many query embeddings to keep (repeated questions skip the embedder).
-            embedding_retry_interval: Seconds between automatic retries of pending embeddings after a failure.
+            **options: Further :class:`~strands_semantic_memory.options.MemoryOptions` (``retrieval``,
+                ``rrf_k``, ``rerank_candidates``, ``chunk_chars``, ``max_chunks_per_message``,
+                ``query_cache_size``, ``embedding_retry_interval``, ``embedding_batch_size``).
 
         Raises:
-            ConfigurationError: If an option is out of range (the message names it).
+            ConfigurationError: If an option is unknown or out of range (the message names it).
         """
-        for name, value in (("top_k", top_k), ("rerank_candidates", rerank_candidates), ("chunk_chars", chunk_chars)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigurationError(f"{name} must be an integer >= 1, got {value!r}")
-        if not isinstance(context_radius, int) or isinstance(context_radius, bool) or context_radius < 0:
-            raise ConfigurationError(f"context_radius must be an integer >= 0, got {context_radius!r}")
-        if min_score is not None and not (isinstance(min_score, (int, float)) and math.isfinite(min_score)):
-            raise ConfigurationError(f"min_score must be a finite number or None, got {min_score!r}")
-        for name, limit in (
-            ("max_num_archived_messages", max_num_archived_messages),
-            ("max_memory_archived_messages", max_memory_archived_messages),
-        ):
-            if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
-                raise ConfigurationError(f"{name} must be a positive integer or None, got {limit!r}")
-        if not 1 <= max_chunks_per_message <= MAX_CHUNKS:
-            raise ConfigurationError(f"max_chunks_per_message must be in 1..{MAX_CHUNKS}, got {max_chunks_per_message}")
-        if retrieval not in ("hybrid", "dense", "lexical"):
-            raise ConfigurationError(f"retrieval must be 'hybrid', 'dense' or 'lexical', got {retrieval!r}")
-        if not isinstance(rrf_k, int) or rrf_k < 1:
-            raise ConfigurationError(f"rrf_k must be an integer >= 1, got {rrf_k!r}")
-        if query_cache_size < 0:
-            raise ConfigurationError(f"query_cache_size must be >= 0, got {query_cache_size}")
-
+        unknown = set(options) - MemoryOptions.names()
+        if unknown:
+            raise ConfigurationError(f"unknown option(s) {sorted(unknown)}; see MemoryOptions")
+        self._options = MemoryOptions(
+            top_k=top_k,
+            context_radius=context_radius,
+            min_score=min_score,
+            max_num_archived_messages=max_num_archived_messages,
+            max_memory_archived_messages=max_memory_archived_messages,
+            **options,
+        )
+        self._archive = self._resolve_store(store, archive_path)
         self.embedder: Embedder = embedder or resolve_embedder(
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
         )
-        self.top_k = top_k
-        self.context_radius = context_radius
-        self.min_score = None if min_score is None else float(min_score)
-        self.max_num_archived_messages = max_num_archived_messages
-        self.max_memory_archived_messages = max_memory_archived_messages
-        self.reranker = reranker
-        self.retrieval = retrieval
-        self.rrf_k = rrf_k
-        self.rerank_candidates = rerank_candidates
-        self.chunk_chars = chunk_chars
-        self.max_chunks_per_message = max_chunks_per_message
-        self.query_cache_size = query_cache_size
-        self.embedding_retry_interval = embedding_retry_interval
+        self._archive.bind(self.embedder.model_id)  # shared stores refuse a namespace built by another model
+        self._lock = threading.RLock()
+        self._store_lock: contextlib.AbstractContextManager[object] = (
+            contextlib.nullcontext() if self._archive.thread_safe else self._lock
+        )
+        self._encoder = Encoder(self.embedder, lambda: self._archive.dimension, self._options.query_cache_size)
+        self._queue = self._new_queue()
+        self._recall = Recall(self._archive, self._encoder, self._store_lock, lambda: self._options, reranker)
+        self._version = 0
+        self._searches = 0
 
-        if isinstance(store, ArchiveStore):
-            self._archive: ArchiveStore = store
-        elif store is None or isinstance(store, VectorStore):
-            self._archive = InMemoryArchive(store)
-        else:
+    @staticmethod
+    def _resolve_store(store: ArchiveStore | None, archive_path: str | os.PathLike[str] | None) -> ArchiveStore:
+        if store is not None and archive_path is not None:
+            raise ConfigurationError("pass either store= or archive_path=, not both")
+        if archive_path is not None:
+            from .stores.sqlite_store import SqliteArchive
+
+            return SqliteArchive(archive_path)
+        if store is None:
+            return InMemoryArchive()
+        if not isinstance(store, ArchiveStore):
             raise ConfigurationError(
-                f"store must be an ArchiveStore (e.g. PgVectorStore) or a VectorStore (e.g. FaissVectorStore), "
+                f"store must be an ArchiveStore (InMemoryArchive, SqliteArchive, PgVectorStore), "
                 f"got {type(store).__name__}"
             )
-        bind = getattr(self._archive, "bind", None)
-        if callable(bind):  # shared stores record which model embeds the namespace, and refuse another
-            bind(self.embedder.model_id)
-        self._lock = threading.RLock()
-        self._in_flight: set[int] = set()
-        self._last_embedding_failure: float | None = None
-        self._last_embedding_error: str | None = None
-        self._query_cache: OrderedDict[str, Vectors] = OrderedDict()
-        self._version = 0
-        self._counters = {"searches": 0, "query_cache_hits": 0, "embedding_failures": 0}
+        return store
 
-    # ------------------------------------------------------------------ properties
+    def _new_queue(self) -> EmbeddingQueue:
+        options = self._options
+        return EmbeddingQueue(
+            self._encoder.documents,
+            chunk_chars=options.chunk_chars,
+            max_chunks=options.max_chunks_per_message,
+            retry_interval=options.embedding_retry_interval,
+            batch_size=options.embedding_batch_size,
+        )
+
+    # ------------------------------------------------------------------ options and properties
+
+    @property
+    def options(self) -> MemoryOptions:
+        """The current options (frozen; change them with :meth:`configure`)."""
+        return self._options
+
+    def configure(self, **changes: Any) -> None:
+        """Change options (validated first; nothing changes on an error)."""
+        self._options = self._options.replace(**changes)
+        self._queue = self._new_queue() if {"chunk_chars", "max_chunks_per_message"} & set(changes) else self._queue
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "_options" and name in MemoryOptions.names():
+            return getattr(self._options, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in MemoryOptions.names():
+            self.configure(**{name: value})
+        else:
+            super().__setattr__(name, value)
+
+    @property
+    def reranker(self) -> Reranker | None:
+        """The configured reranker, if any."""
+        return self._recall.reranker
 
     @property
     def version(self) -> int:
@@ -202,108 +199,140 @@ class SemanticMemory:
 
     @property
     def archive_store(self) -> ArchiveStore:
-        """Where the archive is kept (an :class:`InMemoryArchive` unless another store was given)."""
+        """Where the archive is kept."""
         return self._archive
-
-    @property
-    def store(self) -> VectorStore | None:
-        """The in-process vector store (FAISS by default; created with the first vectors), if there is one."""
-        return getattr(self._archive, "vector_store", None)
 
     def __len__(self) -> int:
         """Number of archived messages."""
-        with self._lock:
+        with self._store_lock:
             return len(self._archive)
 
-    @property
-    def indices(self) -> range:
-        """The live archive indices, oldest first (always one contiguous run)."""
-        with self._lock:
+    def _records(self, start: int | None = None, end: int | None = None) -> dict[int, StoredRecord]:
+        with self._store_lock:
             bounds = self._archive.bounds()
-        return range(bounds[0], bounds[1] + 1) if bounds else range(0)
+            if bounds is None:
+                return {}
+            lo = bounds[0] if start is None else max(start, bounds[0])
+            hi = bounds[1] if end is None else min(end, bounds[1])
+            return self._archive.get(list(range(lo, hi + 1)))
+
+    @property
+    def indices(self) -> list[int]:
+        """The live archive indices, oldest first (forgotten messages leave holes)."""
+        return sorted(self._records())
 
     def get(self, index: int) -> Message:
         """A copy of the archived message at ``index``.
 
         Raises:
-            KeyError: If no message has that index (never archived, or evicted).
+            KeyError: If no message has that index (never archived, evicted or forgotten).
         """
-        with self._lock:
-            data = self._archive.get([index]).get(index)
-        if data is None:
+        return self.record(index).message
+
+    def record(self, index: int) -> StoredRecord:
+        """The archived record at ``index`` (``.message`` decodes it; ``.role``, ``.archived_at``, ``.said_at``).
+
+        Raises:
+            KeyError: If no message has that index.
+        """
+        with self._store_lock:
+            found = self._archive.get([index]).get(index)
+        if found is None:
             raise KeyError(f"no archived message with index {index}")
-        return decode_message(data)
+        return found
 
     def messages(self, start: int | None = None, end: int | None = None) -> list[tuple[int, Message]]:
         """Archived ``(index, message)`` pairs with ``start <= index <= end``, oldest first."""
-        with self._lock:
-            bounds = self._archive.bounds()
-            if bounds is None:
-                return []
-            lo = bounds[0] if start is None else max(start, bounds[0])
-            hi = bounds[1] if end is None else min(end, bounds[1])
-            found = self._archive.get(list(range(lo, hi + 1)))
-        return [(i, decode_message(found[i])) for i in sorted(found)]
+        return [(i, decode_message(r.data)) for i, r in sorted(self._records(start, end).items())]
 
     # ------------------------------------------------------------------ archiving
 
     @staticmethod
-    def _validate(messages: Sequence[Message]) -> None:
-        if isinstance(messages, Mapping) or not isinstance(messages, Sequence):
-            raise TypeError(f"archive() takes a list of messages, got {type(messages).__name__}")
+    def _validate(messages: Sequence[Message], timestamps: Sequence[TimeBound] | None) -> list[float | None]:
+        if isinstance(messages, (Mapping, str, bytes)) or not isinstance(messages, Sequence):
+            raise InvalidMessageTypeError(f"archive() takes a list of messages, got {type(messages).__name__}")
+        if timestamps is not None and len(timestamps) != len(messages):
+            raise InvalidMessageError(f"got {len(timestamps)} timestamps for {len(messages)} messages")
         for position, message in enumerate(messages):
             if not isinstance(message, Mapping):
-                raise TypeError(f"messages[{position}] is a {type(message).__name__}, not a Strands message dict")
+                raise InvalidMessageTypeError(f"messages[{position}] is a {type(message).__name__}, not a message")
             if not isinstance(message.get("role"), str):
-                raise ValueError(f"messages[{position}] has no string 'role'")
+                raise InvalidMessageError(f"messages[{position}] has no string 'role'")
             if not isinstance(message.get("content"), list):
-                raise ValueError(
+                raise InvalidMessageError(
                     f"messages[{position}] 'content' must be a list of content blocks, "
                     f"got {type(message.get('content')).__name__}"
                 )
+        given = timestamps or [None] * len(messages)
+        return [_said_at(m, t, p) for p, (m, t) in enumerate(zip(messages, given, strict=True))]
 
-    def archive(self, messages: Sequence[Message]) -> list[int]:
-        """Archive messages verbatim, in order, and make them searchable.
+    def archive(self, messages: Sequence[Message], *, timestamps: Sequence[TimeBound] | None = None) -> list[int]:
+        """Archive messages verbatim, in order, in one commit, then make them searchable.
 
-        A message already archived (same Strands ``tracking_id``) is not archived twice: its existing index is
-        returned. A message with nothing to embed (an image only, empty content) is archived without a vector.
-        If embedding fails, the messages are archived all the same and embedded later (see the module doc).
+        Archiving the same message again (same tracking id and content) returns its existing index. A message
+        with nothing to embed is archived without a vector. If embedding fails, the messages are archived all
+        the same and embedded later (see :mod:`.embedding_queue`).
 
         Args:
-            messages: Strands message dicts, oldest first. They are copied; later changes to them do not reach
-                the archive.
+            messages: Strands message dicts, oldest first (copied: later changes do not reach the archive).
+            timestamps: When each message was said (epoch seconds or datetimes), aligned with ``messages``. By
+                default a message's ``metadata.custom.timestamp`` (ISO 8601 or epoch seconds) is used if present.
 
         Returns:
             The archive index of each message, same order.
 
         Raises:
-            TypeError, ValueError: If an item is not a Strands message (nothing is archived then).
-            StoreError: If the store cannot commit them (a database that cannot be reached); nothing is archived.
+            InvalidMessageError, InvalidMessageTypeError: If an item is not a message (nothing is archived).
+            StoreError: If the store cannot commit them; nothing is archived.
         """
-        self._validate(messages)
-        records = [
-            NewRecord(
-                data=encode_message(m),
-                role=str(m["role"]),
-                tracking_id=m.get("tracking_id") or None,
-                text=render_message(m),
+        said = self._validate(messages, timestamps)
+        now = time.time()
+        records = []
+        for message, said_at in zip(messages, said, strict=True):
+            data = encode_message(message)
+            tracking_id = message.get("tracking_id") or None
+            records.append(
+                NewRecord(
+                    data=data,
+                    role=str(message["role"]),
+                    tracking_id=tracking_id,
+                    text=searchable_text(render_message(message)),
+                    key=record_key(tracking_id, data),
+                    archived_at=now,
+                    said_at=said_at,
+                )
             )
-            for m in messages
-        ]
-        with self._lock:
+        with self._store_lock:
             before = len(self._archive)
             indices = self._archive.add(records)
             added = len(self._archive) - before
-            if added:
-                self._version += 1
-                logger.debug("archived=<%d>, total=<%d> | messages archived", added, len(self._archive))
-        self._embed_pending(raise_errors=False)
-        with self._lock:
-            self._enforce_limits()
+        if added:
+            self._bump()
+            logger.debug("archived=<%d> | messages archived", added)
+        # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
+        if self._queue.due():
+            self._embed(raise_errors=False)
+        self._enforce_limits()
         return indices
 
+    def _embed(self, *, raise_errors: bool) -> int:
+        try:
+            updated = self._queue.run(self._archive, self._store_lock, raise_errors=raise_errors)
+        except SemanticMemoryError:
+            if raise_errors:
+                raise
+            return 0
+        except Exception as error:  # a store failing while saving vectors: the messages stay pending
+            if raise_errors:
+                raise
+            logger.warning("error=<%s> | storing vectors failed; the messages stay pending", error)
+            return 0
+        if updated:
+            self._bump()
+        return updated
+
     def embed_pending(self) -> int:
-        """Embed every message still waiting for its vectors, now.
+        """Embed every message still waiting for its vectors, now (ignores the retry interval).
 
         Returns:
             How many messages were embedded.
@@ -311,246 +340,113 @@ class SemanticMemory:
         Raises:
             EmbeddingError: If the embedder fails (the messages stay archived and pending).
         """
-        return self._embed_pending(raise_errors=True)
+        return self._embed(raise_errors=True)
 
-    def _embed_pending(self, raise_errors: bool) -> int:
+    def _bump(self) -> None:
         with self._lock:
-            claimed = self._archive.pending(exclude=self._in_flight)
-            self._in_flight.update(i for i, _ in claimed)
-        if not claimed:
-            return 0
-        texts: list[str] = []
-        owners: list[int] = []
-        for index, rendered in claimed:
-            chunks, truncated = chunk_text(rendered, self.chunk_chars, self.max_chunks_per_message)
-            if truncated:
-                logger.warning(
-                    "index=<%d>, chars=<%d>, chunks=<%d> | message text beyond the last chunk is archived but not "
-                    "searchable; raise max_chunks_per_message or chunk_chars to embed it all",
-                    index,
-                    len(rendered),
-                    len(chunks),
-                )
-            texts.extend(chunks)
-            owners.extend([index] * len(chunks))
-        claimed_ids = [i for i, _ in claimed]
-        try:
-            vectors = self._embed(texts, query=False) if texts else np.zeros((0, 0), dtype=np.float32)
-        except Exception as error:
-            with self._lock:
-                self._in_flight.difference_update(claimed_ids)
-                self._last_embedding_failure = time.monotonic()
-                self._last_embedding_error = f"{type(error).__name__}: {error}"
-                self._counters["embedding_failures"] += 1
-            logger.warning(
-                "pending=<%d>, error=<%s> | embedding failed; the messages are archived and will be embedded on a "
-                "later archive or search, or by embed_pending()",
-                len(claimed),
-                error,
-            )
-            if raise_errors:
-                raise
-            return 0
-        rows: dict[int, list[int]] = {}
-        for row, owner in enumerate(owners):
-            rows.setdefault(owner, []).append(row)
-        width = vectors.shape[1] if texts else 0
-        by_index: dict[int, Vectors] = {
-            i: vectors[rows[i]] if i in rows else np.zeros((0, width), dtype=np.float32) for i in claimed_ids
-        }
-        with self._lock:
-            try:
-                updated = self._archive.set_vectors(by_index)
-            finally:
-                self._in_flight.difference_update(claimed_ids)
-            self._last_embedding_failure = None
-            self._last_embedding_error = None
             self._version += 1
-            self._enforce_limits()
-        return updated
 
-    def _embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
-        raw = self.embedder.embed_queries(texts) if query else self.embedder.embed_documents(texts)
-        vectors = normalize_rows(raw)
-        if vectors.shape[0] != len(texts):
-            raise SemanticMemoryError(f"embedder returned {vectors.shape[0]} vectors for {len(texts)} texts")
-        if not np.all(np.isfinite(vectors)):
-            raise SemanticMemoryError("embedder returned non-finite values")
-        dimension = self._archive.dimension
-        if dimension is not None and vectors.shape[1] != dimension:
-            raise DimensionMismatchError(
-                dimension,
-                int(vectors.shape[1]),
-                "The archive was built with another embedding model or dimension; restore it with that model.",
-            )
-        return vectors
-
-    # ------------------------------------------------------------------ limits and eviction
+    # ------------------------------------------------------------------ removal
 
     def _enforce_limits(self) -> list[int]:
-        """Evict oldest records while a limit is exceeded. Caller holds the lock."""
-        evicted = self._archive.enforce_limits(self.max_num_archived_messages, self.max_memory_archived_messages)
-        byte_limit = self.max_memory_archived_messages
-        if byte_limit is not None and self._archive.stats().total_bytes > byte_limit:
-            logger.warning(
-                "limit=<%d> | the newest archived message alone exceeds max_memory_archived_messages; it is kept",
-                byte_limit,
+        options = self._options
+        with self._store_lock:
+            evicted = self._archive.enforce_limits(
+                options.max_num_archived_messages, options.max_memory_archived_messages
             )
+            limit = options.max_memory_archived_messages
+            if limit is not None and self._archive.stats().total_bytes > limit:
+                logger.warning(
+                    "limit=<%d> | the newest archived message alone exceeds max_memory_archived_messages; it is kept",
+                    limit,
+                )
         if evicted:
-            self._version += 1
-            logger.info(
-                "evicted=<%d>, oldest_evicted=<%d>, newest_evicted=<%d> | evicted oldest archived messages to stay "
-                "within limits",
-                len(evicted),
-                evicted[0],
-                evicted[-1],
-            )
+            self._bump()
+            logger.info("evicted=<%d>, newest_evicted=<%d> | oldest archived messages evicted", len(evicted), evicted[-1])
         return evicted
 
     def evict_oldest(self, count: int = 1) -> list[int]:
-        """Evict the ``count`` oldest messages from the archive and the indexes together.
-
-        Args:
-            count: How many to evict.
-
-        Returns:
-            Their archive indices.
-        """
-        with self._lock:
+        """Evict the ``count`` oldest messages from the archive and the indexes together; returns their indices."""
+        with self._store_lock:
             evicted = self._archive.evict_oldest(count)
-            if evicted:
-                self._version += 1
-            return evicted
+        if evicted:
+            self._bump()
+        return evicted
 
     def clear(self) -> None:
-        """Forget every archived message. Indices keep increasing from where they were."""
-        with self._lock:
-            self.evict_oldest(len(self._archive))
+        """Forget every archived message by eviction. Indices keep increasing from where they were."""
+        self.evict_oldest(len(self))
 
-    # ------------------------------------------------------------------ search
+    def forget(self, indices: Iterable[int] | None = None, *, query: str | None = None) -> list[int]:
+        """Delete messages for good (privacy): records, vectors, lexical entries, database rows.
 
-    def _query_vector(self, query: str) -> Vectors:
-        with self._lock:
-            cached = self._query_cache.get(query)
-            if cached is not None:
-                self._query_cache.move_to_end(query)
-                self._counters["query_cache_hits"] += 1
-                return cached
-        vector = self._embed([query], query=True)
-        if self.query_cache_size:
-            with self._lock:
-                self._query_cache[query] = vector
-                while len(self._query_cache) > self.query_cache_size:
-                    self._query_cache.popitem(last=False)
-        return vector
+        A forgotten message is never returned again; state saved afterwards no longer holds it (save the session
+        again so older saved state is replaced).
 
-    def _retry_pending_if_due(self) -> None:
-        failure = self._last_embedding_failure
-        if failure is not None and time.monotonic() - failure < self.embedding_retry_interval:
-            return
-        with self._lock:
-            if not self._archive.has_pending():
-                return
-        self._embed_pending(raise_errors=False)
+        Args:
+            indices: Archive indices to delete (unknown ones are ignored).
+            query: Also delete every message whose text contains this, case-insensitively. Exact substring
+                matching, deliberately: deletion must be predictable, never "similar enough".
 
-    def _ranked(self, query: str, want: int, threshold: float | None) -> list[tuple[int, float, float | None]]:
-        """Candidates ``(index, score, similarity)`` for a query, best first, ``min_score`` applied.
-
-        Dense ranks by cosine similarity, lexical by BM25, hybrid by reciprocal-rank fusion of both rankings
-        (each taken ``max(3 * want, 30)`` deep). In hybrid mode a failing embedder degrades to lexical results
-        with a warning; in dense mode it raises.
+        Returns:
+            The deleted indices, ascending.
         """
-        mode = self.retrieval
-        depth = max(3 * want, 30)
-        vector: Vectors | None = None
-        if mode != "lexical" or threshold is not None:
-            try:
-                vector = self._query_vector(query)
-            except Exception as error:
-                if mode == "dense":
-                    raise
-                logger.warning("error=<%s> | query embedding failed; using lexical results only", error)
-        with self._lock:
-            dense: dict[int, float] = {}
-            if vector is not None and mode != "lexical":
-                dense = self._archive.dense_search(vector, depth if mode == "hybrid" else want)
-            lexical: dict[int, float] = {}
-            if mode != "dense":
-                lexical = self._archive.lexical_search(query, depth if mode == "hybrid" else want)
-            if mode == "dense":
-                ranked = sorted(dense.items(), key=lambda item: (-item[1], item[0]))
-            elif mode == "lexical":
-                ranked = sorted(lexical.items(), key=lambda item: (-item[1], item[0]))
-            else:
-                fused: dict[int, float] = {}
-                for ranking in (dense, lexical):
-                    ordered = sorted(ranking.items(), key=lambda item: (-item[1], item[0]))
-                    for rank, (index, _) in enumerate(ordered):
-                        fused[index] = fused.get(index, 0.0) + 1.0 / (self.rrf_k + rank + 1)
-                ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
-            similarity = dict(dense)
-            if vector is not None:
-                missing = [i for i, _ in ranked[: want + 10] if i not in similarity]
-                similarity.update(self._archive.similarities(vector, missing))
-        result = [(i, s, similarity.get(i)) for i, s in ranked]
-        if threshold is not None:
-            # A message without a vector (pending, or nothing to embed) has no similarity; it was found lexically.
-            result = [(i, s, sim) for i, s, sim in result if sim is None or sim >= threshold]
-        return result[:want]
+        targets = list(indices or [])
+        if any(not isinstance(i, int) or isinstance(i, bool) for i in targets):
+            raise InvalidMessageTypeError("forget() takes integer archive indices")
+        if query is not None and (not isinstance(query, str) or not query.strip()):
+            raise InvalidMessageError("forget(query=...) needs a non-empty string")
+        with self._store_lock:
+            if query is not None:
+                targets.extend(self._archive.find_text(query))
+            removed = self._archive.forget(sorted(set(targets))) if targets else []
+        if removed:
+            self._bump()
+            logger.info("forgotten=<%d> | archived messages deleted on request", len(removed))
+        return removed
 
-    def _search(self, query: str, top_k: int | None, min_score: float | None, pool: int = 0) -> list[SearchHit]:
-        if not isinstance(query, str):
-            raise TypeError(f"query must be a string, got {type(query).__name__}")
-        k = self.top_k if top_k is None else top_k
-        threshold = self.min_score if min_score is None else min_score
-        if k < 1 or not query.strip():
-            return []
-        self._retry_pending_if_due()
-        with self._lock:
-            self._counters["searches"] += 1
-            if not len(self._archive):
-                return []
-        want = max(k, pool, self.rerank_candidates if self.reranker is not None else 0)
-        ranked = self._ranked(query, want, threshold)
-        with self._lock:
-            found = self._archive.get([i for i, _, _ in ranked])
-        hits = [
-            SearchHit(index=i, score=s, message=decode_message(found[i]), similarity=sim)
-            for i, s, sim in ranked
-            if i in found
-        ]
-        if self.reranker is not None and hits:
-            hits = self._rerank(query, hits)
-        return hits
+    # ------------------------------------------------------------------ recall
 
-    def search(self, query: str, top_k: int | None = None, min_score: float | None = None) -> list[SearchHit]:
+    def _prepare(self) -> None:
+        with self._lock:
+            self._searches += 1
+        if self._queue.due():
+            with self._store_lock:
+                waiting = self._archive.has_pending()
+            if waiting:
+                self._embed(raise_errors=False)
+
+    def search(
+        self,
+        query: str,
+        top_k: int | None = None,
+        min_score: float | None = None,
+        *,
+        roles: Collection[str] | None = None,
+        since: TimeBound = None,
+        until: TimeBound = None,
+    ) -> list[SearchHit]:
         """Find the archived messages most relevant to ``query``.
 
         Args:
             query: The text to look for.
-            top_k: How many hits at most (default: ``self.top_k``).
-            min_score: Minimum cosine similarity between query and message, in every retrieval mode (default:
-                ``self.min_score``). Messages without a vector (not embedded yet) are not filtered by it.
+            top_k: How many hits at most (default: ``options.top_k``).
+            min_score: Minimum cosine similarity (default: ``options.min_score``); messages without a vector
+                are not filtered by it.
+            roles: Only messages of these roles.
+            since: Only messages said (else archived) at or after this time (epoch seconds or datetime).
+            until: Only messages said (else archived) at or before this time.
 
         Returns:
-            Hits, most relevant first: by cosine similarity (dense), BM25 (lexical), reciprocal-rank fusion
-            (hybrid), or the reranker's score when one is configured. Empty for an empty query or archive.
+            Hits, most relevant first. Empty for an empty query or archive.
 
         Raises:
             EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
         """
-        k = self.top_k if top_k is None else top_k
-        return self._search(query, top_k, min_score)[:k]
-
-    def _rerank(self, query: str, hits: list[SearchHit]) -> list[SearchHit]:
-        scores = self.reranker.rerank(query, [render_message(h.message) for h in hits])  # type: ignore[union-attr]
-        if len(scores) != len(hits):
-            raise SemanticMemoryError(f"reranker returned {len(scores)} scores for {len(hits)} passages")
-        rescored = [
-            SearchHit(index=h.index, score=float(s), message=h.message, similarity=h.similarity)
-            for h, s in zip(hits, scores, strict=True)
-        ]
-        return sorted(rescored, key=lambda h: (-h.score, h.index))
+        k = self._options.top_k if top_k is None else top_k
+        self._prepare()
+        threshold = self._options.min_score if min_score is None else min_score
+        return self._recall.search(query, k, threshold, make_filter(roles, since, until))[:k]
 
     def retrieve(
         self,
@@ -558,149 +454,104 @@ class SemanticMemory:
         top_k: int | None = None,
         context_radius: int | None = None,
         min_score: float | None = None,
+        *,
+        roles: Collection[str] | None = None,
+        since: TimeBound = None,
+        until: TimeBound = None,
     ) -> list[ContextWindow]:
         """Search, widen each hit by the context radius, and merge overlapping or adjacent ranges.
 
-        The windows are built around the ``top_k`` hits. Each window is then scored with every candidate that
-        falls inside it (the search looks ``3 * top_k`` deep), so a passage whose neighbouring messages also
-        match outranks an isolated hit of the same strength (see
-        :func:`~strands_semantic_memory.windows.window_score`).
-
-        Args:
-            query: The text to look for.
-            top_k: Hits to widen (default: ``self.top_k``).
-            context_radius: Neighbours on each side (default: ``self.context_radius``).
-            min_score: Minimum cosine similarity of a hit (default: ``self.min_score``).
+        Each window is scored with every candidate inside it (the search looks ``3 * top_k`` deep), so a passage
+        whose neighbours also match outranks an isolated hit (see :func:`~.windows.window_score`). Arguments as
+        in :meth:`search`, plus ``context_radius`` (default: ``options.context_radius``).
 
         Returns:
             Windows in conversation order, each with its score.
         """
-        k = self.top_k if top_k is None else top_k
-        radius = self.context_radius if context_radius is None else context_radius
-        candidates = self._search(query, top_k, min_score, pool=3 * k)
-        hits = candidates[:k]
-        if not hits:
-            return []
-        scores = {h.index: h.score for h in hits}
-        pool_scores = {h.index: h.score for h in candidates}
-        with self._lock:
-            bounds = self._archive.bounds()
-            if bounds is None:
-                return []
-            ranges = expand_and_merge(scores, radius, *bounds)
-            found = self._archive.get([i for span in ranges for i in range(span.start, span.end + 1)])
-        windows = []
-        for span in ranges:
-            indices = [i for i in range(span.start, span.end + 1) if i in found]
-            windows.append(
-                ContextWindow(
-                    start=span.start,
-                    end=span.end,
-                    messages=[decode_message(found[i]) for i in indices],
-                    hit_indices=list(span.hit_indices),
-                    score=window_score([s for i, s in pool_scores.items() if span.start <= i <= span.end]),
-                    indices=indices,
-                    hit_scores=[scores[i] for i in span.hit_indices],
-                )
-            )
-        return windows
+        k = self._options.top_k if top_k is None else top_k
+        radius = self._options.context_radius if context_radius is None else context_radius
+        self._prepare()
+        threshold = self._options.min_score if min_score is None else min_score
+        return self._recall.windows(query, k, radius, threshold, make_filter(roles, since, until))
 
-    # ------------------------------------------------------------------ stats
+    # ------------------------------------------------------------------ stats and state
 
-    def get_memory_usage_stats(self) -> dict[str, Any]:
-        """Usage statistics.
-
-        Returns:
-            A dict with ``message_count``, ``total_memory`` (estimated bytes; see
-            :mod:`strands_semantic_memory.archive`), ``message_bytes``, ``embedding_bytes``, ``bookkeeping_bytes``,
-            ``vector_count``, ``embedding_dimension``, ``embedding_model``, ``pending_embedding_count``,
-            ``last_embedding_error``, ``evicted_count``, ``archived_total``, ``oldest_index``, ``newest_index``,
-            ``max_num_archived_messages``, ``max_memory_archived_messages``, ``memory_utilization`` (0-1, or None
-            without a byte limit), ``searches``, ``query_cache_hits`` and ``embedding_failures``.
-        """
-        with self._lock:
+    def stats(self) -> MemoryStats:
+        """Typed usage statistics (see :class:`~strands_semantic_memory.stats.MemoryStats`)."""
+        with self._store_lock:
             stats = self._archive.stats()
         embedding_bytes = stats.vector_count * (stats.dimension or 0) * 4
-        limit = self.max_memory_archived_messages
-        return {
-            "message_count": stats.message_count,
-            "total_memory": stats.total_bytes,
-            "message_bytes": stats.message_bytes,
-            "embedding_bytes": embedding_bytes,
-            "bookkeeping_bytes": stats.total_bytes - stats.message_bytes - embedding_bytes,
-            "vector_count": stats.vector_count,
-            "embedding_dimension": stats.dimension,
-            "embedding_model": self.embedder.model_id,
-            "retrieval": self.retrieval,
-            "store": type(self._archive).__name__,
-            "pending_embedding_count": stats.pending_count,
-            "last_embedding_error": self._last_embedding_error,
-            "evicted_count": stats.evicted_count,
-            "archived_total": stats.archived_total,
-            "oldest_index": stats.oldest_index,
-            "newest_index": stats.newest_index,
-            "max_num_archived_messages": self.max_num_archived_messages,
-            "max_memory_archived_messages": limit,
-            "memory_utilization": stats.total_bytes / limit if limit else None,
-            **self._counters,
-        }
+        limit = self._options.max_memory_archived_messages
+        return MemoryStats(
+            message_count=stats.message_count,
+            total_memory=stats.total_bytes,
+            message_bytes=stats.message_bytes,
+            embedding_bytes=embedding_bytes,
+            bookkeeping_bytes=stats.total_bytes - stats.message_bytes - embedding_bytes,
+            vector_count=stats.vector_count,
+            embedding_dimension=stats.dimension,
+            embedding_model=self.embedder.model_id,
+            retrieval=self._options.retrieval,
+            store=type(self._archive).__name__,
+            pending_embedding_count=stats.pending_count,
+            last_embedding_error=self._queue.last_error,
+            evicted_count=stats.evicted_count,
+            forgotten_count=stats.forgotten_count,
+            archived_total=stats.archived_total,
+            oldest_index=stats.oldest_index,
+            newest_index=stats.newest_index,
+            max_num_archived_messages=self._options.max_num_archived_messages,
+            max_memory_archived_messages=limit,
+            memory_utilization=stats.total_bytes / limit if limit else None,
+            searches=self._searches,
+            query_cache_hits=self._encoder.cache_hits,
+            embedding_failures=self._queue.failures,
+        )
 
-    # ------------------------------------------------------------------ state
+    def get_memory_usage_stats(self) -> dict[str, Any]:
+        """:meth:`stats` as a dict (``message_count``, ``total_memory``, ``pending_embedding_count``, ...)."""
+        return self.stats().as_dict()
 
     def to_state(self) -> dict[str, Any]:
-        """Everything needed to restore this archive, as JSON types only (no pickle), versioned.
+        """Everything needed to restore this memory, as JSON types only (no pickle), versioned.
 
-        With the in-process store this is the whole archive, vectors included; with a shared store (PostgreSQL)
-        it only references the namespace, since the database is the persistence.
-
-        Returns:
-            The state; see :mod:`strands_semantic_memory.state` for the layout.
+        In process, the whole archive with its vectors; with a persistent store (SQLite, PostgreSQL), a
+        reference to it. The options are saved too, and restored by :meth:`from_state` unless overridden.
         """
-        with self._lock:
-            return self._archive.export_state(self.embedder.model_id)
+        with self._store_lock:
+            state = self._archive.export_state(self.embedder.model_id)
+        state["options"] = self._options.to_dict()
+        return state
 
     def load_state(self, state: Mapping[str, Any], *, reembed: bool = False) -> None:
         """Replace this memory's archive with a saved one, without calling the embedder.
 
+        Atomic: a state that fails validation leaves this memory exactly as it was.
+
         Args:
             state: What :meth:`to_state` returned (possibly after a JSON round trip).
-            reembed: If the state was built with another embedding model or dimension than this memory's,
-                embed every message again instead of refusing.
+            reembed: If another embedding model or dimension built it, embed every message again instead of
+                refusing.
 
         Raises:
             StateError: If the state is corrupt, inconsistent, or not ours.
-            EmbeddingModelMismatchError: If it was built with another embedding model and ``reembed`` is False.
-            DimensionMismatchError: If it was built with another dimension and ``reembed`` is False.
+            EmbeddingModelMismatchError: If another embedding model built it and ``reembed`` is False.
+            DimensionMismatchError: If another dimension built it and ``reembed`` is False.
         """
-        if not isinstance(state, Mapping):
-            raise StateError(f"saved state must be a JSON object, got {type(state).__name__}")
-        embedding = state.get("embedding")
-        if not isinstance(embedding, Mapping) or not isinstance(embedding.get("model_id"), str):
-            raise StateError("saved state is missing 'embedding.model_id'")
-        saved_model, saved_dimension = embedding["model_id"], embedding.get("dimension")
-        mismatch = saved_model != self.embedder.model_id
-        if mismatch and not reembed:
-            raise EmbeddingModelMismatchError(saved_model, self.embedder.model_id)
-        # Embedders that know their dimension without a call (Bedrock) are checked now; others on first use.
-        known_dimension = getattr(self.embedder, "configured_dimension", None)
-        if not mismatch and saved_dimension is not None and known_dimension not in (None, saved_dimension):
-            if not reembed:
-                raise DimensionMismatchError(
-                    int(saved_dimension),
-                    int(known_dimension),
-                    "Restore with the dimension that built the archive, or pass reembed=True.",
-                )
-            mismatch = True
-        with self._lock:
-            self._archive.load_state(state, reembed=mismatch)
-            self._in_flight = set()
-            self._query_cache.clear()
+        known = getattr(self.embedder, "configured_dimension", None)
+        mismatch = check_compatibility(state, self.embedder.model_id, known, reembed=reembed)
+        with self._lock, self._store_lock:
+            try:
+                self._archive.load_state(state, reembed=mismatch)
+            except RecursionError as error:
+                raise StateError("saved state is nested too deeply to be an archive") from error
+            self._queue.reset()
+            self._encoder.clear()
             self._version += 1
         if mismatch:
             logger.info("messages=<%d> | re-embedding the restored archive with the configured model", len(self))
             self.embed_pending()
-        with self._lock:
-            self._enforce_limits()
+        self._enforce_limits()
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], *, reembed: bool = False, **kwargs: Any) -> SemanticMemory:
@@ -709,26 +560,30 @@ class SemanticMemory:
         Args:
             state: What :meth:`to_state` returned.
             reembed: See :meth:`load_state`.
-            **kwargs: Constructor options. ``embedding_model`` defaults to the model that built the archive.
-
-        Returns:
-            The restored memory.
+            **kwargs: Constructor arguments. Options saved with the state are restored unless given here;
+                ``embedding_model`` defaults to the model that built the archive.
 
         Raises:
             StateError: If the state is corrupt or not ours.
-            EmbeddingModelMismatchError: If ``embedding_model``/``embedder`` differs from the archive's model and
-                ``reembed`` is False.
+            EmbeddingModelMismatchError: If the embedder differs from the archive's model and ``reembed`` is False.
         """
         if not isinstance(state, Mapping):
             raise StateError(f"saved state must be a JSON object, got {type(state).__name__}")
+        embedding = state.get("embedding")
+        model_id = embedding.get("model_id") if isinstance(embedding, Mapping) else None
+        if not isinstance(model_id, str):
+            raise StateError("saved state is missing 'embedding.model_id'")
         if "embedder" not in kwargs and "embedding_model" not in kwargs:
-            embedding = state.get("embedding")
-            model_id = embedding.get("model_id") if isinstance(embedding, Mapping) else None
-            if not isinstance(model_id, str):
-                raise StateError("saved state is missing 'embedding.model_id'")
             kwargs["embedding_model"] = model_id
             if model_id.startswith("bedrock:") and "embedding_dimensions" not in kwargs:
-                kwargs["embedding_dimensions"] = embedding.get("dimension") if isinstance(embedding, Mapping) else None
+                kwargs["embedding_dimensions"] = embedding.get("dimension")  # type: ignore[union-attr]
+        saved = state.get("options")
+        if isinstance(saved, Mapping):
+            try:
+                restored = MemoryOptions.from_dict(saved).to_dict()
+            except (ConfigurationError, TypeError) as error:
+                raise StateError(f"saved state has invalid options: {error}") from error
+            kwargs = {**restored, **kwargs}
         memory = cls(**kwargs)
         memory.load_state(state, reembed=reembed)
         return memory

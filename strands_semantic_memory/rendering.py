@@ -1,7 +1,9 @@
-"""Turn a Strands message into the text that gets embedded, and recognise text this library injected.
+"""Turn a Strands message into the text that gets embedded, and split long text into chunks.
 
 The archive keeps every message exactly as it was; this module only decides what text stands for it in the
-indexes. Rules, block by block:
+indexes. It never interprets the text: a message that looks like context this library injected is rendered
+like any other (the injected block is written by :mod:`strands_semantic_memory.enrichment` and never parsed
+back). Rules, block by block:
 
 - ``text``: as is. A non-string value (a caller bug, seen with hand-built messages) is rendered as JSON.
 - ``toolUse``: ``[tool call <name>] <input as JSON>``.
@@ -16,23 +18,12 @@ with no vector, so it still widens context windows around its neighbours.
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from collections.abc import Mapping
 from typing import Any
 
-from strands.types.content import Message
-
 logger = logging.getLogger(__name__)
-
-METADATA_KEY = "strands_semantic_memory"
-"""Key under ``message["metadata"]["custom"]`` where this library marks the messages it touches."""
-
-CONTEXT_HEADER = "Based on our previous conversation, these earlier exchanges may be relevant:"
-CONTEXT_BEGIN = "---Previous Context---"
-CONTEXT_END = "---End Previous Context---"
-QUESTION_PREFIX = "Current question: "
 
 
 def _json(value: Any) -> str:
@@ -117,107 +108,6 @@ def render_message(message: Mapping[str, Any]) -> str:
     if not isinstance(content, list):
         content = [content]
     return "\n".join(text for text in (render_block(b) for b in content) if text)
-
-
-def _custom(message: Mapping[str, Any]) -> dict[str, Any]:
-    metadata = message.get("metadata")
-    if not isinstance(metadata, Mapping):
-        return {}
-    custom = metadata.get("custom")
-    if not isinstance(custom, Mapping):
-        return {}
-    marker = custom.get(METADATA_KEY)
-    return dict(marker) if isinstance(marker, Mapping) else {}
-
-
-def set_marker(message: Message, **values: Any) -> None:
-    """Record this library's bookkeeping on a message, under ``metadata.custom``, which Strands never sends.
-
-    Args:
-        message: The message to mark, in place.
-        **values: Keys to set in the marker.
-    """
-    metadata = message.setdefault("metadata", {})
-    custom = metadata.setdefault("custom", {})
-    marker = custom.setdefault(METADATA_KEY, {})
-    marker.update(values)
-
-
-def clear_marker(message: Message) -> None:
-    """Remove this library's bookkeeping from a message, and the metadata dicts it leaves empty."""
-    metadata = message.get("metadata")
-    if not isinstance(metadata, dict):
-        return
-    custom = metadata.get("custom")
-    if isinstance(custom, dict):
-        custom.pop(METADATA_KEY, None)
-        if not custom:
-            metadata.pop("custom")
-    if not metadata:
-        message.pop("metadata")
-
-
-def is_summary(message: Mapping[str, Any]) -> bool:
-    """Whether the message is a conversation summary made by the semantic conversation manager."""
-    return _custom(message).get("kind") == "summary"
-
-
-def is_enriched(message: Mapping[str, Any]) -> bool:
-    """Whether the hook injected earlier context into this message (and has not stripped it yet)."""
-    return "original_content" in _custom(message)
-
-
-def _strip_injected_text(text: str) -> str | None:
-    """The user's own words from an enriched text, or None when the text is not in the enrichment format."""
-    if not text.startswith(CONTEXT_HEADER):
-        return None
-    end = text.find(CONTEXT_END)
-    if end < 0:
-        return None
-    rest = text[end + len(CONTEXT_END) :].lstrip("\n")
-    return rest[len(QUESTION_PREFIX) :] if rest.startswith(QUESTION_PREFIX) else rest
-
-
-def restore_original_content(message: Message) -> bool:
-    """Put back the user's own content of a message the hook enriched, in place, and drop the marker.
-
-    Args:
-        message: Any message.
-
-    Returns:
-        True if the message was enriched and has been restored; False (untouched) otherwise.
-    """
-    marker = _custom(message)
-    if "original_content" not in marker:
-        return False
-    message["content"] = marker["original_content"]
-    clear_marker(message)
-    return True
-
-
-def original_message(message: Message) -> Message:
-    """The message as the user wrote it: injected context removed, this library's marker dropped.
-
-    Works from the marker the hook leaves (exact), and falls back to recognising the enrichment format in the
-    first text block (for messages whose metadata was lost, e.g. pasted from logs into a new session).
-
-    Args:
-        message: A message, enriched or not. It is not modified.
-
-    Returns:
-        A deep copy with the user's own content.
-    """
-    clean = copy.deepcopy(message)
-    if not restore_original_content(clean):
-        content = clean.get("content") or []
-        for block in content:
-            if isinstance(block, dict) and isinstance(block.get("text"), str):
-                stripped = _strip_injected_text(block["text"])
-                if stripped is not None:
-                    block["text"] = stripped
-                break
-    clear_marker(clean)
-    return clean
 
 
 def chunk_text(text: str, size: int, max_chunks: int) -> tuple[list[str], bool]:

@@ -64,7 +64,7 @@ class CrossEncoderReranker:
                 try:
                     from sentence_transformers import CrossEncoder
                 except ImportError as error:
-                    raise MissingDependencyError("CrossEncoderReranker", "local", "sentence-transformers") from error
+                    raise MissingDependencyError("CrossEncoderReranker", "", "sentence-transformers") from error
                 logger.info("model=<%s> | loading cross-encoder", self.model_name_or_path)
                 try:
                     self._model = CrossEncoder(self.model_name_or_path, device=self.device, max_length=self.max_length)

@@ -1,15 +1,18 @@
 """Saved archive state: versioned, JSON-only (no pickle), vectors stored compactly so restore never re-embeds.
 
-Layout of version 1::
+Layout of version 2 (version 1, without times, forgotten count and options, is still read)::
 
     {
       "format": "strands-semantic-memory/archive",
-      "version": 1,
+      "version": 2,
       "embedding": {"model_id": "sentence-transformers/all-MiniLM-L6-v2", "dimension": 384},
       "next_index": 812,            # the index the next archived message gets
       "evicted_count": 12,          # messages evicted by the limits so far
-      "records": [{"index": 12, "message": {...}, "vectors": 1, "pending": false}, ...],
-      "vectors": {"dtype": "<f4", "ids": "<base64 little-endian int64>", "data": "<base64 little-endian float32>"}
+      "forgotten_count": 1,         # messages deleted on request (their indices are simply absent)
+      "records": [{"index": 12, "message": {...}, "vectors": 1, "pending": false,
+                   "archived_at": 1763884800.0, "said_at": null}, ...],
+      "vectors": {"dtype": "<f4", "ids": "<base64 little-endian int64>", "data": "<base64 little-endian float32>"},
+      "options": {"top_k": 3, ...}  # the engine's MemoryOptions, restored unless overridden
     }
 
 Messages are stored as Strands stores them in sessions (bytes values base64-encoded). Every field is checked on
@@ -21,6 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,20 +32,24 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import StateError
+from .archive import MAX_CHUNKS, MAX_INDEX, encode_json
+from .errors import DimensionMismatchError, EmbeddingModelMismatchError, StateError
 
 STATE_FORMAT = "strands-semantic-memory/archive"
-STATE_VERSION = 1
+STATE_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 
 @dataclass
 class SavedRecord:
-    """One record as saved: its index, message JSON, vector count and whether its embedding is pending."""
+    """One record as saved: its index, message JSON, vector count, pending flag and times."""
 
     index: int
     data: bytes
     vectors: int
     pending: bool
+    archived_at: float = 0.0
+    said_at: float | None = None
 
 
 @dataclass
@@ -53,6 +61,7 @@ class SavedArchive:
     next_index: int
     evicted_count: int
     records: list[SavedRecord] = field(default_factory=list)
+    forgotten_count: int = 0
     vector_ids: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     vectors: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
@@ -76,8 +85,16 @@ def dump_state(archive: SavedArchive) -> dict[str, Any]:
         "embedding": {"model_id": archive.model_id, "dimension": archive.dimension},
         "next_index": archive.next_index,
         "evicted_count": archive.evicted_count,
+        "forgotten_count": archive.forgotten_count,
         "records": [
-            {"index": r.index, "message": json.loads(r.data), "vectors": r.vectors, "pending": r.pending}
+            {
+                "index": r.index,
+                "message": json.loads(r.data),
+                "vectors": r.vectors,
+                "pending": r.pending,
+                "archived_at": r.archived_at,
+                "said_at": r.said_at,
+            }
             for r in archive.records
         ],
         "vectors": {
@@ -111,7 +128,24 @@ def _decode_array(text: Any, dtype: str, where: str) -> np.ndarray:
     return array
 
 
+def _time(raw: Mapping[str, Any], key: str, where: str, *, optional: bool) -> float | None:
+    value = raw.get(key)
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise StateError(f"saved state field '{where}{key}' is not a finite number: {value!r}")
+    return float(value)
+
+
 def load_state(state: Any) -> SavedArchive:
+    """Validate and decode saved state (see :func:`_load_state`); deep nesting is a StateError too."""
+    try:
+        return _load_state(state)
+    except RecursionError as error:
+        raise StateError("saved state is nested too deeply to be an archive") from error
+
+
+def _load_state(state: Any) -> SavedArchive:
     """Validate and decode saved state.
 
     Args:
@@ -128,8 +162,8 @@ def load_state(state: Any) -> SavedArchive:
     if state.get("format") != STATE_FORMAT:
         raise StateError(f"not a strands-semantic-memory archive (format={state.get('format')!r})")
     version = state.get("version")
-    if version != STATE_VERSION:
-        raise StateError(f"unsupported archive state version {version!r}; this release reads version {STATE_VERSION}")
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
+        raise StateError(f"unsupported archive state version {version!r}; this release reads {READABLE_VERSIONS}")
     embedding = _require(state, "embedding", Mapping, "")
     model_id = _require(embedding, "model_id", str, "embedding.")
     dimension = embedding.get("dimension")
@@ -137,6 +171,13 @@ def load_state(state: Any) -> SavedArchive:
         raise StateError(f"saved state field 'embedding.dimension' is invalid: {dimension!r}")
     next_index = _require(state, "next_index", int, "")
     evicted_count = _require(state, "evicted_count", int, "")
+    forgotten_count = state.get("forgotten_count", 0)
+    if not 0 <= next_index <= MAX_INDEX + 1:
+        raise StateError(f"saved state field 'next_index' ({next_index}) is out of range 0..{MAX_INDEX + 1}")
+    if evicted_count < 0:
+        raise StateError(f"saved state field 'evicted_count' is negative ({evicted_count})")
+    if not isinstance(forgotten_count, int) or isinstance(forgotten_count, bool) or forgotten_count < 0:
+        raise StateError(f"saved state field 'forgotten_count' is invalid: {forgotten_count!r}")
     raw_records = _require(state, "records", list, "")
 
     records: list[SavedRecord] = []
@@ -153,11 +194,21 @@ def load_state(state: Any) -> SavedArchive:
         pending = _require(raw, "pending", bool, where)
         if index <= previous or index >= next_index or index < 0:
             raise StateError(f"saved state field '{where}index' ({index}) is out of order or out of range")
-        if vectors < 0:
-            raise StateError(f"saved state field '{where}vectors' is negative")
+        if not 0 <= vectors <= MAX_CHUNKS:
+            raise StateError(f"saved state field '{where}vectors' ({vectors}) is out of range 0..{MAX_CHUNKS}")
+        archived_at = _time(raw, "archived_at", where, optional=version == 1) or 0.0
+        said_at = _time(raw, "said_at", where, optional=True)
         previous = index
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        records.append(SavedRecord(index=index, data=data, vectors=vectors, pending=pending))
+        records.append(
+            SavedRecord(
+                index=index,
+                data=encode_json(message),
+                vectors=vectors,
+                pending=pending,
+                archived_at=archived_at,
+                said_at=said_at,
+            )
+        )
 
     vector_block = _require(state, "vectors", Mapping, "")
     if vector_block.get("dtype") != "<f4":
@@ -184,6 +235,47 @@ def load_state(state: Any) -> SavedArchive:
         next_index=next_index,
         evicted_count=evicted_count,
         records=records,
+        forgotten_count=forgotten_count,
         vector_ids=ids,
         vectors=matrix,
     )
+
+
+def check_compatibility(
+    state: Mapping[str, Any], model_id: str, known_dimension: int | None, *, reembed: bool
+) -> bool:
+    """Decide whether a saved archive can be restored under the configured embedding model.
+
+    Args:
+        state: Saved state (only its ``embedding`` block is read).
+        model_id: The configured embedder's model id.
+        known_dimension: The configured embedder's dimension when it is known without a call, else None.
+        reembed: Whether re-embedding every message is allowed.
+
+    Returns:
+        True when the archive must be re-embedded (another model or dimension, and ``reembed`` allows it).
+
+    Raises:
+        StateError: If the state has no ``embedding.model_id``.
+        EmbeddingModelMismatchError: Another model built it and ``reembed`` is False.
+        DimensionMismatchError: Another dimension built it and ``reembed`` is False.
+    """
+    if not isinstance(state, Mapping):
+        raise StateError(f"saved state must be a JSON object, got {type(state).__name__}")
+    embedding = state.get("embedding")
+    if not isinstance(embedding, Mapping) or not isinstance(embedding.get("model_id"), str):
+        raise StateError("saved state is missing 'embedding.model_id'")
+    saved_model, saved_dimension = embedding["model_id"], embedding.get("dimension")
+    if saved_model != model_id:
+        if not reembed:
+            raise EmbeddingModelMismatchError(saved_model, model_id)
+        return True
+    if isinstance(saved_dimension, int) and known_dimension not in (None, saved_dimension):
+        if not reembed:
+            raise DimensionMismatchError(
+                saved_dimension,
+                int(known_dimension),  # type: ignore[arg-type]
+                "Restore with the dimension that built the archive, or pass reembed=True.",
+            )
+        return True
+    return False

@@ -43,6 +43,9 @@ class ContextWindow:
             (see :func:`window_score`). Higher is more relevant.
         indices: The archive index of each entry of ``messages``.
         hit_scores: The score of each hit, aligned with ``hit_indices``.
+        roles: The role of each entry of ``messages``.
+        timestamps: The time of each entry of ``messages`` (seconds since the epoch): when it was said if the
+            caller gave that time, else when it was archived.
     """
 
     start: int
@@ -52,6 +55,8 @@ class ContextWindow:
     score: float = 0.0
     indices: list[int] = field(default_factory=list)
     hit_scores: list[float] = field(default_factory=list)
+    roles: list[str] = field(default_factory=list)
+    timestamps: list[float | None] = field(default_factory=list)
 
 
 def expand_and_merge(hit_indices: Iterable[int], radius: int, lowest: int, highest: int) -> list[IndexRange]:

@@ -4,24 +4,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from strands_semantic_memory import SemanticMemory
-from strands_semantic_memory.archive import message_index
-from tests.conftest import distractor_conversation, text_message
-
-
-def vector_owners(memory: SemanticMemory) -> tuple[set[int], int]:
-    """(archive indices that own vectors, number of vectors), read from the store itself."""
-    if memory.store is not None:
-        ids, _ = memory.store.export()
-        assert len(ids) == len(memory.store)
-        return {message_index(i) for i in ids.tolist()}, len(ids)
-    store = memory.archive_store
-    if hasattr(store, "_transaction"):  # PgVectorStore: ask the database
-        with store._transaction() as connection:
-            rows = connection.execute(
-                "SELECT idx FROM ssm_archive WHERE namespace = %s AND embedding IS NOT NULL", (store.namespace,)
-            ).fetchall()
-        return {int(i) for (i,) in rows}, len(rows)
-    return set(), 0
+from tests.support.conversations import distractor_conversation, text_message
+from tests.support.stores import vector_owners
 
 
 def assert_consistent(memory: SemanticMemory) -> None:

@@ -1,11 +1,13 @@
+import threading
+
 import bm25s
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strands_semantic_memory.lexical import LexicalIndex, tokenize
-from tests.conftest import distractor_conversation
+from strands_semantic_memory.lexical import LexicalIndex, stem, tokenize
+from tests.support.conversations import distractor_conversation
 
 
 def test_tokenize_keeps_codes_whole_and_in_parts():
@@ -22,8 +24,43 @@ def test_tokenize_keeps_codes_whole_and_in_parts():
     ]
 
 
+def test_words_are_stemmed_and_compounds_kept_whole_as_written():
+    assert tokenize("She painted paintings; agencies and agency") == ["paint", "paint", "agenc", "agenc"]
+    assert tokenize("running-shoes") == ["running-shoes", "run", "shoe"]
+
+
+def test_an_inflected_query_finds_the_other_form():
+    index = LexicalIndex()
+    texts = ["I researched adoption agencies last week.", "We painted the fence.", "The cat sleeps all day."]
+    for i, text in enumerate(texts):
+        index.add(i, text)
+    assert index.search("Which agency did she research?", 3)[1].tolist() == [0]
+    assert index.search("painting", 3)[1].tolist() == [1]
+
+
+def test_stemming_from_many_threads_gives_the_sequential_result():
+    words = [
+        f"{w}{suffix}" for w in ("paint", "visit", "agenc", "adopt", "run") for suffix in ("ing", "ed", "s", "ies")
+    ]
+    expected = [stem(w) for w in words]
+    uncached = stem.__wrapped__  # the stemmer itself, behind the cache: the threads run it concurrently
+    results: list[list[str]] = []
+
+    def work():
+        stems = [uncached(w) for w in words * 50]
+        results.append(stems[: len(words)] if stems == expected * 50 else stems)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [expected] * 8
+
+
 def bm25s_scores(corpus_texts, query):
-    retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+    defaults = LexicalIndex()
+    retriever = bm25s.BM25(method="lucene", k1=defaults.k1, b=defaults.b)
     retriever.index([tokenize(t) for t in corpus_texts], show_progress=False)
     return retriever.get_scores(list(dict.fromkeys(tokenize(query))))
 
@@ -76,3 +113,79 @@ def test_out_of_order_add_is_refused():
     index.add(3, "a b")
     with pytest.raises(ValueError, match="archive order"):
         index.add(2, "c")
+
+
+def _remaining_matches_bm25s(index, texts, alive, query):
+    """Scores of the index equal bm25s's over exactly the documents in ``alive`` (archive indices)."""
+    scores, ids = index.search(query, len(texts) + 10)
+    assert set(ids.tolist()) <= set(alive)
+    if not alive:
+        assert len(ids) == 0
+        return
+    expected = bm25s_scores([texts[i] for i in alive], query)
+    position = {i: p for p, i in enumerate(alive)}
+    got = np.zeros(len(alive), dtype=np.float32)
+    got[[position[i] for i in ids.tolist()]] = scores
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.data(),
+    query=st.sampled_from(["budget", "chess opening Lisbon", "Alice review", "the deadline for the report"]),
+)
+def test_after_remove_and_eviction_scores_match_bm25s_on_the_remaining_corpus(data, query):
+    texts = [m["content"][0]["text"] for m in distractor_conversation(90, seed=5)]
+    index = LexicalIndex(compact_ratio=0.1)
+    for i, text in enumerate(texts):
+        index.add(i, text)
+    alive = list(range(len(texts)))
+    for _ in range(data.draw(st.integers(1, 4), label="steps")):
+        if data.draw(st.booleans(), label="evict"):
+            oldest = data.draw(st.integers(0, len(texts)), label="evict_before")
+            index.evict_before(oldest)
+            alive = [i for i in alive if i >= oldest]
+        else:
+            doomed = data.draw(st.lists(st.integers(-5, len(texts) + 5), max_size=30), label="remove")
+            hint = data.draw(st.sampled_from(["none", "texts", "wrong texts"]), label="hint")
+            if hint == "none":
+                index.remove(doomed)
+            else:  # the fast path by texts; a wrong text must fall back to the full scan, never corrupt the index
+                wrong = hint == "wrong texts"
+                index.remove(doomed, {i: texts[(i + wrong) % len(texts)] for i in doomed if 0 <= i < len(texts)})
+            alive = [i for i in alive if i not in set(doomed)]
+        assert len(index) == len(alive)
+        _remaining_matches_bm25s(index, texts, alive, query)
+
+
+def test_remove_forgets_terms_only_the_removed_documents_had():
+    index = LexicalIndex()
+    index.add(0, "the courier brought a parcel")
+    index.add(1, "my passport number is X99-4471")
+    index.add(2, "another parcel arrived")
+    assert index.document_frequency("x99-4471") == 1
+    before = index.nbytes
+    index.remove([1])
+    assert index.document_frequency("x99-4471") == 0
+    assert index.document_frequency("passport") == 0
+    assert index.document_frequency("parcel") == 2
+    assert len(index.search("passport X99-4471", 5)[1]) == 0
+    assert index.nbytes < before
+    assert len(index) == 2
+
+
+def test_remove_ignores_unknown_and_repeated_indices_and_accepts_later_adds():
+    index = LexicalIndex()
+    for i in range(5):
+        index.add(i, f"note {i} about apples")
+    index.remove([2, 2, 99, -1])
+    index.remove([2])
+    assert len(index) == 4
+    index.evict_before(3)  # 0, 1, 2 leave; 2 was already gone
+    assert len(index) == 2
+    index.remove([3, 4])
+    assert len(index) == 0
+    index.add(7, "pears and apples")
+    scores, ids = index.search("apples", 5)
+    assert ids.tolist() == [7]
+    assert len(index) == 1

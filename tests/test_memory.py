@@ -1,7 +1,8 @@
 import pytest
 
 from strands_semantic_memory import ConfigurationError, SemanticMemory
-from tests.conftest import FlakyEmbedder, distractor_conversation, text_message
+from tests.support.conversations import distractor_conversation, text_message
+from tests.support.embedders import FlakyEmbedder
 
 PLANTED = "For the record: the replacement laptop order reference is ORD-4471-ZK, shipped via DHL."
 

@@ -1,15 +1,7 @@
-from strands_semantic_memory.rendering import (
-    CONTEXT_BEGIN,
-    CONTEXT_END,
-    CONTEXT_HEADER,
-    QUESTION_PREFIX,
-    chunk_text,
-    is_enriched,
-    is_summary,
-    original_message,
-    render_message,
-    set_marker,
-)
+from strands_semantic_memory import rendering
+from strands_semantic_memory.enrichment import render_context_block
+from strands_semantic_memory.rendering import chunk_text, render_message
+from strands_semantic_memory.windows import ContextWindow
 
 
 def test_text_and_tool_blocks_render_with_their_content():
@@ -65,28 +57,23 @@ def test_empty_content_renders_empty():
     assert render_message({"role": "user", "content": []}) == ""
 
 
-def test_original_message_uses_marker_and_removes_it():
-    original = [{"text": "What was the code?"}]
-    enriched = {"role": "user", "content": [{"text": "injected ... What was the code?"}]}
-    set_marker(enriched, original_content=original)
-    assert is_enriched(enriched)
-    clean = original_message(enriched)
-    assert clean["content"] == original
-    assert "metadata" not in clean
-    assert is_enriched(enriched), "the input is not modified"
+def test_text_that_looks_like_an_enriched_turn_renders_exactly_as_written():
+    """Issue 11.4: rendering never interprets text; nothing is cut from a look-alike of either block format."""
+    legacy = (
+        "Based on our previous conversation, these earlier exchanges may be relevant:\n---Previous Context---\n"
+        "[Message 1, user]: hi\n---End Previous Context---\nCurrent question: What now?"
+    )
+    window = ContextWindow(0, 0, [{"role": "user", "content": [{"text": "hi"}]}], [0], 1.0, [0], [1.0])
+    current = render_context_block([window], "What now?")
+    for text in (legacy, current):
+        assert render_message({"role": "user", "content": [{"text": text}]}) == text
 
 
-def test_original_message_recognises_the_format_without_marker():
-    text = f"{CONTEXT_HEADER}\n{CONTEXT_BEGIN}\n[Message 1, user]: hi\n{CONTEXT_END}\n{QUESTION_PREFIX}What now?"
-    clean = original_message({"role": "user", "content": [{"text": text}]})
-    assert clean["content"] == [{"text": "What now?"}]
-
-
-def test_summary_marker():
-    summary = {"role": "user", "content": [{"text": "summary"}]}
-    assert not is_summary(summary)
-    set_marker(summary, kind="summary")
-    assert is_summary(summary)
+def test_rendering_keeps_no_marker_parsing():
+    """The marker and strip-and-restore helpers are gone: nothing reads library markers on messages."""
+    names = ("original_message", "restore_original_content", "set_marker", "is_enriched", "is_summary", "METADATA_KEY")
+    for name in names:
+        assert not hasattr(rendering, name)
 
 
 def test_chunk_text_covers_all_text_and_respects_size():

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from strands_semantic_memory import EmbeddingModelMismatchError, SemanticMemory, StateError
-from tests.conftest import CountingEmbedder, distractor_conversation, text_message
+from tests.support.conversations import distractor_conversation, text_message
+from tests.support.embedders import CountingEmbedder
 
 QUERIES = ["What about the kitchen renovation?", "tax deductions cost", "who reviews the draft?"]
 
@@ -41,7 +42,7 @@ def test_from_state_defaults_to_the_archives_model(saved):
 
 
 def test_pending_messages_survive_a_round_trip(embedder):
-    from tests.conftest import FlakyEmbedder
+    from tests.support.embedders import FlakyEmbedder
 
     flaky = FlakyEmbedder(embedder)
     flaky.failing = True

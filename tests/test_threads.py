@@ -1,6 +1,6 @@
 import threading
 
-from tests.conftest import distractor_conversation, text_message
+from tests.support.conversations import distractor_conversation, text_message
 
 
 def test_concurrent_archive_and_search(make_memory):
@@ -47,7 +47,7 @@ def test_concurrent_archive_and_search(make_memory):
     every_index = sorted(i for batch in archived for i in batch)
     assert every_index == list(range(200)), "no index lost or handed out twice"
     assert len(memory) == 200
-    from tests.test_eviction import vector_owners
+    from tests.support.stores import vector_owners
 
     owners, _ = vector_owners(memory)
     assert sorted(owners) == list(range(200))

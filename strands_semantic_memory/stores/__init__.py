@@ -1,8 +1,40 @@
-"""Where the archive lives: archive stores (in process, PostgreSQL) and the vector stores inside them."""
+"""Where the archive lives: the :class:`ArchiveStore` seam and its implementations.
 
-from .archive_store import ArchiveStore, NewRecord, StoreStats
-from .base import Ids, VectorStore
-from .faiss_store import FaissVectorStore
+``PgVectorStore`` and ``SqliteArchive`` are imported lazily (their modules load only when named), so importing
+the package never needs their optional dependencies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .archive_store import ArchiveStore, Candidates, NewRecord, SearchFilter, StoredRecord, StoreStats
 from .in_memory import InMemoryArchive
 
-__all__ = ["ArchiveStore", "FaissVectorStore", "Ids", "InMemoryArchive", "NewRecord", "StoreStats", "VectorStore"]
+if TYPE_CHECKING:
+    from .pgvector_store import PgVectorStore
+    from .sqlite_store import SqliteArchive
+
+__all__ = [
+    "ArchiveStore",
+    "Candidates",
+    "InMemoryArchive",
+    "NewRecord",
+    "PgVectorStore",
+    "SearchFilter",
+    "SqliteArchive",
+    "StoreStats",
+    "StoredRecord",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PgVectorStore":
+        from .pgvector_store import PgVectorStore
+
+        return PgVectorStore
+    if name == "SqliteArchive":
+        from .sqlite_store import SqliteArchive
+
+        return SqliteArchive
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

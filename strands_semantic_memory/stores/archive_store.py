@@ -1,19 +1,24 @@
-"""The archive store protocol: where the engine keeps archived messages, their vectors and their lexical index.
+"""The archive store protocol: the one seam between the engine and where archived messages live.
 
 :class:`~strands_semantic_memory.memory.SemanticMemory` does the work that is the same everywhere (validating,
 rendering, embedding, fusing rankings, building windows); an archive store keeps the data and answers the
-primitive questions. Two implementations:
+primitive questions. Implementations:
 
-- :class:`~strands_semantic_memory.stores.in_memory.InMemoryArchive` (default): records in the process, vectors in
-  a :class:`~strands_semantic_memory.stores.base.VectorStore` (FAISS), BM25 in a
-  :class:`~strands_semantic_memory.lexical.LexicalIndex`; saved through ``to_state``.
-- :class:`~strands_semantic_memory.stores.pgvector_store.PgVectorStore`: one PostgreSQL table per embedding
-  dimension, shared by processes; the database is the persistence.
+- :class:`~strands_semantic_memory.stores.in_memory.InMemoryArchive` (default): records in the process, vectors
+  in FAISS, BM25 beside them; saved through ``to_state``.
+- :class:`~strands_semantic_memory.stores.sqlite_store.SqliteArchive`: the in-process indexes, made durable in one
+  SQLite file (writes proportional to what changed).
+- :class:`~strands_semantic_memory.stores.pgvector_store.PgVectorStore`: PostgreSQL + pgvector, shared by
+  processes; the database is the persistence.
 
-Contract shared by both (and checked by the shared test suite, parametrized by store): indices are handed out in
-archive order, never reused, and the live ones form one contiguous run; eviction removes the oldest first, and
-removes a message's vectors and lexical entries with it; a message with a known Strands ``tracking_id`` is not
-archived twice.
+Contract shared by all of them (checked by the shared test suite, parametrized by store):
+
+- indices are handed out in archive order and never reused; eviction removes the oldest first; :meth:`forget`
+  removes any live index (so live indices may have holes);
+- removing a message (eviction or forgetting) removes its vectors and lexical entries with it;
+- a record whose idempotency ``key`` is live is not archived again: its existing index is returned;
+- a failed call changes nothing (a store that cannot commit raises ``StoreError`` and keeps its previous state);
+- ``load_state`` validates everything before it replaces anything.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
+
+from strands.types.content import Message
 
 from ..embeddings.base import Vectors
 
@@ -32,14 +39,97 @@ class NewRecord:
     Attributes:
         data: The message as compact JSON (see :func:`~strands_semantic_memory.archive.encode_message`).
         role: The message's role.
-        tracking_id: Its Strands tracking id, if any.
+        tracking_id: Its Strands tracking id, if any (informational; idempotency uses ``key``).
         text: Its searchable text (see :mod:`~strands_semantic_memory.rendering`); empty means nothing to embed.
+        key: Idempotency key built by the engine from the tracking id and the message's bytes: archiving the
+            same message twice returns the first index, while two different messages that carry the same
+            tracking id are both archived.
+        archived_at: When it was archived (seconds since the epoch).
+        said_at: When it was said, if the caller said so (seconds since the epoch).
     """
 
     data: bytes
     role: str
     tracking_id: str | None
     text: str
+    key: str
+    archived_at: float
+    said_at: float | None = None
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    """An archived message as a store returns it.
+
+    Attributes:
+        index: Its archive index.
+        data: The message as archived (compact JSON bytes).
+        role: Its role.
+        archived_at: When it was archived (seconds since the epoch).
+        said_at: When it was said, if known.
+    """
+
+    index: int
+    data: bytes
+    role: str
+    archived_at: float
+    said_at: float | None = None
+
+    @property
+    def message(self) -> Message:
+        """A fresh copy of the archived message."""
+        from ..archive import decode_message
+
+        return decode_message(self.data)
+
+    @property
+    def time(self) -> float:
+        """The time that filters and dates use: when it was said if known, else when it was archived."""
+        return self.archived_at if self.said_at is None else self.said_at
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Restricts a search to some messages.
+
+    Attributes:
+        roles: Only these roles (None: any).
+        since: Only messages whose time (said, else archived) is at or after this (epoch seconds).
+        until: Only messages whose time is at or before this.
+    """
+
+    roles: frozenset[str] | None = None
+    since: float | None = None
+    until: float | None = None
+
+    def accepts(self, role: str, time: float) -> bool:
+        """Whether a message with this role and time passes the filter."""
+        if self.roles is not None and role not in self.roles:
+            return False
+        if self.since is not None and time < self.since:
+            return False
+        return not (self.until is not None and time > self.until)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the filter lets everything through."""
+        return self.roles is None and self.since is None and self.until is None
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What one search asks of a store, answered in one round trip.
+
+    Attributes:
+        dense: Index -> cosine similarity of the message's best chunk, for the nearest messages.
+        lexical: Index -> lexical score (BM25 in process, ``ts_rank`` in PostgreSQL), higher is better.
+        similarity: Index -> cosine similarity for every candidate (dense or lexical) that has vectors, when a
+            query vector was given.
+    """
+
+    dense: dict[int, float]
+    lexical: dict[int, float]
+    similarity: dict[int, float]
 
 
 @dataclass(frozen=True)
@@ -56,17 +146,18 @@ class StoreStats:
     archived_total: int
     oldest_index: int | None
     newest_index: int | None
+    forgotten_count: int = 0
 
 
 @runtime_checkable
 class ArchiveStore(Protocol):
-    """Keeps the archive. The engine serializes calls from one process with its own lock."""
+    """Keeps the archive. The engine serializes calls from one process with its own lock.
 
-    shared: bool
-    """True when the archive lives outside the process (saved state then only references it)."""
+    Properties must be free of side effects (no I/O): ``isinstance`` checks against this protocol evaluate them.
+    """
 
     def __len__(self) -> int:
-        """Number of archived messages."""
+        """Number of live archived messages."""
         ...
 
     @property
@@ -74,8 +165,27 @@ class ArchiveStore(Protocol):
         """Vector length, once known."""
         ...
 
+    @property
+    def persistent(self) -> bool:
+        """True when the store persists itself (saved state then only references it)."""
+        ...
+
+    @property
+    def thread_safe(self) -> bool:
+        """True when the store is safe to call from several threads at once (the engine then calls it without
+        holding its own lock, so a search is never queued behind a writer waiting on a database)."""
+        ...
+
+    def bind(self, model_id: str) -> None:
+        """Record which embedding model fills this archive, and refuse another (no-op where nothing is shared).
+
+        Raises:
+            EmbeddingModelMismatchError: If the archive is already bound to another model.
+        """
+        ...
+
     def add(self, records: Sequence[NewRecord]) -> list[int]:
-        """Archive records in order; a record whose ``tracking_id`` is already archived gets its existing index.
+        """Archive records in order, atomically; a record whose ``key`` is live gets its existing index.
 
         Returns:
             The archive index of each record, same order.
@@ -86,12 +196,12 @@ class ArchiveStore(Protocol):
         """Whether any message waits for its vectors (checked before every search, so it must be cheap)."""
         ...
 
-    def pending(self, exclude: set[int]) -> list[tuple[int, str]]:
+    def pending(self, exclude: set[int], limit: int | None = None) -> list[tuple[int, str]]:
         """``(index, text)`` of messages waiting for vectors, oldest first, leaving out ``exclude``."""
         ...
 
     def set_vectors(self, vectors: Mapping[int, Vectors]) -> int:
-        """Store each message's chunk vectors (possibly none) and mark it embedded; evicted ones are skipped.
+        """Store each message's chunk vectors (possibly none) and mark it embedded; gone ones are skipped.
 
         Returns:
             How many messages were updated.
@@ -110,20 +220,43 @@ class ArchiveStore(Protocol):
         """Evict the ``count`` oldest messages; returns their indices."""
         ...
 
-    def dense_search(self, vector: Vectors, k: int) -> dict[int, float]:
-        """The ``k`` messages whose best chunk is nearest to the unit query vector: index -> cosine similarity."""
+    def forget(self, indices: Sequence[int]) -> list[int]:
+        """Delete these messages for good: records, vectors, lexical entries. Unknown indices are ignored.
+
+        Returns:
+            The indices that were deleted, ascending.
+        """
         ...
 
-    def lexical_search(self, query: str, k: int) -> dict[int, float]:
-        """The ``k`` best lexical matches: index -> score (higher is better)."""
+    def candidates(
+        self,
+        vector: Vectors | None,
+        query: str,
+        dense_k: int,
+        lexical_k: int,
+        search_filter: SearchFilter | None = None,
+    ) -> Candidates:
+        """Dense and lexical candidates for one query, and the similarity of every candidate, in one call.
+
+        Args:
+            vector: The unit query vector, shape ``(1, dimension)``; None skips the dense side and similarities.
+            query: The query text, for the lexical side.
+            dense_k: How many dense candidates (0 skips the dense side).
+            lexical_k: How many lexical candidates (0 skips the lexical side).
+            search_filter: Only messages it accepts are returned.
+        """
         ...
 
     def similarities(self, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the query to each given message's best chunk (messages without vectors left out)."""
         ...
 
-    def get(self, indices: Sequence[int]) -> dict[int, bytes]:
-        """The encoded messages of the given live indices (missing ones left out)."""
+    def get(self, indices: Sequence[int]) -> dict[int, StoredRecord]:
+        """The live records among the given indices (missing ones left out)."""
+        ...
+
+    def find_text(self, needle: str) -> list[int]:
+        """Live indices whose searchable text contains ``needle``, case-insensitively, ascending."""
         ...
 
     def bounds(self) -> tuple[int, int] | None:
@@ -139,5 +272,12 @@ class ArchiveStore(Protocol):
         ...
 
     def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
-        """Restore from :meth:`export_state` output without embedding; ``reembed`` marks every message pending."""
+        """Restore from :meth:`export_state` output without embedding; ``reembed`` marks every message pending.
+
+        Validates the whole state first: on any error nothing has changed.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release connections and files (the data stays where it is persisted)."""
         ...

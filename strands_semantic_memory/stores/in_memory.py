@@ -3,58 +3,105 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+import math
+from array import array
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..archive import ArchivedRecord, decode_message, message_index, vector_id
+from ..archive import ArchivedRecord, decode_message, message_index, record_key, searchable_text, vector_id
 from ..embeddings.base import Vectors
 from ..errors import DimensionMismatchError, StateError
 from ..lexical import LexicalIndex
 from ..rendering import render_message
 from ..state import SavedArchive, SavedRecord, dump_state, load_state
-from .archive_store import NewRecord, StoreStats
-from .base import VectorStore
+from .archive_store import Candidates, NewRecord, SearchFilter, StoredRecord, StoreStats
 from .faiss_store import FaissVectorStore
 
 logger = logging.getLogger(__name__)
 
+TextOf = Callable[[bytes], str]
+
+
+def default_text_of(data: bytes) -> str:
+    """The searchable text of an archived message (what the engine embeds and indexes)."""
+    return searchable_text(render_message(decode_message(data)))
+
+
+def _key_number(key: str) -> int | None:
+    """The compact form of an idempotency key kept in memory; None for keys that never repeat (no tracking id)."""
+    if not key.startswith("t:"):
+        return None
+    return int(key[2:18], 16)
+
 
 class InMemoryArchive:
-    """Archived records in a list addressed by archive index, vectors in a :class:`VectorStore`, BM25 beside them.
+    """Archived records in a list addressed by archive index, vectors in FAISS, BM25 beside them.
 
-    Indices are contiguous and evicted oldest-first, so record ``i`` lives at ``self._records[i - self._base]``;
-    evicted slots are cleared at once and the list is trimmed in batches (no per-record key objects, which a dict
-    would need). Vector ids encode the archive index (:func:`~strands_semantic_memory.archive.vector_id`), so
-    evicting a message removes exactly its vectors. Not thread-safe on its own: the engine holds its lock around
-    every call.
+    Record ``i`` lives at ``self._records[i - self._base]``; evicted and forgotten slots are cleared at once and
+    the list is trimmed in batches (no per-record key objects, which a dict would need). Times are kept in two
+    parallel float arrays (8 bytes each per message). Vector ids encode the archive index
+    (:func:`~strands_semantic_memory.archive.vector_id`), so removing a message removes exactly its vectors. Not
+    thread-safe on its own: the engine holds its lock around every call.
     """
 
-    shared = False
-
-    def __init__(self, vector_store: VectorStore | None = None) -> None:
+    def __init__(self, *, text_of: TextOf = default_text_of) -> None:
         """Create an empty archive.
 
         Args:
-            vector_store: Where vectors go; default: a :class:`FaissVectorStore` created with the first vectors.
+            text_of: The searchable text of an archived message's bytes (re-derived when embedding and
+                restoring, so the text is never stored twice).
         """
-        self.vector_store = vector_store
+        self._text_of = text_of
+        self._reset()
+
+    def _reset(self) -> None:
+        self._vectors: FaissVectorStore | None = None
         self._lexical = LexicalIndex()
         self._records: list[ArchivedRecord | None] = []
+        self._archived_at = array("d")
+        self._said_at = array("d")  # NaN: unknown
         self._base = 0  # archive index of self._records[0]
-        self._oldest = 0
+        self._oldest = 0  # the oldest live index (or _next_index when empty)
         self._next_index = 0
-        self._by_tracking_id: dict[str, int] = {}
+        self._live = 0
+        self._by_key: dict[int, int] = {}
         self._pending: set[int] = set()
         self._total_bytes = 0
         self._message_bytes = 0
         self._vector_count = 0
         self._evicted_count = 0
+        self._forgotten_count = 0
+
+    # ------------------------------------------------------------------ protocol properties
 
     def __len__(self) -> int:
-        """Number of archived messages."""
-        return self._next_index - self._oldest
+        """Number of live archived messages."""
+        return self._live
+
+    @property
+    def dimension(self) -> int | None:
+        """Vector length, once the first vectors arrived."""
+        return self._vectors.dimension if self._vectors is not None else None
+
+    @property
+    def persistent(self) -> bool:
+        """False: the archive is saved through ``SemanticMemory.to_state``."""
+        return False
+
+    @property
+    def thread_safe(self) -> bool:
+        """False: the engine's lock serializes calls."""
+        return False
+
+    def bind(self, model_id: str) -> None:
+        """Nothing to record: the model is checked when state is restored."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # ------------------------------------------------------------------ helpers
 
     def _record(self, index: int) -> ArchivedRecord | None:
         if self._oldest <= index < self._next_index:
@@ -64,10 +111,35 @@ class InMemoryArchive:
     def _nbytes(self, record: ArchivedRecord) -> int:
         return record.nbytes(self.dimension or 0)
 
-    @property
-    def dimension(self) -> int | None:
-        """Vector length, once the first vectors arrived."""
-        return self.vector_store.dimension if self.vector_store is not None else None
+    def _time(self, index: int) -> float:
+        said = self._said_at[index - self._base]
+        return self._archived_at[index - self._base] if math.isnan(said) else said
+
+    def _stored(self, index: int, record: ArchivedRecord) -> StoredRecord:
+        said = self._said_at[index - self._base]
+        return StoredRecord(
+            index=index,
+            data=record.data,
+            role=record.role,
+            archived_at=self._archived_at[index - self._base],
+            said_at=None if math.isnan(said) else said,
+        )
+
+    def _accepts(self, search_filter: SearchFilter | None, index: int) -> bool:
+        if search_filter is None or search_filter.is_empty:
+            return True
+        record = self._record(index)
+        return record is not None and search_filter.accepts(record.role, self._time(index))
+
+    def _advance_oldest(self) -> None:
+        while self._oldest < self._next_index and self._records[self._oldest - self._base] is None:
+            self._oldest += 1
+        dead = self._oldest - self._base
+        if dead and dead >= max(1024, self._live):
+            del self._records[:dead]
+            del self._archived_at[:dead]
+            del self._said_at[:dead]
+            self._base = self._oldest
 
     # ------------------------------------------------------------------ writing
 
@@ -75,26 +147,27 @@ class InMemoryArchive:
         """Archive records (see :class:`~strands_semantic_memory.stores.archive_store.ArchiveStore`)."""
         indices: list[int] = []
         for new in records:
-            if new.tracking_id is not None and new.tracking_id in self._by_tracking_id:
-                indices.append(self._by_tracking_id[new.tracking_id])
+            key = _key_number(new.key)
+            if key is not None and key in self._by_key:
+                indices.append(self._by_key[key])
                 continue
             index = self._next_index
-            self._next_index += 1
             terms = self._lexical.add(index, new.text)
             has_text = bool(new.text.strip())
             record = ArchivedRecord(
-                data=new.data,
-                role=new.role,
-                tracking_id=new.tracking_id,
-                vector_count=0,
-                pending=has_text,
-                lexical_terms=terms,
+                data=new.data, role=new.role, key=key, vector_count=0, pending=has_text, lexical_terms=terms
             )
+            if not self._live:
+                self._oldest = index
+            self._next_index += 1
+            self._live += 1
             self._records.append(record)
+            self._archived_at.append(new.archived_at)
+            self._said_at.append(math.nan if new.said_at is None else new.said_at)
             self._total_bytes += self._nbytes(record)
             self._message_bytes += len(record.data)
-            if new.tracking_id is not None:
-                self._by_tracking_id[new.tracking_id] = index
+            if key is not None:
+                self._by_key[key] = index
             if has_text:
                 self._pending.add(index)
             indices.append(index)
@@ -104,21 +177,24 @@ class InMemoryArchive:
         """Whether any message waits for its vectors."""
         return bool(self._pending)
 
-    def pending(self, exclude: set[int]) -> list[tuple[int, str]]:
+    def pending(self, exclude: set[int], limit: int | None = None) -> list[tuple[int, str]]:
         """Messages waiting for vectors, oldest first."""
-        return [(i, render_message(self._records[i - self._base].message)) for i in sorted(self._pending - exclude)]  # type: ignore[union-attr]
+        waiting = sorted(self._pending - exclude)
+        if limit is not None:
+            waiting = waiting[:limit]
+        return [(i, self._text_of(self._records[i - self._base].data)) for i in waiting]  # type: ignore[union-attr]
 
     def set_vectors(self, vectors: Mapping[int, Vectors]) -> int:
-        """Store chunk vectors of pending messages (evicted ones skipped)."""
-        live = [i for i in vectors if i in self._pending]  # pending implies live: eviction clears it
+        """Store chunk vectors of pending messages (removed ones skipped)."""
+        live = [i for i in vectors if i in self._pending]  # pending implies live: removal clears it
         rows = [(i, n) for i in live for n in range(len(vectors[i]))]
         if rows:
             matrix = np.vstack([vectors[i] for i in live if len(vectors[i])])
-            if self.vector_store is None:
-                self.vector_store = FaissVectorStore(int(matrix.shape[1]))
-            elif matrix.shape[1] != self.vector_store.dimension:
-                raise DimensionMismatchError(self.vector_store.dimension, int(matrix.shape[1]))
-            self.vector_store.add(np.array([vector_id(i, n) for i, n in rows], dtype=np.int64), matrix)
+            if self._vectors is None:
+                self._vectors = FaissVectorStore(int(matrix.shape[1]))
+            elif matrix.shape[1] != self._vectors.dimension:
+                raise DimensionMismatchError(self._vectors.dimension, int(matrix.shape[1]))
+            self._vectors.add(np.array([vector_id(i, n) for i, n in rows], dtype=np.int64), matrix)
         for index in live:
             record = self._records[index - self._base]
             assert record is not None
@@ -130,106 +206,161 @@ class InMemoryArchive:
             self._pending.discard(index)
         return len(live)
 
-    # ------------------------------------------------------------------ eviction
+    # ------------------------------------------------------------------ removal
 
-    def _evict(self, count: int) -> list[int]:
-        evicted: list[tuple[int, int]] = []
-        for _ in range(min(count, len(self))):
-            index = self._oldest
-            record = self._records[index - self._base]
-            assert record is not None
-            self._records[index - self._base] = None  # release it now; the slot is trimmed in batches
-            self._oldest += 1
-            self._total_bytes -= self._nbytes(record)
-            self._message_bytes -= len(record.data)
-            self._vector_count -= record.vector_count
-            self._pending.discard(index)
-            if record.tracking_id is not None:
-                self._by_tracking_id.pop(record.tracking_id, None)
-            evicted.append((index, record.vector_count))
-        dead = self._oldest - self._base
-        if dead and dead >= max(1024, len(self)):
-            del self._records[:dead]
-            self._base = self._oldest
-        if evicted:
-            self._evicted_count += len(evicted)
-            self._lexical.evict_before(self._oldest)
-            ids = [vector_id(i, n) for i, count in evicted for n in range(count)]
-            if ids and self.vector_store is not None:
-                self.vector_store.remove(np.array(ids, dtype=np.int64))
-        return [i for i, _ in evicted]
+    def _remove(self, index: int) -> int:
+        """Drop one live record's bookkeeping; returns its vector count (its vectors are removed by the caller)."""
+        record = self._records[index - self._base]
+        assert record is not None
+        self._records[index - self._base] = None
+        self._live -= 1
+        self._total_bytes -= self._nbytes(record)
+        self._message_bytes -= len(record.data)
+        self._vector_count -= record.vector_count
+        self._pending.discard(index)
+        if record.key is not None and self._by_key.get(record.key) == index:
+            del self._by_key[record.key]
+        return record.vector_count
+
+    def _drop_vectors(self, removed: list[tuple[int, int]]) -> None:
+        ids = [vector_id(i, n) for i, count in removed for n in range(count)]
+        if ids and self._vectors is not None:
+            self._vectors.remove(np.array(ids, dtype=np.int64))
 
     def evict_oldest(self, count: int) -> list[int]:
-        """Evict the ``count`` oldest messages."""
-        return self._evict(count)
+        """Evict the ``count`` oldest live messages."""
+        removed: list[tuple[int, int]] = []
+        while len(removed) < count and self._live:
+            index = self._oldest
+            removed.append((index, self._remove(index)))
+            self._advance_oldest()
+        if removed:
+            self._evicted_count += len(removed)
+            self._lexical.evict_before(self._oldest)
+            self._drop_vectors(removed)
+        return [i for i, _ in removed]
+
+    def forget(self, indices: Sequence[int]) -> list[int]:
+        """Delete the given live messages for good."""
+        targets = sorted({i for i in indices if self._record(i) is not None})
+        if not targets:
+            return []
+        removed = [(i, self._remove(i)) for i in targets]
+        self._lexical.remove(targets)
+        self._drop_vectors(removed)
+        self._forgotten_count += len(targets)
+        self._advance_oldest()
+        if not self._live:
+            self._lexical.evict_before(self._next_index)
+        return targets
 
     def enforce_limits(self, max_count: int | None, max_bytes: int | None) -> list[int]:
         """Evict oldest-first while a limit is exceeded (one message is always kept for the byte limit)."""
-        excess = 0
-        if max_count is not None and len(self) > max_count:
-            excess = len(self) - max_count
+        excess = self._live - max_count if max_count is not None and self._live > max_count else 0
         if max_bytes is not None:
-            total, index = self._total_bytes, self._oldest
-            for _ in range(excess):
-                total -= self._nbytes(self._records[index - self._base])  # type: ignore[arg-type]
+            total, index, removed = self._total_bytes, self._oldest, 0
+            while removed < excess or (total > max_bytes and self._live - removed > 1):
+                record = self._records[index - self._base]
                 index += 1
-            while total > max_bytes and len(self) - excess > 1:
-                total -= self._nbytes(self._records[index - self._base])  # type: ignore[arg-type]
-                index += 1
-                excess += 1
-        return self._evict(excess)
+                if record is not None:
+                    total -= self._nbytes(record)
+                    removed += 1
+            excess = removed
+        return self.evict_oldest(excess) if excess else []
 
     # ------------------------------------------------------------------ reading
 
-    def dense_search(self, vector: Vectors, k: int) -> dict[int, float]:
-        """Nearest messages by their best chunk."""
-        store = self.vector_store
+    def _dense(self, vector: Vectors, k: int, search_filter: SearchFilter | None) -> dict[int, float]:
+        store = self._vectors
         if store is None or len(store) == 0 or k <= 0:
             return {}
+        filtered = search_filter is not None and not search_filter.is_empty
         best: dict[int, float] = {}
-        fetch = k
+        fetch = max(4 * k, 64) if filtered else k
         while True:
             scores, ids = store.search(vector, fetch)
             best.clear()
             for score, vid in zip(scores.tolist(), ids.tolist(), strict=True):
                 index = message_index(vid)
-                if self._oldest <= index < self._next_index and index not in best:
+                if index not in best and self._record(index) is not None and self._accepts(search_filter, index):
                     best[index] = float(score)
-            if len(best) >= k or len(ids) < fetch:
+                    if len(best) >= k:
+                        return best
+            if len(ids) < fetch:
                 return best
-            fetch *= 2  # several chunks of one message matched; look further for distinct messages
+            fetch *= 2  # several chunks of one message, or filtered-out messages: look further
 
-    def lexical_search(self, query: str, k: int) -> dict[int, float]:
-        """BM25 matches."""
-        scores, ids = self._lexical.search(query, k)
-        return {
-            i: s for i, s in zip(ids.tolist(), scores.tolist(), strict=True) if self._oldest <= i < self._next_index
-        }
+    def _lexical_hits(self, query: str, k: int, search_filter: SearchFilter | None) -> dict[int, float]:
+        if k <= 0:
+            return {}
+        filtered = search_filter is not None and not search_filter.is_empty
+        fetch = max(4 * k, 64) if filtered else k
+        while True:
+            scores, ids = self._lexical.search(query, fetch)
+            found: dict[int, float] = {}
+            for index, score in zip(ids.tolist(), scores.tolist(), strict=True):
+                if self._record(index) is not None and self._accepts(search_filter, index):
+                    found[index] = score
+                    if len(found) >= k:
+                        return found
+            if len(ids) < fetch:
+                return found
+            fetch *= 2
+
+    def candidates(
+        self,
+        vector: Vectors | None,
+        query: str,
+        dense_k: int,
+        lexical_k: int,
+        search_filter: SearchFilter | None = None,
+    ) -> Candidates:
+        """Dense and lexical candidates, and the similarity of each (see the protocol)."""
+        dense = self._dense(vector, dense_k, search_filter) if vector is not None else {}
+        lexical = self._lexical_hits(query, lexical_k, search_filter)
+        similarity = dict(dense)
+        if vector is not None:
+            similarity.update(self.similarities(vector, [i for i in lexical if i not in dense]))
+        return Candidates(dense=dense, lexical=lexical, similarity=similarity)
 
     def similarities(self, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the query to each message's best chunk."""
         owners = [(i, n) for i in indices if (r := self._record(i)) is not None for n in range(r.vector_count)]
-        if self.vector_store is None or not owners:
+        if self._vectors is None or not owners:
             return {}
-        vectors = self.vector_store.fetch(np.array([vector_id(i, n) for i, n in owners], dtype=np.int64))
+        vectors = self._vectors.fetch(np.array([vector_id(i, n) for i, n in owners], dtype=np.int64))
         result: dict[int, float] = {}
         for (index, _), score in zip(owners, (vectors @ vector[0]).tolist(), strict=True):
             result[index] = max(result.get(index, -1.0), float(score))
         return result
 
-    def get(self, indices: Sequence[int]) -> dict[int, bytes]:
-        """Encoded messages by index."""
-        return {i: r.data for i in indices if (r := self._record(i)) is not None}
+    def get(self, indices: Sequence[int]) -> dict[int, StoredRecord]:
+        """Live records by index."""
+        return {i: self._stored(i, r) for i in indices if (r := self._record(i)) is not None}
+
+    def find_text(self, needle: str) -> list[int]:
+        """Live indices whose searchable text contains ``needle`` (case-insensitive)."""
+        wanted = needle.casefold()
+        return [
+            i
+            for i in range(self._oldest, self._next_index)
+            if (r := self._records[i - self._base]) is not None and wanted in self._text_of(r.data).casefold()
+        ]
 
     def bounds(self) -> tuple[int, int] | None:
         """Oldest and newest live index."""
-        return (self._oldest, self._next_index - 1) if len(self) else None
+        if not self._live:
+            return None
+        newest = self._next_index - 1
+        while self._records[newest - self._base] is None:
+            newest -= 1
+        return self._oldest, newest
 
     def stats(self) -> StoreStats:
         """Counts and bytes."""
-        count = len(self)
+        bounds = self.bounds()
         return StoreStats(
-            message_count=count,
+            message_count=self._live,
             total_bytes=self._total_bytes,
             message_bytes=self._message_bytes,
             vector_count=self._vector_count,
@@ -237,93 +368,123 @@ class InMemoryArchive:
             pending_count=len(self._pending),
             evicted_count=self._evicted_count,
             archived_total=self._next_index,
-            oldest_index=self._oldest if count else None,
-            newest_index=self._oldest + count - 1 if count else None,
+            oldest_index=bounds[0] if bounds else None,
+            newest_index=bounds[1] if bounds else None,
+            forgotten_count=self._forgotten_count,
         )
 
     # ------------------------------------------------------------------ state
 
-    def export_state(self, model_id: str) -> dict[str, Any]:
-        """The full archive, vectors included (see :mod:`~strands_semantic_memory.state`)."""
-        if self.vector_store is not None:
-            ids, vectors = self.vector_store.export()
+    def saved_archive(self, model_id: str) -> SavedArchive:
+        """The archive as a :class:`~strands_semantic_memory.state.SavedArchive` (vectors included)."""
+        if self._vectors is not None:
+            ids, vectors = self._vectors.export()
         else:
             ids, vectors = np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        return dump_state(
-            SavedArchive(
-                model_id=model_id,
-                dimension=self.dimension,
-                next_index=self._next_index,
-                evicted_count=self._evicted_count,
-                records=[
-                    SavedRecord(index=i, data=r.data, vectors=r.vector_count, pending=r.pending)
-                    for i in range(self._oldest, self._next_index)
-                    if (r := self._records[i - self._base]) is not None
-                ],
-                vector_ids=ids,
-                vectors=vectors,
-            )
+        records = []
+        for i in range(self._oldest, self._next_index):
+            record = self._records[i - self._base]
+            if record is not None:
+                stored = self._stored(i, record)
+                records.append(
+                    SavedRecord(
+                        index=i,
+                        data=record.data,
+                        vectors=record.vector_count,
+                        pending=record.pending,
+                        archived_at=stored.archived_at,
+                        said_at=stored.said_at,
+                    )
+                )
+        return SavedArchive(
+            model_id=model_id,
+            dimension=self.dimension,
+            next_index=self._next_index,
+            evicted_count=self._evicted_count,
+            forgotten_count=self._forgotten_count,
+            records=records,
+            vector_ids=ids,
+            vectors=vectors,
         )
 
-    def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
-        """Replace the content with a saved archive (validated first; nothing changes if it is invalid).
+    def export_state(self, model_id: str) -> dict[str, Any]:
+        """The full archive, vectors included (see :mod:`~strands_semantic_memory.state`)."""
+        return dump_state(self.saved_archive(model_id))
 
-        Args:
-            state: What :meth:`export_state` produced.
-            reembed: Drop the saved vectors and mark every message with text pending.
+    def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
+        """Replace the content with a saved archive; everything is validated before anything changes.
 
         Raises:
             StateError: If the state is corrupt or inconsistent.
         """
-        saved = load_state(state)
-        counts: dict[int, int] = {}
-        for vid in saved.vector_ids.tolist():
-            counts[message_index(vid)] = counts.get(message_index(vid), 0) + 1
-        if len(set(saved.vector_ids.tolist())) != len(saved.vector_ids):
+        self.load_saved(load_state(state), reembed)
+
+    def load_saved(self, saved: SavedArchive, reembed: bool) -> None:
+        """Replace the content with a decoded archive (validated and built aside, then swapped in).
+
+        Raises:
+            StateError: If the archive is inconsistent.
+        """
+        fresh = InMemoryArchive(text_of=self._text_of)
+        fresh._fill(saved, reembed)
+        self.__dict__.update(fresh.__dict__)
+        logger.debug("messages=<%d>, vectors=<%d> | archive restored", len(self), len(saved.vector_ids))
+
+    def _fill(self, saved: SavedArchive, reembed: bool) -> None:
+        ids = saved.vector_ids
+        owners = ids >> 8 if len(ids) else ids
+        if len(np.unique(ids)) != len(ids):
             raise StateError("saved state has duplicate vector ids")
-        expected = list(range(saved.records[0].index, saved.records[-1].index + 1)) if saved.records else []
-        if [r.index for r in saved.records] != expected:
-            raise StateError("saved state records are not one contiguous run of indices")
-        lexical = LexicalIndex()  # rebuilt from the messages: tokenizing is cheap, and no embedder is called
-        records: list[ArchivedRecord | None] = []
-        for raw in saved.records:
-            if counts.get(raw.index, 0) != raw.vectors:
-                raise StateError(
-                    f"saved state record {raw.index} claims {raw.vectors} vectors but {counts.get(raw.index, 0)} "
-                    "are stored"
-                )
-            message = decode_message(raw.data)
-            text = render_message(message)
-            terms = lexical.add(raw.index, text)
-            vectors = 0 if reembed else raw.vectors
-            records.append(
-                ArchivedRecord(
-                    data=raw.data,
-                    role=str(message.get("role")),
-                    tracking_id=message.get("tracking_id") or None,
-                    vector_count=vectors,
-                    pending=bool(text.strip()) if reembed else raw.pending,
-                    lexical_terms=terms,
-                )
-            )
-        if set(counts) - {r.index for r in saved.records}:
+        indices = [r.index for r in saved.records]
+        counts = dict(zip(*np.unique(owners, return_counts=True), strict=True)) if len(ids) else {}
+        if set(int(i) for i in counts) - set(indices):
             raise StateError("saved state has vectors for messages that are not in it")
-        store: VectorStore | None = None
-        if not reembed and saved.dimension is not None and len(saved.vector_ids):
-            store = FaissVectorStore(saved.dimension)
-            store.add(saved.vector_ids, saved.vectors)  # saved as stored: already unit length
-        self.vector_store = store
-        self._lexical = lexical
-        self._records = records
-        self._oldest = self._base = saved.records[0].index if saved.records else saved.next_index
-        if saved.records and saved.records[-1].index + 1 != saved.next_index:
-            raise StateError("saved state's next_index does not follow its newest record")
+        first = saved.records[0].index if saved.records else saved.next_index
+        self._base = self._oldest = first
         self._next_index = saved.next_index
-        live = [(raw.index, r) for raw, r in zip(saved.records, records, strict=True) if r is not None]
-        self._by_tracking_id = {r.tracking_id: i for i, r in live if r.tracking_id}
-        self._pending = {i for i, r in live if r.pending}
-        self._total_bytes = sum(self._nbytes(r) for _, r in live)
-        self._message_bytes = sum(len(r.data) for _, r in live)
-        self._vector_count = sum(r.vector_count for _, r in live)
         self._evicted_count = saved.evicted_count
-        logger.debug("messages=<%d>, vectors=<%d> | archive restored", len(records), len(saved.vector_ids))
+        self._forgotten_count = saved.forgotten_count
+        for raw in saved.records:
+            stored_vectors = int(counts.get(raw.index, 0))
+            if stored_vectors != raw.vectors:
+                raise StateError(
+                    f"saved state record {raw.index} claims {raw.vectors} vectors but {stored_vectors} are stored"
+                )
+            while self._base + len(self._records) < raw.index:  # a forgotten index
+                self._records.append(None)
+                self._archived_at.append(0.0)
+                self._said_at.append(math.nan)
+            try:
+                message = decode_message(raw.data)
+            except RecursionError as error:
+                raise StateError(f"saved state record {raw.index} is nested too deeply") from error
+            text = self._text_of(raw.data)
+            tracking_id = message.get("tracking_id") or None
+            key = _key_number(record_key(tracking_id, raw.data)) if tracking_id else None
+            terms = self._lexical.add(raw.index, text)
+            has_text = bool(text.strip())
+            record = ArchivedRecord(
+                data=raw.data,
+                role=str(message.get("role")),
+                key=key,
+                vector_count=0 if reembed else raw.vectors,
+                pending=has_text if reembed else raw.pending,
+                lexical_terms=terms,
+            )
+            self._records.append(record)
+            self._archived_at.append(raw.archived_at)
+            self._said_at.append(math.nan if raw.said_at is None else raw.said_at)
+            self._live += 1
+            if key is not None:
+                self._by_key[key] = raw.index
+            if record.pending:
+                self._pending.add(raw.index)
+            self._message_bytes += len(raw.data)
+            self._vector_count += record.vector_count
+        holes = [first + n for n, r in enumerate(self._records) if r is None]
+        if holes:
+            self._lexical.remove(holes)
+        if not reembed and saved.dimension is not None and len(ids):
+            self._vectors = FaissVectorStore(saved.dimension)
+            self._vectors.add(ids, saved.vectors)  # saved as stored: already unit length
+        self._total_bytes = sum(self._nbytes(r) for r in self._records if r is not None)

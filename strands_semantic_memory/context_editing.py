@@ -1,0 +1,531 @@
+"""Agentic context editing: the model summarizes or drops ranges of its own active context, losing nothing.
+
+:class:`ContextEditor` is a Strands plugin. It gives the model two tools,
+
+- ``context_summarize(start, end, summary)``: replace a range of active messages with the model's own summary;
+- ``context_drop(start, end)``: remove a range of active messages;
+
+and shows the model, on every model call, a short id in front of each message it may edit (``[ctx:1a2b3c4d]``).
+The id is derived from the message's Strands ``tracking_id`` (which survives session save and restore), is added
+to the per-call copy of the messages only (an ``InvokeModelStage`` input middleware), and never enters history.
+
+Guarantees, each tested:
+
+- **Nothing is lost.** The range is archived verbatim in the memory *before* anything is removed; the summary or
+  note that replaces it names the archive indices, so ``conversation_read`` brings the originals back.
+- **Tool calls stay whole.** A range that would separate a ``toolUse`` from its ``toolResult`` is widened to
+  include both (the tool result says so).
+- **The current turn is never touched**: the latest user message and everything after it (including the tool
+  call being processed) cannot be edited, nor can pinned messages or the conversation manager's summary.
+- **Safe point.** The tools only queue the edit. It is applied at the next safe point of the agent loop, before
+  the next model call (``BeforeModelCallEvent``: the tool results of the current step are in history by then)
+  or at the end of the invocation, never while the model's tool call is being processed.
+- **Sessions.** Applied edits are logged in ``agent.state`` (by tracking id), which every Strands session manager
+  saves. Strands' ``RepositorySessionManager`` (``FileSessionManager``, ``S3SessionManager``) saves messages
+  append-only and restores them by offset, so on restore the plugin replays the log and drops what came back in
+  front of the first message the agent had at its last invocation. A snapshot session manager saves the edited
+  messages directly; replaying is then a no-op.
+
+Example:
+    ```python
+    from strands import Agent
+    from strands_semantic_memory import ContextEditor, SemanticSummarizingConversationManager
+
+    manager = SemanticSummarizingConversationManager()
+    agent = Agent(conversation_manager=manager, plugins=[ContextEditor()])
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import logging
+import re
+import threading
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from strands.hooks import AfterInvocationEvent, AgentInitializedEvent, BeforeModelCallEvent
+from strands.middleware.stages import InvokeModelContext, InvokeModelStage
+from strands.plugins import Plugin
+from strands.tools.decorator import tool
+from strands.types.content import ContentBlock, Message
+from strands.types.tools import ToolContext
+
+from .errors import ConfigurationError
+from .memory import SemanticMemory
+from .tools import format_index_ranges, resolve_memory
+
+if TYPE_CHECKING:
+    from strands.agent.agent import Agent
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["STATE_KEY", "ContextEditor", "current_turn_start", "message_id"]
+
+STATE_KEY = "semantic_memory_context_edits"
+"""Key in ``agent.state`` of the log of applied edits (JSON; replayed on session restore)."""
+
+ID_PREFIX = "ctx:"
+ID_LENGTH = 8
+_ID_PATTERN = re.compile(r"^\[?\s*(?:ctx\s*:\s*)?([0-9a-f]{4,64})\s*\]?$", re.IGNORECASE)
+_LOG_VERSION = 1
+
+
+def message_id(message: Message, length: int = ID_LENGTH) -> str | None:
+    """The short id the model sees for a message: the first ``length`` hex digits of SHA-256 of its tracking id.
+
+    Returns:
+        The id, or None for a message without a tracking id (Strands gives every message one before it calls
+        the model).
+    """
+    tracking_id = message.get("tracking_id")
+    if not tracking_id:
+        return None
+    return hashlib.sha256(str(tracking_id).encode("utf-8")).hexdigest()[:length]
+
+
+def _is_plain_user_turn(message: Message) -> bool:
+    if message.get("role") != "user":
+        return False
+    return not any(isinstance(b, dict) and "toolResult" in b for b in message.get("content") or [])
+
+
+def current_turn_start(messages: Sequence[Message]) -> int:
+    """Position of the current turn's first message: the latest user message that is not a tool result.
+
+    Everything from there on (the user's request, the model's tool calls and their results) is the current turn.
+    0 when there is no such message (then nothing is editable).
+    """
+    for position in range(len(messages) - 1, -1, -1):
+        if _is_plain_user_turn(messages[position]):
+            return position
+    return 0
+
+
+def _tool_ids(message: Message, kind: str) -> set[str]:
+    ids: set[str] = set()
+    for block in message.get("content") or []:
+        if isinstance(block, dict) and kind in block:
+            value = block[kind]  # type: ignore[literal-required]
+            if isinstance(value, dict) and value.get("toolUseId"):
+                ids.add(str(value["toolUseId"]))
+    return ids
+
+
+def _close_tool_pairs(messages: Sequence[Message], first: int, last: int) -> tuple[int, int]:
+    """Widen ``first..last`` until no tool call in it lacks its result and no result lacks its call."""
+    while True:
+        uses = set().union(*(_tool_ids(messages[p], "toolUse") for p in range(first, last + 1)))
+        results = set().union(*(_tool_ids(messages[p], "toolResult") for p in range(first, last + 1)))
+        new_first, new_last = first, last
+        for orphan in results - uses:  # its call is before the range
+            for p in range(first - 1, -1, -1):
+                if orphan in _tool_ids(messages[p], "toolUse"):
+                    new_first = min(new_first, p)
+                    break
+        for orphan in uses - results:  # its result is after the range
+            for p in range(last + 1, len(messages)):
+                if orphan in _tool_ids(messages[p], "toolResult"):
+                    new_last = max(new_last, p)
+                    break
+        if (new_first, new_last) == (first, last):
+            return first, last
+        first, last = new_first, new_last
+
+
+def _is_pinned(message: Message) -> bool:
+    metadata = message.get("metadata")
+    custom = metadata.get("custom") if isinstance(metadata, dict) else None
+    return isinstance(custom, dict) and custom.get("pinned") is True
+
+
+def _replacement_role(before: str | None, after: str | None) -> str:
+    """The role that keeps user/assistant alternation around an inserted message, ``user`` when either clashes."""
+    before = before or "assistant"  # a conversation starts with a user message
+
+    def clashes(role: str) -> int:
+        return int(before == role) + int(after == role)
+
+    return min(("user", "assistant"), key=clashes)
+
+
+def _apply(messages: list[Message], removed: Sequence[str], inserted: Sequence[Message]) -> bool:
+    """Remove the messages with these tracking ids and put ``inserted`` where the first of them was.
+
+    Idempotent: once applied, applying again changes nothing (the removed ids are gone and the inserted
+    messages, recognised by tracking id, are present).
+
+    Returns:
+        Whether ``messages`` changed.
+    """
+    gone = set(removed)
+    positions = [p for p, m in enumerate(messages) if m.get("tracking_id") in gone]
+    if not positions:
+        return False
+    present = {m.get("tracking_id") for m in messages}
+    insert = [copy.deepcopy(m) for m in inserted if m.get("tracking_id") not in present]
+    kept = [m for m in messages if m.get("tracking_id") not in gone]
+    first = positions[0]
+    messages[:] = kept[:first] + insert + kept[first:]
+    return True
+
+
+@dataclass
+class _Edit:
+    """An edit queued by a tool, applied at the next safe point."""
+
+    kind: str
+    removed: list[str]
+    inserted: list[Message]
+    archived: list[int] = field(default_factory=list)
+    ready: bool = False
+
+    def as_log(self) -> dict[str, Any]:
+        return {"kind": self.kind, "removed": list(self.removed), "inserted": copy.deepcopy(self.inserted)}
+
+
+class ContextEditor(Plugin):
+    """Lets the model summarize or drop ranges of its active context; archives each range first.
+
+    See the module docstring for the guarantees. Use one ``ContextEditor`` per agent.
+    """
+
+    name = "strands-semantic-memory:context-editor"
+
+    def __init__(
+        self,
+        memory: Any = None,
+        *,
+        show_ids: bool = True,
+        max_summary_chars: int = 4000,
+    ) -> None:
+        """Create the plugin.
+
+        Args:
+            memory: Where ranges are archived before they leave the context: a ``SemanticMemory``, a
+                ``SemanticSummarizingConversationManager`` or a ``SemanticMemoryStore``. Default: the memory of
+                the agent's conversation manager.
+            show_ids: Show each editable message's id to the model (``[ctx:1a2b3c4d]``, per call, never stored).
+                Without ids the model cannot address ranges; turn off only if you show them another way.
+            max_summary_chars: Longest summary ``context_summarize`` accepts.
+
+        Raises:
+            ConfigurationError: If ``memory`` holds no ``SemanticMemory`` or ``max_summary_chars`` is below 1.
+        """
+        self._memory: SemanticMemory | None = None if memory is None else resolve_memory(memory)
+        if isinstance(max_summary_chars, bool) or not isinstance(max_summary_chars, int) or max_summary_chars < 1:
+            raise ConfigurationError(f"max_summary_chars must be an integer >= 1, got {max_summary_chars!r}")
+        self.show_ids = show_ids
+        self.max_summary_chars = max_summary_chars
+        self._agent: Agent | None = None
+        self._pending: list[_Edit] = []
+        self._lock = threading.Lock()
+        self.applied_count = 0
+        super().__init__()
+
+    @property
+    def memory(self) -> SemanticMemory:
+        """The memory ranges are archived in (known once the plugin is attached to an agent).
+
+        Raises:
+            ConfigurationError: Before the plugin is attached, when no memory was given.
+        """
+        if self._memory is None:
+            raise ConfigurationError("ContextEditor has no memory yet: attach it to an agent, or pass memory=")
+        return self._memory
+
+    @property
+    def pending_edits(self) -> int:
+        """Edits queued by the model and not applied yet."""
+        with self._lock:
+            return len(self._pending)
+
+    # ------------------------------------------------------------------ wiring
+
+    def init_agent(self, agent: Agent) -> None:
+        """Attach to ``agent``: resolve the memory, register the id middleware and the safe-point hooks.
+
+        Raises:
+            ConfigurationError: If the plugin is already attached to another agent, or no memory can be found.
+        """
+        if self._agent is not None and self._agent is not agent:
+            raise ConfigurationError("a ContextEditor serves one agent; create one per agent")
+        if self._memory is None:
+            found = getattr(agent.conversation_manager, "memory", None)
+            if not isinstance(found, SemanticMemory):
+                raise ConfigurationError(
+                    "ContextEditor archives ranges before removing them, but the agent's conversation manager is a "
+                    f"{type(agent.conversation_manager).__name__} with no SemanticMemory. Use "
+                    "SemanticSummarizingConversationManager, or pass ContextEditor(memory=...)"
+                )
+            self._memory = found
+        self._agent = agent
+        if self.show_ids:
+            agent.add_middleware(InvokeModelStage.Input, self._show_ids)
+        agent.add_hook(self._on_agent_initialized, AgentInitializedEvent)
+        agent.add_hook(self._on_before_model_call, BeforeModelCallEvent)
+        agent.add_hook(self._on_after_invocation, AfterInvocationEvent)
+
+    def _show_ids(self, context: InvokeModelContext) -> InvokeModelContext:
+        """Per-call input middleware: put ``[ctx:<id>]`` in front of each editable message (never in history)."""
+        messages = list(context.messages)
+        for position in range(current_turn_start(messages)):
+            short = message_id(messages[position])
+            if short is None:
+                continue
+            original = messages[position]
+            content: list[ContentBlock] = list(original.get("content") or [])
+            tag: ContentBlock = {"text": f"[{ID_PREFIX}{short}]"}
+            if original.get("role") == "user" and any(isinstance(b, dict) and "toolResult" in b for b in content):
+                content.append(tag)  # tool results come first in a user message
+            else:
+                lead = 0
+                while lead < len(content) and isinstance(content[lead], dict) and "reasoningContent" in content[lead]:
+                    lead += 1
+                content.insert(lead, tag)
+            tagged: Message = dict(original)  # type: ignore[assignment]
+            tagged["content"] = content
+            messages[position] = tagged
+        return replace(context, messages=messages)
+
+    # ------------------------------------------------------------------ safe points
+
+    def _on_before_model_call(self, event: BeforeModelCallEvent) -> None:
+        self._apply_pending(event.agent)
+
+    def _on_after_invocation(self, event: AfterInvocationEvent) -> None:
+        self._apply_pending(event.agent)
+        log = event.agent.state.get(STATE_KEY)
+        if isinstance(log, dict) and log.get("edits"):
+            head, anchor = self._front(event.agent, log)
+            if (head, anchor) != (log.get("head"), log.get("anchor")):
+                log["head"], log["anchor"] = head, anchor
+                event.agent.state.set(STATE_KEY, log)
+
+    def _front(self, agent: Agent, log: dict[str, Any]) -> tuple[list[str], str | None]:
+        """The first message a session stores (the anchor) and the ids in front of it that are not stored messages.
+
+        In front of the anchor there may be the conversation manager's summary (a session restores it from the
+        manager's state) and summaries or notes of this plugin (the log replays them); nothing else belongs there.
+        """
+        inserted = {str(m.get("tracking_id")) for e in log.get("edits", []) for m in e.get("inserted", [])}
+        manager_summary = self._manager_summary_id(agent)
+        head: list[str] = []
+        for message in agent.messages:
+            tracking_id = message.get("tracking_id")
+            if not tracking_id:
+                break
+            if tracking_id == manager_summary or tracking_id in inserted:
+                head.append(str(tracking_id))
+                continue
+            return head, str(tracking_id)
+        return head, None
+
+    def _apply_pending(self, agent: Agent) -> None:
+        with self._lock:
+            ready = [e for e in self._pending if e.ready]
+            self._pending = [e for e in self._pending if not e.ready]
+        if not ready:
+            return
+        log = agent.state.get(STATE_KEY)
+        if not isinstance(log, dict) or log.get("version") != _LOG_VERSION:
+            log = {"version": _LOG_VERSION, "edits": [], "head": [], "anchor": None}
+        before = len(agent.messages)
+        for edit in ready:
+            if _apply(agent.messages, edit.removed, edit.inserted):
+                log["edits"].append(edit.as_log())
+                self.applied_count += 1
+            else:
+                logger.info("edit=<%s> | the range left the context before the edit applied; nothing to do", edit.kind)
+        log["head"], log["anchor"] = self._front(agent, log)
+        agent.state.set(STATE_KEY, log)
+        logger.debug(
+            "edits=<%d>, messages_before=<%d>, messages_after=<%d> | context edits applied",
+            len(ready),
+            before,
+            len(agent.messages),
+        )
+
+    def _on_agent_initialized(self, event: AgentInitializedEvent) -> None:
+        """Replay the edit log over messages a session manager restored (a no-op when they already reflect it)."""
+        log = event.agent.state.get(STATE_KEY)
+        if not isinstance(log, dict) or not log.get("edits"):
+            return
+        if log.get("version") != _LOG_VERSION:
+            logger.warning("version=<%s> | unknown context edit log version; not replayed", log.get("version"))
+            return
+        messages = event.agent.messages
+        replayed = sum(_apply(messages, e.get("removed", []), e.get("inserted", [])) for e in log["edits"])
+        anchor = log.get("anchor")
+        head = set(log.get("head") or [])
+        positions = [p for p, m in enumerate(messages) if anchor and m.get("tracking_id") == anchor]
+        trimmed = 0
+        if positions:
+            # A session restored by offset can bring back messages the agent no longer had in front of the anchor
+            # (an edit shifted what the offset counts); keep only the known prepended ones there.
+            front = messages[: positions[0]]
+            kept = [m for m in front if m.get("tracking_id") in head]
+            trimmed = len(front) - len(kept)
+            messages[: positions[0]] = kept
+        if replayed or trimmed:
+            logger.info(
+                "replayed=<%d>, trimmed=<%d> | context edits replayed over the restored session", replayed, trimmed
+            )
+
+    # ------------------------------------------------------------------ the tools
+
+    def _resolve(self, messages: Sequence[Message], ref: Any, name: str) -> int:
+        if not isinstance(ref, str):
+            raise ValueError(f"{name} must be a message id such as '{ID_PREFIX}1a2b3c4d', got {ref!r}")
+        match = _ID_PATTERN.match(ref.strip())
+        if match is None:
+            raise ValueError(
+                f"{name}={ref!r} is not a message id; use the id shown before a message, e.g. ctx:1a2b3c4d"
+            )
+        wanted = match.group(1).lower()
+        found = [p for p, m in enumerate(messages) if (message_id(m, len(wanted)) or "") == wanted]
+        if not found:
+            raise ValueError(f"{name}={ref!r}: no message in the active context has this id (it may be gone already)")
+        if len(found) > 1:
+            raise ValueError(f"{name}={ref!r} matches {len(found)} messages; give the full id shown before the message")
+        return found[0]
+
+    def _plan(self, agent: Agent, start: Any, end: Any) -> tuple[int, int, str]:
+        """Validate a range against the live messages; returns ``(first, last, note for the model)``."""
+        messages = agent.messages
+        first = self._resolve(messages, start, "start")
+        last = self._resolve(messages, end, "end")
+        if last < first:
+            first, last = last, first
+        turn = current_turn_start(messages)
+        if last >= turn:
+            raise ValueError(
+                "the range reaches the current turn (your latest user message and what followed it), which cannot "
+                "be edited; end the range at an earlier message"
+            )
+        wide_first, wide_last = _close_tool_pairs(messages, first, last)
+        note = ""
+        if (wide_first, wide_last) != (first, last):
+            if wide_last >= turn:
+                raise ValueError(
+                    "the range would separate a tool call from its result, and including the result would reach the "
+                    "current turn; end the range before that tool call"
+                )
+            note = f" (widened to {wide_last - wide_first + 1} messages to keep tool calls with their results)"
+            first, last = wide_first, wide_last
+        if any(_is_pinned(messages[p]) for p in range(first, last + 1)):
+            raise ValueError("the range contains a pinned message, which must stay in context; choose another range")
+        manager_summary = self._manager_summary_id(agent)
+        if manager_summary and any(messages[p].get("tracking_id") == manager_summary for p in range(first, last + 1)):
+            raise ValueError("the range contains the conversation manager's summary, which it maintains itself")
+        return first, last, note
+
+    @staticmethod
+    def _manager_summary_id(agent: Agent) -> str | None:
+        try:
+            summary = agent.conversation_manager.get_state().get("summary_message")
+        except Exception:  # a custom manager whose state cannot be read: nothing to protect
+            return None
+        return summary.get("tracking_id") if isinstance(summary, dict) else None
+
+    async def _queue(
+        self, tool_context: ToolContext, start: Any, end: Any, summary: str | None
+    ) -> str:  # the shared body of both tools
+        agent = tool_context.agent
+        if self._agent is not None and agent is not self._agent:
+            raise ValueError("this context editor belongs to another agent")
+        first, last, note = self._plan(agent, start, end)
+        messages = agent.messages
+        removed_ids = [str(messages[p].get("tracking_id")) for p in range(first, last + 1)]
+        ours = self._inserted_ids(agent)
+        originals = [copy.deepcopy(messages[p]) for p in range(first, last + 1) if removed_ids[p - first] not in ours]
+        before_role = messages[first - 1].get("role") if first > 0 else None
+        after_role = messages[last + 1].get("role")
+        count = last - first + 1
+        edit = _Edit(kind="summarize" if summary is not None else "drop", removed=removed_ids, inserted=[])
+        with self._lock:
+            taken = {i for e in self._pending for i in e.removed}
+            if taken.intersection(removed_ids):
+                raise ValueError("the range overlaps an edit you already asked for in this step; wait for it to apply")
+            self._pending.append(edit)
+        try:
+            archived = await asyncio.to_thread(self.memory.archive, originals) if originals else []
+        except Exception:
+            with self._lock:
+                self._pending.remove(edit)
+            raise
+        where = (
+            f"archived verbatim as Message {format_index_ranges(archived)}"
+            if archived
+            else "earlier summaries whose originals are archived already"
+        )
+        if archived and "conversation_read" in agent.tool_names:
+            where += " (conversation_read shows them)"
+        if summary is not None:
+            role = _replacement_role(before_role, after_role)
+            text = (
+                f"[Summary, written by the assistant, of {count} earlier messages removed from the active context; "
+                f"{where}]\n{summary.strip()}"
+            )
+            edit.inserted = [{"role": role, "content": [{"text": text}], "tracking_id": str(uuid.uuid4())}]  # type: ignore[typeddict-item]
+        elif (before_role or "assistant") == after_role:  # keep user/assistant alternation with a short note
+            role = "assistant" if after_role == "user" else "user"
+            text = f"[{count} earlier messages were removed from the active context; {where}.]"
+            edit.inserted = [{"role": role, "content": [{"text": text}], "tracking_id": str(uuid.uuid4())}]  # type: ignore[typeddict-item]
+        edit.archived = list(archived)
+        with self._lock:
+            edit.ready = True
+        action = "replaced by your summary" if summary is not None else "removed"
+        return (
+            f"Queued: {count} messages{note} will be {action} before your next step; they are {where}. "
+            "Continue with your task."
+        )
+
+    def _inserted_ids(self, agent: Agent) -> set[str]:
+        """Tracking ids of summaries and notes this plugin inserted (not archived again as if someone said them)."""
+        log = agent.state.get(STATE_KEY)
+        ids: set[str] = set()
+        if isinstance(log, dict):
+            for edit in log.get("edits", []):
+                ids.update(str(m.get("tracking_id")) for m in edit.get("inserted", []))
+        return ids
+
+    @tool(context=True)
+    async def context_summarize(self, start: str, end: str, summary: str, tool_context: ToolContext) -> str:
+        """Replace a range of earlier messages in your active context with your own summary, to free up context.
+
+        The messages are archived verbatim first, so nothing is lost.
+        Address messages by the id shown before each one, like [ctx:1a2b3c4d]. The current turn cannot be edited;
+        tool calls are kept together with their results. The change applies before your next step.
+
+        Args:
+            start: Id of the first message of the range, e.g. ctx:1a2b3c4d.
+            end: Id of the last message of the range (inclusive).
+            summary: Your summary of the range: every fact, decision, number and open question worth keeping.
+            tool_context: Supplied by Strands.
+        """
+        if not isinstance(summary, str) or not summary.strip():
+            raise ValueError("summary must be non-empty text: what the range said that is worth keeping")
+        if len(summary) > self.max_summary_chars:
+            raise ValueError(f"summary is {len(summary)} characters; at most {self.max_summary_chars} are accepted")
+        return await self._queue(tool_context, start, end, summary)
+
+    @tool(context=True)
+    async def context_drop(self, start: str, end: str, tool_context: ToolContext) -> str:
+        """Remove a range of earlier messages from your active context, to free up context.
+
+        The messages are archived verbatim first, so nothing is lost.
+        Address messages by the id shown before each one, like [ctx:1a2b3c4d]. The current turn cannot be edited;
+        tool calls are kept together with their results. The change applies before your next step.
+
+        Args:
+            start: Id of the first message of the range, e.g. ctx:1a2b3c4d.
+            end: Id of the last message of the range (inclusive).
+            tool_context: Supplied by Strands.
+        """
+        return await self._queue(tool_context, start, end, None)

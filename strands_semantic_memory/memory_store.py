@@ -1,0 +1,312 @@
+"""SemanticMemoryStore: the archive as a Strands ``MemoryStore``, for ``Agent(memory_manager=MemoryManager(...))``.
+
+Strands' :class:`~strands.memory.MemoryManager` searches its stores for every user turn (injecting the results
+for that one model call, never into history), gives the model a ``search_memory`` tool, and, for a writable store
+with extraction, hands it the conversation's messages in batches. This store answers with the engine's hybrid
+search, as merged context windows of verbatim messages, and archives the batches verbatim, without any model call.
+
+Example:
+    ```python
+    from strands import Agent
+    from strands.memory import MemoryManager
+    from strands_semantic_memory import SemanticMemoryStore
+
+    store = SemanticMemoryStore()
+    agent = Agent(memory_manager=MemoryManager(stores=[store]))
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+from strands.memory.extraction.triggers import InvocationTrigger
+from strands.memory.extraction.types import ExtractionConfig, MemoryMessageFilter
+from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, Metadata, SearchOptions
+from strands.types.content import Message
+from strands.types.tools import AgentTool
+
+from .errors import ConfigurationError
+from .memory import SemanticMemory
+from .tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools, render_windows
+from .windows import ContextWindow
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["DEFAULT_DESCRIPTION", "KEEP_TOOL_TRAFFIC", "SemanticMemoryStore"]
+
+DEFAULT_DESCRIPTION = (
+    "Verbatim archive of this conversation, including what was summarized away: earlier messages, tool calls and "
+    "their results, found by meaning and keywords, each with its neighbouring messages."
+)
+
+KEEP_TOOL_TRAFFIC = MemoryMessageFilter(exclude=[])
+"""Extraction filter that keeps every content block. Strands' default drops ``toolUse``/``toolResult``; an archive
+that promises to forget nothing keeps them."""
+
+_DEFAULT_MAX_RESULTS = 3
+_RUN_NAMESPACE = uuid.UUID("6f6b1c2e-6c43-4d1b-9d0e-2a51b0f0a7c3")
+
+
+def _default_extraction() -> ExtractionConfig:
+    return ExtractionConfig(trigger=[InvocationTrigger()], filter=KEEP_TOOL_TRAFFIC)
+
+
+def _resolve_extraction(extraction: ExtractionConfig | bool | None, writable: bool) -> ExtractionConfig | bool | None:
+    if extraction is None:
+        return _default_extraction() if writable else None
+    if extraction is True:
+        return _default_extraction()
+    if extraction is False:
+        return False
+    if not isinstance(extraction, dict):
+        raise ConfigurationError(f"extraction must be a bool or a strands ExtractionConfig, got {extraction!r}")
+    resolved = ExtractionConfig(**extraction)
+    if "trigger" not in resolved:
+        resolved["trigger"] = [InvocationTrigger()]
+    if "filter" not in resolved:
+        resolved["filter"] = KEEP_TOOL_TRAFFIC
+    return resolved
+
+
+class SemanticMemoryStore(MemoryStore):
+    """A Strands ``MemoryStore`` over a :class:`~strands_semantic_memory.memory.SemanticMemory`.
+
+    **Search** returns merged context windows, most relevant first: each :class:`~strands.memory.MemoryEntry`
+    holds one window's messages formatted like the hook's injected lines (``[Message N, role]: text``), and its
+    metadata holds ``indices``, ``roles``, ``timestamps`` (epoch seconds: when said if known, else when
+    archived), ``hit_indices``, ``start``, ``end`` and ``score``. Each entry is bounded (``max_entry_chars``).
+
+    **Writing.** A writable store archives what Strands hands to :meth:`add_messages` verbatim, with no model
+    call (server-side extraction in Strands' terms). Its default extraction config runs after every invocation and
+    *keeps tool traffic*: Strands' default filter would strip ``toolUse``/``toolResult`` blocks, so the store sets
+    ``filter=MemoryMessageFilter(exclude=[])`` (:data:`KEEP_TOOL_TRAFFIC`) unless you pass your own filter.
+    Batches are idempotent across retries: each message is keyed by ``AddMessagesContext.sequence_numbers``
+    combined with an id unique to the agent run (renewed by :meth:`initialize`, which Strands calls when the
+    agent is built), so a retried batch is not archived twice, while two messages with the same text are both
+    archived. Use one store object per agent; several stores may share one memory.
+
+    **Sharing an archive.** ``SemanticMemoryStore(memory=manager.memory)`` serves the archive that a
+    :class:`~strands_semantic_memory.manager.SemanticSummarizingConversationManager` fills (and its hook
+    searches). Such a store is read-only by default: the manager already archives every message that leaves the
+    context, and Strands' extraction strips the tracking ids that would let the two paths recognise the same
+    message, so archiving on both paths would store it twice. Pass ``writable=True`` to archive every message as
+    it is said as well.
+
+    Engine calls are synchronous (embedding, database round trips); they run in a worker thread
+    (:func:`asyncio.to_thread`) so the agent's event loop is never blocked.
+    """
+
+    def __init__(
+        self,
+        memory: SemanticMemory | None = None,
+        *,
+        name: str = "conversation_archive",
+        description: str | None = DEFAULT_DESCRIPTION,
+        max_search_results: int | None = _DEFAULT_MAX_RESULTS,
+        writable: bool | None = None,
+        extraction: ExtractionConfig | bool | None = None,
+        context_radius: int | None = None,
+        min_score: float | None = None,
+        max_entry_chars: int = 4000,
+        show_dates: bool = False,
+        tools: bool = True,
+        include_forget: bool = True,
+        **memory_options: Any,
+    ) -> None:
+        """Create the store.
+
+        Args:
+            memory: The memory to serve (for example ``manager.memory``). Default: a new
+                :class:`SemanticMemory` built from ``memory_options``.
+            name: The store's name in Strands (unique per ``MemoryManager``).
+            description: Shown to the model in the ``search_memory`` tool's description.
+            max_search_results: Windows per search when the caller does not say (Strands' option).
+            writable: Archive the messages Strands hands over. Default: True for a memory this store creates,
+                False for a memory you pass (its manager archives it already; see the class docstring).
+            extraction: Strands' extraction setting for a writable store. Default (None or True): after every
+                invocation, keeping tool traffic. An ``ExtractionConfig`` you pass gets the same trigger and filter
+                defaults for the fields it leaves out. False: no automatic archiving.
+            context_radius: Neighbours around each hit (default: the memory's).
+            min_score: Minimum cosine similarity of a hit (default: the memory's).
+            max_entry_chars: Size bound of one entry's content, in characters (at least 200).
+            show_dates: Put each message's date in its label.
+            tools: Return the conversation tools (``conversation_search``, ``conversation_read`` and, with
+                ``include_forget``, ``conversation_forget``) from :meth:`get_tools`, so the ``MemoryManager``
+                registers them on the agent.
+            include_forget: Include ``conversation_forget`` among those tools.
+            **memory_options: Options for the new :class:`SemanticMemory` (``embedding_model``, ``store``,
+                ``archive_path``, ...). Not allowed together with ``memory``.
+
+        Raises:
+            ConfigurationError: If an option is invalid, or ``memory`` and ``memory_options`` are both given.
+        """
+        if memory is not None and memory_options:
+            raise ConfigurationError(
+                f"pass either memory= or options for a new memory, not both (got {sorted(memory_options)})"
+            )
+        if memory is not None and not isinstance(memory, SemanticMemory):
+            raise ConfigurationError(f"memory must be a SemanticMemory, got {type(memory).__name__}")
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+        if max_search_results is not None and (
+            isinstance(max_search_results, bool) or not isinstance(max_search_results, int) or max_search_results < 1
+        ):
+            raise ConfigurationError(f"max_search_results must be an integer >= 1 or None, got {max_search_results!r}")
+        if isinstance(max_entry_chars, bool) or not isinstance(max_entry_chars, int) or max_entry_chars < 200:
+            raise ConfigurationError(f"max_entry_chars must be an integer >= 200, got {max_entry_chars!r}")
+        owns_memory = memory is None
+        self._memory: SemanticMemory = memory if memory is not None else SemanticMemory(**memory_options)
+        self.name: str = name
+        self.description: str | None = description
+        self.max_search_results: int | None = max_search_results
+        self.writable: bool = owns_memory if writable is None else bool(writable)
+        if extraction not in (None, False) and not self.writable:
+            raise ConfigurationError("extraction needs a writable store: pass writable=True")
+        self.extraction: ExtractionConfig | bool | None = (
+            _resolve_extraction(extraction, self.writable) if self.writable else None
+        )
+        self.context_radius = context_radius
+        self.min_score = min_score
+        self.max_entry_chars = max_entry_chars
+        self.show_dates = show_dates
+        self._tools = tools
+        self._include_forget = include_forget
+        self._run_id = uuid.uuid4().hex
+
+    @property
+    def memory(self) -> SemanticMemory:
+        """The :class:`SemanticMemory` this store serves."""
+        return self._memory
+
+    async def initialize(self) -> None:
+        """Start a new agent run: Strands numbers extraction batches from 0 again for each agent it builds."""
+        self._run_id = uuid.uuid4().hex
+
+    # ------------------------------------------------------------------ search
+
+    async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
+        """Find the archived passages most relevant to ``query``.
+
+        Args:
+            query: What to look for.
+            options: Strands' search options (``max_search_results``: how many windows at most).
+
+        Returns:
+            One entry per merged context window, most relevant first (see the class docstring).
+
+        Raises:
+            ValueError: If ``max_search_results`` is below 1.
+        """
+        requested = options.get("max_search_results") if options else None
+        if requested is not None and requested < 1:
+            raise ValueError(f"max_search_results must be >= 1, got {requested}")
+        limit = requested or self.max_search_results or _DEFAULT_MAX_RESULTS
+        if not isinstance(query, str) or not query.strip():
+            return []
+        windows = await asyncio.to_thread(
+            self._memory.retrieve, query, top_k=limit, context_radius=self.context_radius, min_score=self.min_score
+        )
+        ranked = sorted(windows, key=lambda w: (-w.score, w.start))[:limit]
+        return [self._entry(window) for window in ranked]
+
+    def _entry(self, window: ContextWindow) -> MemoryEntry:
+        text, shown, _ = render_windows([window], self.max_entry_chars, show_dates=self.show_dates)
+        metadata: Metadata = {
+            "start": window.start,
+            "end": window.end,
+            "indices": list(window.indices),
+            "hit_indices": list(window.hit_indices),
+            "roles": list(window.roles) or [str(m.get("role", "?")) for m in window.messages],
+            "timestamps": list(window.timestamps),
+            "score": float(window.score),
+        }
+        if shown and len(shown[0].indices) < len(window.indices):
+            metadata["shown_indices"] = [i for w in shown for i in w.indices]
+        return MemoryEntry(content=text, metadata=metadata)
+
+    # ------------------------------------------------------------------ writing
+
+    async def add_messages(self, messages: list[Message], context: AddMessagesContext | None = None) -> list[int]:
+        """Archive a batch of conversation messages verbatim (Strands' extraction sink).
+
+        Args:
+            messages: The messages, oldest first, as Strands' extraction filter left them.
+            context: Strands' batch context; its ``sequence_numbers`` make a retried batch idempotent.
+
+        Returns:
+            The archive index of each message.
+
+        Raises:
+            ValueError: If ``sequence_numbers`` does not align with ``messages``.
+        """
+        numbers = context.sequence_numbers if context is not None else None
+        if numbers is not None and len(numbers) != len(messages):
+            raise ValueError(f"got {len(numbers)} sequence numbers for {len(messages)} messages")
+        prepared = [
+            self._keyed(message, numbers[i] if numbers is not None else None) for i, message in enumerate(messages)
+        ]
+        indices: list[int] = await asyncio.to_thread(self._memory.archive, prepared)
+        logger.debug("store=<%s>, messages=<%d> | batch archived", self.name, len(indices))
+        return indices
+
+    def _keyed(self, message: Message, sequence_number: int | None) -> Message:
+        """A shallow copy whose tracking id makes the engine's idempotency key survive a retried batch.
+
+        Strands' extraction filter rebuilds each message without its tracking id. With a sequence number, the id is
+        a UUID derived from this run's id and the number (the same on a retry, different in the next run);
+        without one, the message's own id is kept, or a fresh one given (no idempotency is possible then).
+        """
+        keyed: Message = dict(message)  # type: ignore[assignment]
+        if sequence_number is not None:
+            keyed["tracking_id"] = str(uuid.uuid5(_RUN_NAMESPACE, f"{self._run_id}:{sequence_number}"))
+        elif not keyed.get("tracking_id"):
+            keyed["tracking_id"] = str(uuid.uuid4())
+        return keyed
+
+    async def add(self, content: str, metadata: Metadata | None = None) -> int:
+        """Archive one piece of content as a message (Strands' ``add_memory`` tool and ``MemoryManager.add``).
+
+        Args:
+            content: The text.
+            metadata: Optional: ``role`` (``"user"``, the default, or ``"assistant"``) and ``timestamp`` (when it
+                was said: ISO-8601 or epoch seconds).
+
+        Returns:
+            Its archive index.
+
+        Raises:
+            ValueError: If the content is empty or the role unknown.
+        """
+        if not isinstance(content, str) or not content.strip():
+            raise ValueError("content must be a non-empty string")
+        options = dict(metadata or {})
+        role = options.get("role", "user")
+        if role not in ("user", "assistant"):
+            raise ValueError(f"metadata role must be 'user' or 'assistant', got {role!r}")
+        message: Message = {"role": role, "content": [{"text": content}], "tracking_id": str(uuid.uuid4())}
+        if options.get("timestamp") is not None:
+            message["metadata"] = {"custom": {"timestamp": options["timestamp"]}}
+        indices: list[int] = await asyncio.to_thread(self._memory.archive, [message])
+        return indices[0]
+
+    # ------------------------------------------------------------------ tools
+
+    def get_tools(self) -> list[AgentTool]:
+        """The conversation tools over this store's memory (none when created with ``tools=False``)."""
+        if not self._tools:
+            return []
+        return memory_tools(
+            self._memory,
+            include_forget=self._include_forget,
+            max_output_chars=max(DEFAULT_MAX_OUTPUT_CHARS, self.max_entry_chars),
+            show_dates=True,
+            context_radius=self.context_radius,
+            min_score=self.min_score,
+        )
+
+    def __repr__(self) -> str:
+        return f"SemanticMemoryStore(name={self.name!r}, writable={self.writable}, messages={len(self._memory)})"

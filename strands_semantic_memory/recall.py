@@ -1,0 +1,189 @@
+"""Recall: one query in, ranked hits and context windows out.
+
+The path, module by module: the query is embedded (:mod:`~strands_semantic_memory.query_encoder`, cached), the
+store answers with dense and lexical candidates in one call
+(:meth:`~strands_semantic_memory.stores.archive_store.ArchiveStore.candidates`), the ranking orders them
+(:mod:`~strands_semantic_memory.ranking`, pure), ``min_score`` and an optional reranker apply, and for windows the
+hits are widened and merged (:mod:`~strands_semantic_memory.assembly`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from .archive import decode_message
+from .assembly import build_windows, window_ranges
+from .embeddings.base import Vectors
+from .errors import ConfigurationError, InvalidMessageTypeError, SemanticMemoryError
+from .query_encoder import Encoder
+from .ranking import RankingOptions, rank
+from .rendering import render_message
+from .rerank import Reranker
+from .stores.archive_store import ArchiveStore, SearchFilter
+from .windows import ContextWindow
+
+if TYPE_CHECKING:
+    from strands.types.content import Message
+
+    from .options import MemoryOptions
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One archived message found by a search.
+
+    Attributes:
+        index: The message's archive index.
+        score: Its relevance under the retrieval mode (or the reranker's score). Higher is more relevant.
+        message: A copy of the archived message, exactly as archived.
+        similarity: Cosine similarity of the query to the message's best-matching chunk; None when unknown (no
+            vector yet, or the query was not embedded).
+        role: The message's role.
+        archived_at: When it was archived (seconds since the epoch).
+        said_at: When it was said, if the caller gave that time.
+    """
+
+    index: int
+    score: float
+    message: Message
+    similarity: float | None
+    role: str = ""
+    archived_at: float = 0.0
+    said_at: float | None = None
+
+
+TimeBound = float | datetime | None
+
+
+def to_epoch(value: TimeBound, name: str) -> float | None:
+    """Seconds since the epoch from a number or a datetime (naive datetimes are local time, as Python does)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise InvalidMessageTypeError(f"{name} must be a number of seconds or a datetime, got {type(value).__name__}")
+
+
+def make_filter(roles: Collection[str] | None, since: TimeBound, until: TimeBound) -> SearchFilter | None:
+    """The store filter for a search's keyword arguments (None when nothing is filtered)."""
+    if isinstance(roles, str):
+        roles = [roles]
+    search_filter = SearchFilter(
+        roles=frozenset(roles) if roles is not None else None,
+        since=to_epoch(since, "since"),
+        until=to_epoch(until, "until"),
+    )
+    return None if search_filter.is_empty else search_filter
+
+
+class Recall:
+    """Runs searches against one store. The facade owns the lock and passes it in."""
+
+    def __init__(
+        self,
+        store: ArchiveStore,
+        encoder: Encoder,
+        lock: AbstractContextManager[object],
+        options: Callable[[], MemoryOptions],
+        reranker: Reranker | None,
+    ) -> None:
+        """Create the recall path over a store."""
+        self._store = store
+        self._encoder = encoder
+        self._lock = lock
+        self._options = options
+        self.reranker = reranker
+
+    def _query_vector(self, query: str, mode: str, threshold: float | None) -> Vectors | None:
+        if mode == "lexical" and threshold is None:
+            return None
+        try:
+            return self._encoder.query(query)
+        except SemanticMemoryError as error:
+            if mode == "dense":
+                raise
+            logger.warning("error=<%s> | query embedding failed; using lexical results only", error)
+            return None
+
+    def search(
+        self, query: str, k: int, threshold: float | None, search_filter: SearchFilter | None, pool: int = 0
+    ) -> list[SearchHit]:
+        """Hits, best first: at least ``max(k, pool)`` when that many match (the facade slices to ``k``)."""
+        if not isinstance(query, str):
+            raise InvalidMessageTypeError(f"query must be a string, got {type(query).__name__}")
+        if threshold is not None and not -1.0 <= threshold <= 1.0:
+            raise ConfigurationError(f"min_score is a cosine similarity and must be in -1..1, got {threshold!r}")
+        options = self._options()
+        if k < 1 or not query.strip():
+            return []
+        mode = options.retrieval
+        want = max(k, pool, options.rerank_candidates if self.reranker is not None else 0)
+        depth = max(3 * want, 30)
+        vector = self._query_vector(query, mode, threshold)
+        with self._lock:
+            candidates = self._store.candidates(
+                vector,
+                query,
+                dense_k=0 if mode == "lexical" or vector is None else (depth if mode == "hybrid" else want),
+                lexical_k=0 if mode == "dense" else (depth if mode == "hybrid" else want),
+                search_filter=search_filter,
+            )
+        ranked = rank(candidates, mode=mode, want=2 * depth, options=RankingOptions(rrf_k=options.rrf_k))
+        if threshold is not None:
+            # A message without a vector (pending, or nothing to embed) has no similarity; it was found lexically.
+            ranked = [(i, s, sim) for i, s, sim in ranked if sim is None or sim >= threshold]
+        ranked = ranked[:want]
+        with self._lock:
+            records = self._store.get([i for i, _, _ in ranked])
+        hits = [
+            SearchHit(
+                index=i,
+                score=s,
+                message=decode_message(records[i].data),
+                similarity=sim,
+                role=records[i].role,
+                archived_at=records[i].archived_at,
+                said_at=records[i].said_at,
+            )
+            for i, s, sim in ranked
+            if i in records
+        ]
+        if self.reranker is not None and hits:
+            hits = self._rerank(query, hits)
+        return hits
+
+    def _rerank(self, query: str, hits: list[SearchHit]) -> list[SearchHit]:
+        assert self.reranker is not None
+        scores = self.reranker.rerank(query, [render_message(h.message) for h in hits])
+        if len(scores) != len(hits):
+            raise SemanticMemoryError(f"reranker returned {len(scores)} scores for {len(hits)} passages")
+        rescored = [
+            SearchHit(h.index, float(s), h.message, h.similarity, h.role, h.archived_at, h.said_at)
+            for h, s in zip(hits, scores, strict=True)
+        ]
+        return sorted(rescored, key=lambda h: (-h.score, h.index))
+
+    def windows(
+        self, query: str, k: int, radius: int, threshold: float | None, search_filter: SearchFilter | None
+    ) -> list[ContextWindow]:
+        """Search, widen the ``k`` best hits by ``radius``, merge, and build scored windows (two store calls)."""
+        if radius < 0:
+            raise ConfigurationError(f"context_radius must be >= 0, got {radius}")
+        candidates = self.search(query, k, threshold, search_filter, pool=3 * k)
+        hits = {h.index: h.score for h in candidates[:k]}
+        if not hits:
+            return []
+        pool = {h.index: h.score for h in candidates}
+        ranges = window_ranges(hits, radius, (max(0, min(hits) - radius), max(hits) + radius))
+        with self._lock:
+            records = self._store.get([i for span in ranges for i in range(span.start, span.end + 1)])
+        return build_windows(ranges, records, hits, pool)

@@ -1,0 +1,90 @@
+"""One namespace on one server: its connections, the schema check on first use, and what is known about it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from ...errors import EmbeddingModelMismatchError
+from .connections import Connections
+from .reads import View
+from .schema import bind_model, prepare
+
+logger = logging.getLogger(__name__)
+
+
+class Namespace:
+    """A namespace opened lazily, with its :class:`~.reads.View`.
+
+    Opening creates or migrates the schema, registers the namespace and checks its model; the first call from any
+    thread opens it, once.
+    """
+
+    def __init__(self, name: str, connections: Connections) -> None:
+        """Remember the namespace; nothing is contacted here.
+
+        Args:
+            name: The namespace.
+            connections: Where its connections come from.
+        """
+        self.name = name
+        self.connections = connections
+        self.view = View()
+        self.model_id: str | None = None
+        self._ready = False
+        self._lock = threading.Lock()
+
+    @property
+    def ready(self) -> bool:
+        """Whether the namespace has been opened (and not closed since)."""
+        return self._ready
+
+    def open(self) -> None:
+        """Open the namespace if it is not open yet.
+
+        Raises:
+            StoreError: If PostgreSQL cannot be reached or holds a newer schema.
+            EmbeddingModelMismatchError: If the namespace is bound to another model than :meth:`bind` gave.
+        """
+        if self._ready:
+            return
+        with self._lock:
+            if self._ready:
+                return
+            connection = self.connections.setup_connection()
+            try:
+                with self.connections.errors("opening the namespace"):
+                    info = prepare(connection, self.name, self.model_id)
+            finally:
+                if self.connections.owned(connection):
+                    connection.close()
+            if self.model_id is not None and info.model_id is not None and info.model_id != self.model_id:
+                raise EmbeddingModelMismatchError(info.model_id, self.model_id)
+            if not info.unicode_lower:
+                logger.warning(
+                    "namespace=<%s> | this database's lower() folds ASCII only (its ctype): find_text and "
+                    "forget(query=...) match non-ASCII letters case-sensitively",
+                    self.name,
+                )
+            self.view = View(info.dimension, info.live, set(info.hnsw_dimensions), legacy=info.legacy_keys)
+            self.connections.start()
+            self._ready = True
+
+    def bind(self, model_id: str) -> None:
+        """Bind the namespace to a model (checked now if open, else when it opens).
+
+        Raises:
+            EmbeddingModelMismatchError: If it is bound to another model.
+        """
+        self.model_id = model_id
+        if self._ready:
+            with self.connections.read("binding the embedding model") as connection:
+                stored = bind_model(connection, self.name, model_id)
+            if stored != model_id:
+                raise EmbeddingModelMismatchError(stored, model_id)
+
+    def close(self) -> None:
+        """Close its connections; it opens again on next use."""
+        with self._lock:
+            self.connections.close()
+            self._ready = False

@@ -1,0 +1,235 @@
+"""Writes of :class:`~strands_semantic_memory.stores.postgres.store.PgVectorStore`, each one transaction.
+
+Every write first locks the namespace's row in ``ssm_namespaces`` (``SELECT ... FOR UPDATE``): index allocation,
+eviction, forgetting and the counters are then serialized between all writers of the namespace (threads or
+processes), and the lock order is always namespace row first, so writers never deadlock. A writer that cannot get
+the lock within ``lock_timeout`` fails with nothing committed.
+
+Small writes send their statements in a pipeline (two round trips); :func:`add_records` writes large batches with
+``COPY``, in slices so that each statement stays well inside ``statement_timeout``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...archive import LEXICAL_ENTRY_BYTES, RECORD_OVERHEAD, record_nbytes
+from ...embeddings.base import Vectors
+from ...errors import DimensionMismatchError
+from ..archive_store import NewRecord
+from .text import legacy_key, storable, storable_key, tsvector_literal
+
+COPY_FROM = 200
+"""Batches of at least this many new messages are written with COPY (below: a pipelined multi-row insert)."""
+
+COPY_SLICE = 5000
+"""Rows per COPY statement."""
+
+PENDING_COUNT_CAP = 100_000
+"""Pending messages are counted up to this (a partial-index scan; the count decides when to build HNSW)."""
+
+LOCK_NAMESPACE = (
+    "SELECT next_index, dimension, next_index - evicted_count - forgotten_count FROM ssm_namespaces "
+    "WHERE namespace = %s FOR UPDATE"
+)
+
+_COLUMNS = (
+    "namespace, idx, chunk, data, role, tracking_id, key, archived_at, said_at, body, tsv, pending, nbytes, "
+    "lexical_terms"
+)
+_INSERT = (
+    f"INSERT INTO ssm_archive ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s, %s)"
+)
+_REMOVED = (
+    "SELECT idx FROM gone WHERE chunk = 0 ORDER BY idx"  # the messages (chunk 0 rows) a DELETE ... RETURNING removed
+)
+
+
+def add_records(connection: Any, namespace: str, records: Sequence[NewRecord], legacy: bool) -> tuple[list[int], bool]:
+    """Archive records in order; a record whose key is live (or repeated in the batch) gets the existing index.
+
+    Must run inside a transaction (a pipeline is fine below :data:`COPY_FROM` records).
+
+    Args:
+        connection: The connection.
+        namespace: The namespace.
+        records: The records.
+        legacy: Whether the namespace holds schema-1 messages (their keys have the legacy form).
+
+    Returns:
+        The index of each record, and whether any record added is waiting for vectors.
+    """
+    keys = [storable_key(r.key) for r in records]
+    lookup = set(keys)
+    legacy_keys: dict[int, str] = {}
+    if legacy:
+        for position, record in enumerate(records):
+            if record.tracking_id:
+                legacy_keys[position] = legacy_key(record.tracking_id, record.data)
+        lookup.update(legacy_keys.values())
+    locked = connection.execute(LOCK_NAMESPACE, (namespace,))
+    found = connection.execute(
+        "SELECT key, idx FROM ssm_archive WHERE namespace = %s AND chunk = 0 AND key = ANY(%s::text[])",
+        (namespace, sorted(lookup)),
+    )
+    (next_index, _, _) = locked.fetchone()
+    known: dict[str, int] = {str(k): int(i) for k, i in found.fetchall()}
+    indices: list[int] = []
+    rows: list[tuple[Any, ...]] = []
+    for position, (record, key) in enumerate(zip(records, keys, strict=True)):
+        existing = known.get(key)
+        if existing is None and position in legacy_keys:
+            existing = known.get(legacy_keys[position])
+        if existing is not None:
+            indices.append(existing)
+            continue
+        index = next_index
+        next_index += 1
+        known[key] = index
+        body = storable(record.text)
+        tsv, terms = tsvector_literal(body)
+        tracking_id = storable(record.tracking_id) if record.tracking_id is not None else None
+        row = (namespace, index, 0, record.data, storable(record.role), tracking_id, key, record.archived_at)
+        pending = bool(body.strip())
+        nbytes = record_nbytes(len(record.data), 0, 0, terms)
+        rows.append((*row, record.said_at, body, tsv, pending, nbytes, terms))
+        indices.append(index)
+    if rows:
+        _insert(connection, rows)
+        connection.execute("UPDATE ssm_namespaces SET next_index = %s WHERE namespace = %s", (next_index, namespace))
+    return indices, any(row[11] for row in rows)
+
+
+def _insert(connection: Any, rows: list[tuple[Any, ...]]) -> None:
+    with connection.cursor() as cursor:
+        if len(rows) < COPY_FROM:
+            cursor.executemany(_INSERT, rows)
+            return
+        for start in range(0, len(rows), COPY_SLICE):
+            with cursor.copy(f"COPY ssm_archive ({_COLUMNS}) FROM STDIN") as copy:
+                for row in rows[start : start + COPY_SLICE]:
+                    copy.write_row(row)
+
+
+def set_vectors(connection: Any, namespace: str, vectors: Mapping[int, Vectors]) -> tuple[int, int | None, int, int]:
+    """Store the chunk vectors of still-pending messages (another worker may have stored them already).
+
+    Returns:
+        How many messages were updated, the namespace's dimension, how many messages still wait for vectors
+        (counted up to :data:`PENDING_COUNT_CAP`), and how many messages the namespace holds.
+
+    Raises:
+        DimensionMismatchError: If the vectors' length differs from the namespace's (nothing is written).
+    """
+    locked = connection.execute(LOCK_NAMESPACE, (namespace,))
+    live_rows = connection.execute(
+        "SELECT idx, octet_length(data), lexical_terms, role, archived_at, said_at FROM ssm_archive "
+        "WHERE namespace = %s AND chunk = 0 AND pending AND idx = ANY(%s::bigint[]) FOR UPDATE",
+        (namespace, list(vectors)),
+    )
+    (_, dimension, live_count) = locked.fetchone()
+    for offered in {int(v.shape[1]) for v in vectors.values() if len(v)}:
+        if dimension is None:
+            connection.execute("UPDATE ssm_namespaces SET dimension = %s WHERE namespace = %s", (offered, namespace))
+            dimension = offered
+        elif offered != dimension:
+            raise DimensionMismatchError(dimension, offered)
+    live = live_rows.fetchall()
+    updates: list[tuple[Any, ...]] = []
+    inserts: list[tuple[Any, ...]] = []
+    for index, data_len, terms, role, archived_at, said_at in live:
+        chunks = np.asarray(vectors[int(index)], dtype=np.float32)
+        first = chunks[0] if len(chunks) else None
+        nbytes = record_nbytes(int(data_len), len(chunks), dimension or 0, int(terms))
+        updates.append((first, dimension if first is not None else None, nbytes, namespace, index))
+        inserts.extend(
+            (namespace, index, n, dimension, chunks[n], role, archived_at, said_at) for n in range(1, len(chunks))
+        )
+    with connection.cursor() as cursor:
+        if updates:
+            cursor.executemany(
+                "UPDATE ssm_archive SET embedding = %s, dimension = %s, pending = false, nbytes = %s "
+                "WHERE namespace = %s AND idx = %s AND chunk = 0",
+                updates,
+            )
+        if inserts:
+            cursor.executemany(
+                "INSERT INTO ssm_archive (namespace, idx, chunk, dimension, embedding, role, archived_at, said_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                inserts,
+            )
+    (pending,) = connection.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM ssm_archive WHERE namespace = %s AND pending LIMIT %s) AS waiting",
+        (namespace, PENDING_COUNT_CAP),
+    ).fetchone()
+    return len(live), dimension, int(pending), int(live_count)
+
+
+def _delete_where(connection: Any, namespace: str, condition: str, params: dict[str, Any], counter: str) -> list[int]:
+    """Delete every row of the messages matching ``condition`` and count them in ``counter``; one statement."""
+    rows = connection.execute(
+        f"WITH gone AS (DELETE FROM ssm_archive WHERE namespace = %(ns)s AND {condition} RETURNING idx, chunk), "
+        f"counted AS (UPDATE ssm_namespaces SET {counter} = {counter} + (SELECT count(*) FROM gone WHERE chunk = 0) "
+        f"WHERE namespace = %(ns)s) {_REMOVED}",
+        {"ns": namespace, **params},
+    ).fetchall()
+    return [int(i) for (i,) in rows]
+
+
+def forget(connection: Any, namespace: str, indices: Sequence[int]) -> list[int]:
+    """Delete these messages for good (every row: message, vectors, lexical entry). Returns them, ascending."""
+    connection.execute(LOCK_NAMESPACE, (namespace,))
+    return _delete_where(
+        connection, namespace, "idx = ANY(%(indices)s::bigint[])", {"indices": list(indices)}, "forgotten_count"
+    )
+
+
+def evict_oldest(connection: Any, namespace: str, count: int) -> list[int]:
+    """Evict the ``count`` oldest live messages."""
+    connection.execute(LOCK_NAMESPACE, (namespace,))
+    condition = (
+        "idx < coalesce((SELECT idx FROM ssm_archive WHERE namespace = %(ns)s AND chunk = 0 "
+        "ORDER BY idx OFFSET %(count)s LIMIT 1), 9223372036854775807)"
+    )
+    return _delete_where(connection, namespace, condition, {"count": count}, "evicted_count")
+
+
+def enforce_limits(connection: Any, namespace: str, max_count: int | None, max_bytes: int | None) -> list[int]:
+    """Evict oldest-first while a limit is exceeded (the newest message is kept whatever its size)."""
+    connection.execute(LOCK_NAMESPACE, (namespace,))
+    if max_count is not None and max_count <= 0:
+        return _delete_where(connection, namespace, "true", {}, "evicted_count")
+    if max_bytes is None:
+        # Keep the newest max_count: everything below the max_count-th newest goes (an index scan, no sum).
+        cutoff = (
+            "(SELECT idx FROM ssm_archive WHERE namespace = %(ns)s AND chunk = 0 "
+            "ORDER BY idx DESC OFFSET greatest(%(max_count)s - 1, 0) LIMIT 1)"
+        )
+    else:
+        # For each message, newest first: how many messages and bytes from it to the newest.
+        cutoff = """(SELECT min(idx) FROM (
+                SELECT idx, row_number() OVER w AS kept, sum(nbytes) OVER w AS kept_bytes
+                FROM ssm_archive WHERE namespace = %(ns)s AND chunk = 0 WINDOW w AS (ORDER BY idx DESC)
+            ) AS suffix
+            WHERE (%(max_count)s::bigint IS NULL OR kept <= %(max_count)s::bigint)
+              AND (kept_bytes <= %(max_bytes)s::bigint OR kept = 1))"""
+    params = {"max_count": max_count, "max_bytes": max_bytes}
+    return _delete_where(connection, namespace, f"idx < {cutoff}", params, "evicted_count")
+
+
+def reembed(connection: Any, namespace: str, model_id: str | None) -> None:
+    """Drop every vector of the namespace and mark each message with text pending (restore with another model)."""
+    connection.execute(LOCK_NAMESPACE, (namespace,))
+    connection.execute("DELETE FROM ssm_archive WHERE namespace = %s AND chunk > 0", (namespace,))
+    connection.execute(
+        "UPDATE ssm_archive SET embedding = NULL, dimension = NULL, pending = coalesce(body ~ '[^[:space:]]', false), "
+        "nbytes = octet_length(data) + lexical_terms * %s + %s WHERE namespace = %s",
+        (LEXICAL_ENTRY_BYTES, RECORD_OVERHEAD, namespace),
+    )
+    connection.execute(
+        "UPDATE ssm_namespaces SET dimension = NULL, model_id = coalesce(%s, model_id) WHERE namespace = %s",
+        (model_id, namespace),
+    )

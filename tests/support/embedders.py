@@ -1,0 +1,53 @@
+"""Embedders for tests: the real bundled model, wrapped to count calls or to fail on demand (not mocks)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from strands_semantic_memory import SentenceTransformerEmbedder
+from strands_semantic_memory.embeddings import Vectors
+
+
+class CountingEmbedder:
+    """Wraps a real embedder and counts its calls (instrumentation, not a mock: the real model embeds)."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        self.inner = inner
+        self.document_calls = 0
+        self.query_calls = 0
+        self.documents_embedded = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.document_calls += 1
+        self.documents_embedded += len(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        self.query_calls += 1
+        return self.inner.embed_queries(texts)
+
+
+class FlakyEmbedder(CountingEmbedder):
+    """A real embedder whose service can be switched off, like a network embedding API that fails."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        super().__init__(inner)
+        self.failing = False
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if self.failing:
+            raise ConnectionError("embedding service unavailable")
+        return super().embed_documents(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        if self.failing:
+            raise ConnectionError("embedding service unavailable")
+        return super().embed_queries(texts)

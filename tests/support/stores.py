@@ -1,0 +1,51 @@
+"""Store factories for the behavioural suite that runs over every archive store."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any
+
+STORES = ["in_memory", "pgvector"]
+
+_namespace_counter = itertools.count()
+
+
+def new_namespace(prefix: str = "test") -> str:
+    """A namespace no other test uses."""
+    return f"{prefix}-{os.getpid()}-{next(_namespace_counter)}"
+
+
+def store_for(kind: str, request: Any) -> Any:
+    """A fresh archive store of the given kind (None means the default in-process archive)."""
+    if kind == "in_memory":
+        return None
+    if kind == "sqlite":
+        from strands_semantic_memory.stores.sqlite_store import SqliteArchive
+
+        return SqliteArchive(request.getfixturevalue("tmp_path") / "archive.sqlite3")
+    from strands_semantic_memory.stores.pgvector_store import PgVectorStore
+
+    return PgVectorStore(request.getfixturevalue("pg_uri"), new_namespace())
+
+
+def vector_owners(memory: Any) -> tuple[set[int], int]:
+    """(archive indices that own vectors, number of vectors), read from the store itself."""
+    from strands_semantic_memory.archive import message_index
+
+    store = memory.archive_store
+    inner = getattr(store, "_memory", store)  # SqliteArchive keeps its search indexes in an InMemoryArchive
+    vectors = getattr(inner, "_vectors", None)
+    if hasattr(inner, "_vectors"):
+        if vectors is None:
+            return set(), 0
+        ids, _ = vectors.export()
+        assert len(ids) == len(vectors)
+        return {message_index(i) for i in ids.tolist()}, len(ids)
+    if hasattr(store, "_transaction"):  # PgVectorStore: ask the database
+        with store._transaction() as connection:
+            rows = connection.execute(
+                "SELECT idx FROM ssm_archive WHERE namespace = %s AND embedding IS NOT NULL", (store.namespace,)
+            ).fetchall()
+        return {int(i) for (i,) in rows}, len(rows)
+    return set(), 0

@@ -1,0 +1,236 @@
+"""SemanticMemoryStore as a Strands MemoryStore: protocol, idempotent verbatim archiving, windows as entries, and a
+real Agent(memory_manager=MemoryManager(...)) whose scripted model calls Strands' own search_memory tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from strands import Agent, tool
+from strands.memory import AddMessagesContext, MemoryManager
+from strands.memory.types import _has_method
+
+from strands_semantic_memory import SemanticMemory, SemanticSummarizingConversationManager
+from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.memory_store import KEEP_TOOL_TRAFFIC, SemanticMemoryStore
+from strands_semantic_memory.rendering import render_message
+from tests.support.conversations import PLANTED_TURN, REFERENCE, distractor_conversation, text_message
+from tests.support.embedders import CountingEmbedder
+from tests.support.scripted_model import ScriptedModel, ToolCall
+from tests.test_tools import archive_factory  # noqa: F401  (fixture: memories over either store)
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def test_store_plugs_into_memory_manager(embedder):
+    store = SemanticMemoryStore(embedder=embedder)
+    assert store.writable and store.name == "conversation_archive"
+    assert store.extraction["filter"] is KEEP_TOOL_TRAFFIC and store.extraction["filter"].exclude == []
+    for method in ("search", "add", "add_messages", "initialize", "get_tools"):
+        assert _has_method(store, method), method
+    manager = MemoryManager(stores=[store])
+    assert [t.tool_name for t in manager.tools] == [
+        "search_memory",
+        "conversation_search",
+        "conversation_read",
+        "conversation_forget",
+    ]
+    assert SemanticMemoryStore(embedder=embedder, tools=False).get_tools() == []
+    custom = SemanticMemoryStore(embedder=embedder, extraction={"trigger": []})
+    assert custom.extraction == {"trigger": [], "filter": KEEP_TOOL_TRAFFIC}
+
+
+def test_shared_memory_is_served_read_only_unless_asked(embedder):
+    manager = SemanticSummarizingConversationManager(embedder=embedder)
+    store = SemanticMemoryStore(memory=manager.memory)
+    assert store.memory is manager.memory
+    assert not store.writable and store.extraction is None
+    MemoryManager(stores=[store])  # a read-only store needs no write sink configuration
+    writable = SemanticMemoryStore(memory=manager.memory, writable=True)
+    assert writable.writable and writable.extraction["filter"] is KEEP_TOOL_TRAFFIC
+    with pytest.raises(ConfigurationError, match="either memory= or options"):
+        SemanticMemoryStore(memory=manager.memory, top_k=3)
+    with pytest.raises(ConfigurationError, match="extraction needs a writable store"):
+        SemanticMemoryStore(memory=manager.memory, extraction=True)
+    with pytest.raises(ConfigurationError, match="max_search_results"):
+        SemanticMemoryStore(memory=manager.memory, max_search_results=0)
+
+
+def test_add_messages_is_idempotent_across_retried_batches(archive_factory):  # noqa: F811
+    store = SemanticMemoryStore(memory=archive_factory(), writable=True)
+    batch = [text_message("user", "ok"), text_message("assistant", "ok"), text_message("user", "ok")]
+    first = run(store.add_messages(batch, AddMessagesContext(sequence_numbers=[0, 1, 2])))
+    assert len(set(first)) == 3, "three messages with the same text are three messages"
+    again = run(store.add_messages(batch, AddMessagesContext(sequence_numbers=[0, 1, 2])))
+    assert again == first and len(store.memory) == 3
+    partial = run(store.add_messages(batch[1:], AddMessagesContext(sequence_numbers=[1, 2])))
+    assert partial == first[1:] and len(store.memory) == 3
+    # Strands numbers from 0 again for each agent it builds, and calls initialize() first.
+    run(store.initialize())
+    later = run(store.add_messages(batch[:1], AddMessagesContext(sequence_numbers=[0])))
+    assert later[0] not in first and len(store.memory) == 4
+    # Verbatim: the archived message is the message (plus the key-bearing tracking id).
+    archived = store.memory.get(first[1])
+    assert archived["role"] == "assistant" and archived["content"] == [{"text": "ok"}]
+    with pytest.raises(ValueError, match="2 sequence numbers for 3 messages"):
+        run(store.add_messages(batch, AddMessagesContext(sequence_numbers=[0, 1])))
+
+
+def test_add_archives_one_piece_of_content(archive_factory):  # noqa: F811
+    store = SemanticMemoryStore(memory=archive_factory(), writable=True)
+    index = run(store.add("The office door code is 4471.", {"role": "assistant", "timestamp": "2024-03-01T10:00:00"}))
+    record = store.memory.record(index)
+    assert record.role == "assistant" and record.said_at is not None
+    twice = run(store.add("The office door code is 4471."))
+    assert twice != index, "each add is its own record"
+    with pytest.raises(ValueError, match="non-empty"):
+        run(store.add("  "))
+    with pytest.raises(ValueError, match="role must be"):
+        run(store.add("x", {"role": "system"}))
+
+
+def test_search_returns_context_windows_as_entries(archive_factory):  # noqa: F811
+    memory = archive_factory()
+    conversation = distractor_conversation(40)
+    conversation[20] = text_message("user", PLANTED_TURN)
+    indices = memory.archive(conversation)
+    store = SemanticMemoryStore(memory=memory, max_search_results=3, context_radius=1)
+    entries = run(store.search("What was my booking reference?"))
+    assert 1 <= len(entries) <= 3
+    assert REFERENCE in entries[0].content
+    scores = [e.metadata["score"] for e in entries]
+    assert scores == sorted(scores, reverse=True)
+    for entry in entries:
+        meta = entry.metadata
+        assert meta["indices"] == list(range(meta["start"], meta["end"] + 1))
+        assert len(meta["roles"]) == len(meta["indices"]) == len(meta["timestamps"])
+        assert all(isinstance(t, float) for t in meta["timestamps"])
+        assert set(meta["hit_indices"]) <= set(meta["indices"])
+        for index, role in zip(meta["indices"], meta["roles"]):
+            assert f"[Message {index}, {role}]" in entry.content
+            assert role == conversation[indices.index(index)]["role"]
+    top = entries[0].metadata
+    assert indices[20] in top["hit_indices"]
+    assert {indices[19], indices[20], indices[21]} <= set(top["indices"])  # the hit with one neighbour each side
+    single = run(store.search("What was my booking reference?", {"max_search_results": 1}))
+    assert len(single) == 1 and REFERENCE in single[0].content
+    assert run(store.search("   ")) == []
+
+
+def test_entries_are_bounded(archive_factory):  # noqa: F811
+    memory = archive_factory()
+    memory.archive([text_message("user", f"Inspection report {i}: " + "crane cable wear " * 200) for i in range(6)])
+    store = SemanticMemoryStore(memory=memory, max_entry_chars=1500)
+    entries = run(store.search("crane cable wear inspection"))
+    assert entries and all(len(e.content) <= 1500 for e in entries)
+    assert all("cut here" in e.content or len(e.metadata.get("shown_indices", [])) for e in entries)
+
+
+class ThreadRecordingEmbedder(CountingEmbedder):
+    """The real embedder, noting which thread each call runs on (instrumentation)."""
+
+    def __init__(self, inner):
+        super().__init__(inner)
+        self.threads: set[int] = set()
+
+    def embed_documents(self, texts):
+        self.threads.add(threading.get_ident())
+        return super().embed_documents(texts)
+
+    def embed_queries(self, texts):
+        self.threads.add(threading.get_ident())
+        return super().embed_queries(texts)
+
+
+def test_engine_calls_run_off_the_event_loop(embedder):
+    recording = ThreadRecordingEmbedder(embedder)
+    store = SemanticMemoryStore(embedder=recording)
+
+    async def scenario():
+        loop_thread = threading.get_ident()
+        await store.add_messages(distractor_conversation(6), AddMessagesContext(sequence_numbers=list(range(6))))
+        await store.search("bicycle repair")
+        return loop_thread
+
+    loop_thread = run(scenario())
+    assert recording.document_calls and recording.query_calls
+    assert loop_thread not in recording.threads
+
+
+@tool
+def weather(city: str) -> str:
+    """Current weather for a city.
+
+    Args:
+        city: The city.
+    """
+    return f"Sunny and 21 degrees in {city}."
+
+
+def test_real_agent_archives_tool_traffic_and_finds_the_fact_with_search_memory(archive_factory):  # noqa: F811
+    memory = archive_factory()
+
+    # First agent: the conversation is archived verbatim after every invocation, tool calls included.
+    def first_responder(messages, system_prompt, is_summary):
+        last = messages[-1]
+        if any("toolResult" in block for block in last["content"]):
+            return "It is sunny in Lyon."
+        if "weather" in render_message(last):
+            return ToolCall("weather", {"city": "Lyon"}, tool_use_id="weather-1")
+        return "Noted."
+
+    first = Agent(
+        model=ScriptedModel(first_responder),
+        memory_manager=MemoryManager(stores=[SemanticMemoryStore(memory=memory, writable=True)], injection=False),
+        tools=[weather],
+        callback_handler=None,
+    )
+    for turn in [
+        PLANTED_TURN,
+        "What is the weather in Lyon?",
+        *[t["content"][0]["text"] for t in distractor_conversation(6)[::2]],
+    ]:
+        first(turn)
+    archived = [m for _, m in memory.messages()]
+    assert len(archived) == len(first.messages)
+    assert any("toolUse" in b for m in archived for b in m["content"]), "tool calls are archived"
+    assert any("toolResult" in b for m in archived for b in m["content"]), "tool results are archived"
+    assert any(PLANTED_TURN in render_message(m) for m in archived)
+
+    # Second agent, empty history: Strands' own search_memory tool brings the fact back.
+    def second_responder(messages, system_prompt, is_summary):
+        last = messages[-1]
+        results = [b["toolResult"] for b in last["content"] if "toolResult" in b]
+        if results:
+            text = render_message(last)
+            found = REFERENCE if REFERENCE in text else "nothing"
+            return f"Your booking reference is {found}."
+        return ToolCall("search_memory", {"query": "booking reference"}, tool_use_id="search-1")
+
+    model = ScriptedModel(second_responder)
+    second = Agent(
+        model=model,
+        memory_manager=MemoryManager(stores=[SemanticMemoryStore(memory=memory, writable=True)]),
+        callback_handler=None,
+    )
+    reply = second("What was my booking reference?")
+    assert REFERENCE in str(reply)
+    tool_result = render_message(model.chat_requests[-1]["messages"][-1])
+    assert REFERENCE in tool_result and "conversation_archive" in tool_result
+    # Injection: the first call's user turn carried the archived fact for that call only, never into history.
+    first_request_user = render_message(model.chat_requests[0]["messages"][-1])
+    assert "<memory>" in first_request_user and REFERENCE in first_request_user
+    assert all("<memory>" not in render_message(m) for m in second.messages)
+
+
+def test_one_archive_serves_manager_hook_tools_and_memory_manager(embedder):
+    manager = SemanticSummarizingConversationManager(embedder=embedder)
+    manager.memory.archive([text_message("user", PLANTED_TURN), text_message("assistant", "Noted.")])
+    store = SemanticMemoryStore(memory=manager.memory)
+    entries = run(store.search("booking reference"))
+    assert REFERENCE in entries[0].content
+    assert SemanticMemory is type(store.memory) and store.memory is manager.memory
