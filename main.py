@@ -216,7 +216,7 @@ def compare_embedders(args: argparse.Namespace, console: Console) -> int:
 def make_tools(manager: Any) -> list[Any]:
     """The conversation tools (``memory_tools``), or DemoError when this version of the library has none."""
     try:
-        from strands_semantic_memory import memory_tools  # type: ignore[attr-defined]
+        from strands_semantic_memory import memory_tools
     except ImportError as error:
         raise DemoError(
             "--tools: this version of strands-semantic-memory has no memory_tools (conversation tools)",
@@ -443,6 +443,8 @@ def report_outcome(outcome: Outcome, console: Console) -> None:
         console.line(f"RESULT answer (the model):      WRONG, the reply does not contain {outcome.reference}{detail}")
     if outcome.echoed_labels:
         console.line("                                (the reply copies [Message N] labels of the injected context)")
+    if outcome.copied_quote:
+        console.line("                                (the reply copies a quoted line of the injected context)")
 
 
 def show_session_state(manager: Any, console: Console) -> None:
@@ -505,11 +507,14 @@ def run_seeds(args: argparse.Namespace, console: Console, chat_model: Any | None
     retrieved = sum(o.retrieved for o in outcomes)
     answered = sum(o.answered for o in outcomes)
     echoed = sum(o.echoed_labels for o in outcomes)
+    copied = sum(o.copied_quote for o in outcomes)
     console.line()
     console.line(f"RESULT retrieval (the library): {retrieved}/{count} runs put the number in front of the model")
     console.line(f"RESULT answer (the model):      {answered}/{count} answers contain the number")
     if echoed:
         console.line(f"                                {echoed}/{count} answers copy [Message N] labels")
+    if copied:
+        console.line(f"                                {copied}/{count} answers copy a quoted line of the context")
     return 0 if retrieved == count else 1
 
 

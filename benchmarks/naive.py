@@ -16,9 +16,19 @@ import numpy as np
 class NaiveMemory:
     """Deliberately naive archive: correct results, costs that grow with the archive on every operation."""
 
-    def __init__(self, embedder: Any, dimension: int) -> None:
+    def __init__(self, embedder: Any, dimension: int, threads: int | None = 1) -> None:
+        """Create an empty archive.
+
+        Args:
+            embedder: Embeds the queries (and every message again on restore).
+            dimension: Vector length.
+            threads: OpenMP threads of each FAISS search, set around the search exactly as the library's store
+                does (default 1, the library's setting, so that only the algorithm differs); None leaves FAISS's
+                default (all cores).
+        """
         self.embedder = embedder
         self.dimension = dimension
+        self.threads = threads
         self.texts: list[str] = []
         self.matrix = np.zeros((0, dimension), dtype=np.float32)
         self.index = faiss.IndexFlatIP(dimension)
@@ -47,8 +57,17 @@ class NaiveMemory:
         self._rebuild()
 
     def search(self, query: str, k: int) -> list[tuple[float, str]]:
+        """Embed the query and search the flat index (on ``threads`` OpenMP threads)."""
         vector = self.embedder.embed_queries([query]).astype(np.float32)
-        scores, ids = self.index.search(vector, k)
+        if self.threads is None:
+            scores, ids = self.index.search(vector, k)
+        else:
+            previous = faiss.omp_get_max_threads()
+            faiss.omp_set_num_threads(self.threads)
+            try:
+                scores, ids = self.index.search(vector, k)
+            finally:
+                faiss.omp_set_num_threads(previous)
         return [(float(s), self.texts[i]) for s, i in zip(scores[0], ids[0]) if i >= 0]
 
     def dump(self) -> str:

@@ -356,7 +356,9 @@ def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
     """Median wall time of one agent turn with Strands' ``FileSessionManager``, JSON state vs durable archive.
 
     A real ``Agent`` with a scripted model (no model time), the semantic manager holding an archive of the given
-    size, and a ``FileSessionManager`` that saves the agent state on every message, as Strands does.
+    size, and a ``FileSessionManager``. Each turn first archives two messages, as a conversation at its context
+    limit does when messages leave the context: Strands then saves the agent state again (it skips the save when
+    the manager's state is unchanged), which with JSON state means the whole archive.
     """
     from strands import Agent
     from strands.session.file_session_manager import FileSessionManager
@@ -365,7 +367,8 @@ def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
     from tests.support.scripted_model import ScriptedModel
 
     pre = PrecomputedEmbedder(embedder, pool["texts"], pool["vectors"])
-    texts = [render_message(m) for m in cyclic_messages(pool, settings.turns + 2)]
+    leaving: list[Any] = cyclic_messages(pool, 2 * settings.turns + 2)  # known texts: nothing new is embedded
+    texts = [render_message(m) for m in leaving]
     pre.embed_queries(["warm up the model"])
     rows: list[dict[str, Any]] = []
     for size in settings.turn_sizes:
@@ -383,16 +386,16 @@ def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
                 )
                 agent(texts[0])  # the first turn creates the session files
                 per_turn, per_turn_cpu = [], []
-                for text in texts[1 : settings.turns + 1]:
+                for turn in range(1, settings.turns + 1):
                     gc.collect()
                     started, started_cpu = time.perf_counter(), time.process_time()
-                    agent(text)
+                    memory.archive(leaving[2 * turn : 2 * turn + 2])
+                    agent(texts[turn])
                     per_turn.append((time.perf_counter() - started) * 1000)
                     per_turn_cpu.append((time.process_time() - started_cpu) * 1000)
-                state_bytes = sum(f.stat().st_size for f in folder.rglob("agent.json"))
                 row[f"{backend}_turn_ms"] = float(np.median(per_turn))
                 row[f"{backend}_turn_cpu_ms"] = float(np.median(per_turn_cpu))
-                row[f"{backend}_agent_json_bytes"] = state_bytes
+                row[f"{backend}_agent_json_bytes"] = sum(f.stat().st_size for f in folder.rglob("agent.json"))
                 if path is not None:
                     memory.archive_store.close()
                 del agent, manager, memory, sessions

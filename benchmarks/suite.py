@@ -6,7 +6,6 @@ import gc
 import importlib.util
 import json
 import os
-import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,27 +28,40 @@ class Settings:
     """Sizes of one run. ``FULL`` is what ``docs/benchmarks.md`` reports; ``QUICK`` keeps the smoke test fast."""
 
     sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
-    pool: int = 10_000
-    latency_queries: int = 200
-    per_kind: int = 25
+    pool: int = 5_000
+    latency_queries: int = 60
+    """Distinct queries per size for the hybrid hook latency (split into ``repeats`` rounds)."""
+    side_queries: int = 20
+    """Distinct queries per size for dense, lexical and query-embedding timings."""
+    per_kind: int = 15
     naive_sizes: tuple[int, ...] = (1_000, 10_000)
     naive_ops: int = 20
     restore_size: int = 10_000
-    loop_turns: int = 48
+    naive_restore_size: int = 1_000
+    """The naive restore (re-embedding everything) is timed on this many messages and scaled linearly."""
+    loop_turns: int = 60
     pg_sizes: tuple[int, ...] = (10_000, 100_000)
+    repeats: int = 3
+    """Rounds of every measurement that has a target (the report shows their min / median / max)."""
+    archive_probe: int = 100
+    """Messages archived with embedding included, ours against the naive pattern, per round."""
 
 
 FULL = Settings()
 QUICK = Settings(
     sizes=(200, 600),
     pool=300,
-    latency_queries=15,
+    latency_queries=6,
+    side_queries=3,
     per_kind=3,
     naive_sizes=(200,),
     naive_ops=3,
     restore_size=300,
-    loop_turns=16,
+    naive_restore_size=100,
+    loop_turns=24,
     pg_sizes=(200,),
+    repeats=2,
+    archive_probe=10,
 )
 
 
@@ -82,6 +94,16 @@ class PrecomputedEmbedder:
 
 def percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
+
+
+def spread(values: Sequence[float]) -> dict[str, Any]:
+    """Run-to-run spread of repeated measurements: ``min``, ``median``, ``max`` and ``runs``."""
+    return {
+        "min": float(np.min(values)),
+        "median": float(np.median(values)),
+        "max": float(np.max(values)),
+        "runs": len(values),
+    }
 
 
 def rss_bytes() -> int:
@@ -180,32 +202,101 @@ def unique_queries(count: int, seed: int) -> list[str]:
     ]
 
 
-def hook_latency(memory: SemanticMemory, queries: Sequence[str]) -> dict[str, float]:
-    """The hook's added time per user turn: query embedding + search + window assembly + formatting."""
-    from strands.hooks import MessageAddedEvent
+def hook_latency(memory: SemanticMemory, queries: Sequence[str], rounds: int = 1) -> dict[str, Any]:
+    """The hook's added time per user turn, without a model: ``SemanticMemoryHook.preview`` (query embedding,
+    search, window assembly, budget, formatting), over distinct queries (no query-cache hits).
 
+    The queries are split into ``rounds`` rounds; ``p50`` / ``p99`` are over every query, ``rounds`` is the spread
+    of the per-round p50s.
+    """
     hook = SemanticMemoryHook(memory=memory)
-    memory.search("warm up the caches", top_k=3)
-    totals, embed = [], []
-    for query in queries:
-        message = {"role": "user", "content": [{"text": query}]}
-        started = time.perf_counter()
-        hook._on_message_added(MessageAddedEvent(agent=None, message=message))  # type: ignore[arg-type]
-        totals.append((time.perf_counter() - started) * 1000)
-    for query in queries[:50]:
+    hook.preview("warm up the caches")
+    totals, per_round = [], []
+    size = max(1, len(queries) // rounds)
+    for start in range(0, size * rounds, size):
+        round_totals = []
+        for query in queries[start : start + size]:
+            started = time.perf_counter()
+            hook.preview(query)
+            round_totals.append((time.perf_counter() - started) * 1000)
+        per_round.append(percentile(round_totals, 50))
+        totals.extend(round_totals)
+    embed = []
+    for query in queries[:20]:
         started = time.perf_counter()
         memory.embedder.embed_queries([query + " (timing)"])
         embed.append((time.perf_counter() - started) * 1000)
-    return {"p50": percentile(totals, 50), "p99": percentile(totals, 99), "embed_p50": percentile(embed, 50)}
+    return {
+        "p50": percentile(totals, 50),
+        "p99": percentile(totals, 99),
+        "embed_p50": percentile(embed, 50),
+        "rounds": spread(per_round),
+    }
 
 
-def naive_latency(naive: NaiveMemory, queries: Sequence[str]) -> dict[str, float]:
-    totals = []
-    for query in queries:
+def naive_latency(naive: NaiveMemory, queries: Sequence[str], rounds: int = 1) -> dict[str, Any]:
+    """Naive search time per query (query embedding + FAISS search), with the same rounds as :func:`hook_latency`."""
+    naive.search("warm up", 3)
+    totals, per_round = [], []
+    size = max(1, len(queries) // rounds)
+    for start in range(0, size * rounds, size):
+        round_totals = []
+        for query in queries[start : start + size]:
+            started = time.perf_counter()
+            naive.search(query, 3)
+            round_totals.append((time.perf_counter() - started) * 1000)
+        per_round.append(percentile(round_totals, 50))
+        totals.extend(round_totals)
+    return {"p50": percentile(totals, 50), "p99": percentile(totals, 99), "rounds": spread(per_round)}
+
+
+def _suffixed(messages: Sequence[dict[str, Any]], tag: str) -> list[dict[str, Any]]:
+    return [dict(m, content=[{"text": f"{render_message(m)} [{tag} {n}]"}]) for n, m in enumerate(messages)]
+
+
+def _archive_rounds(memory: SemanticMemory, pre: PrecomputedEmbedder, extra: list[Any], tag: str) -> list[float]:
+    """ms per message of archiving 10 batches of 100 new messages whose vectors are precomputed."""
+    per_message = []
+    for start in range(0, 1000, 100):
+        originals = extra[start : start + 100]
+        batch = _suffixed(originals, f"{tag}:{start}")
+        for original, message in zip(originals, batch, strict=True):  # timing excludes embedding: the vector of
+            pre.known[render_message(message)] = pre.known[render_message(original)]  # the unsuffixed text
         started = time.perf_counter()
-        naive.search(query, 3)
-        totals.append((time.perf_counter() - started) * 1000)
-    return {"p50": percentile(totals, 50), "p99": percentile(totals, 99)}
+        memory.archive(batch)
+        per_message.append((time.perf_counter() - started) * 1000 / len(batch))
+    return per_message
+
+
+def archiving_with_embedding(
+    settings: Settings, embedder: Any, pool: dict[str, Any], extra: list[Any]
+) -> dict[str, Any]:
+    """Archiving throughput with embedding included, side by side in one run, at the largest naive size.
+
+    Ours: ``memory.archive`` of the new messages in one call, as the manager archives the messages that leave
+    the window (embedding with the real model inside the call). Naive: the common pattern, one embedding call
+    per message as it arrives, then ``vstack`` + index rebuild. Each round uses new texts (no cache).
+    """
+    size = max(settings.naive_sizes)
+    pre = PrecomputedEmbedder(embedder, pool["texts"], pool["vectors"])
+    base = cyclic_messages(pool, size)
+    memory = build_memory(pre, base)
+    naive = NaiveMemory(embedder, pool["vectors"].shape[1], threads=1)
+    texts = [render_message(m) for m in base]
+    naive.bulk_load(texts, np.stack([pre.known[t] for t in texts]))
+    ours, theirs = [], []
+    count = settings.archive_probe
+    for round_ in range(settings.repeats):
+        batch = _suffixed(extra[round_ * count : (round_ + 1) * count], f"with embedding {round_}")
+        started = time.perf_counter()
+        memory.archive(batch)
+        ours.append((time.perf_counter() - started) * 1000 / count)
+        naive_batch = [f"{render_message(m)} (naive)" for m in batch]
+        started = time.perf_counter()
+        for text in naive_batch:
+            naive.add(text, embedder.embed_documents([text])[0])
+        theirs.append((time.perf_counter() - started) * 1000 / count)
+    return {"size": size, "messages": count, "ours": spread(ours), "naive": spread(theirs)}
 
 
 def scale(settings: Settings, embedder: Any, pool: dict[str, Any], pg_dsn: str | None = None) -> dict[str, Any]:
@@ -228,46 +319,40 @@ def scale(settings: Settings, embedder: Any, pool: dict[str, Any], pg_dsn: str |
         row["rss_bytes_per_message_beyond_text"] = (after - before - text_bytes) / size
         for mode in ("hybrid", "dense", "lexical"):
             memory.retrieval = mode  # distinct queries per mode and size: no query-cache hits
-            row[f"latency_{mode}"] = hook_latency(memory, [f"{q} [{mode} {size}]" for q in queries])
+            rounds, count = (settings.repeats, len(queries)) if mode == "hybrid" else (1, settings.side_queries)
+            row[f"latency_{mode}"] = hook_latency(memory, [f"{q} [{mode} {size}]" for q in queries[:count]], rounds)
         memory.retrieval = "hybrid"
-        # Archive cost beyond embedding: archive new messages (vectors precomputed) in batches of 100.
-        per_message = []
-        for start in range(0, 1000, 100):
-            batch = [
-                dict(m, content=[{"text": render_message(m) + f" [{size}:{start}]"}])
-                for m in extra[start : start + 100]
-            ]
-            pre.embed_documents([render_message(m) for m in batch])  # precompute: timing excludes embedding
-            started = time.perf_counter()
-            memory.archive(batch)
-            per_message.append((time.perf_counter() - started) * 1000 / len(batch))
+        per_message = _archive_rounds(memory, pre, extra, f"{size}")
         row["index_ms_per_message"] = float(np.median(per_message))
-        # Eviction at the limit: the same batches into a memory that is full.
-        memory.max_num_archived_messages = len(memory)
-        at_limit = []
-        for start in range(0, 1000, 100):
-            batch = [
-                dict(m, content=[{"text": render_message(m) + f" [limit {size}:{start}]"}])
-                for m in extra[start : start + 100]
-            ]
-            pre.embed_documents([render_message(m) for m in batch])
-            started = time.perf_counter()
-            memory.archive(batch)
-            at_limit.append((time.perf_counter() - started) * 1000 / len(batch))
+        row["index_spread"] = spread(per_message)
+        memory.max_num_archived_messages = len(memory)  # eviction at the limit: the same batches into a full memory
+        at_limit = _archive_rounds(memory, pre, extra, f"limit {size}")
         row["at_limit_ms_per_message"] = float(np.median(at_limit))
         if (
             pg_dsn is not None
             and size in settings.pg_sizes
             and importlib.util.find_spec("strands_semantic_memory.stores.pgvector_store")
         ):
-            row["latency_pgvector"] = pgvector_latency(pg_dsn, pre, base, [f"{q} [pg {size}]" for q in queries])
+            try:
+                row["latency_pgvector"] = pgvector_latency(
+                    pg_dsn, pre, base, [f"{q} [pg {size}]" for q in queries], settings.repeats
+                )
+            except Exception as error:  # report the rest of the row rather than lose the run
+                row["pgvector_error"] = f"{type(error).__name__}: {error}"
         del memory
         gc.collect()
         if size in settings.naive_sizes:
-            naive = NaiveMemory(embedder, pool["vectors"].shape[1])
             texts = [render_message(m) for m in base]
+            for threads, key in ((1, "latency_naive"), (None, "latency_naive_default_threads")):
+                naive = NaiveMemory(embedder, pool["vectors"].shape[1], threads=threads)
+                naive.bulk_load(texts, np.stack([pre.known[t] for t in texts]))
+                tag = "naive" if threads == 1 else "naive default"
+                row[key] = naive_latency(
+                    naive, [f"{q} [{tag} {size}]" for q in queries[: settings.side_queries]], settings.repeats
+                )
+                del naive
+            naive = NaiveMemory(embedder, pool["vectors"].shape[1], threads=1)
             naive.bulk_load(texts, np.stack([pre.known[t] for t in texts]))
-            row["latency_naive"] = naive_latency(naive, [f"{q} [naive {size}]" for q in queries])
             adds, evicts = [], []
             for i in range(settings.naive_ops):
                 vector = pre.known[render_message(extra[i])]
@@ -286,22 +371,40 @@ def scale(settings: Settings, embedder: Any, pool: dict[str, Any], pg_dsn: str |
         "embedding_ms_per_message": pool["ms_per_message"],
         "pool": len(pool["texts"]),
         "pool_distinct": pool["distinct"],
+        "with_embedding": archiving_with_embedding(settings, embedder, pool, extra),
+        "faiss_default_threads": _faiss_default_threads(),
     }
 
 
+def _faiss_default_threads() -> int:
+    import faiss
+
+    return int(faiss.omp_get_max_threads())
+
+
 def pgvector_latency(
-    dsn: str, embedder: Any, messages: list[dict[str, Any]], queries: Sequence[str]
-) -> dict[str, float]:
-    """Hook latency with the PostgreSQL + pgvector store (filled with the same messages and vectors)."""
+    dsn: str, embedder: Any, messages: list[dict[str, Any]], queries: Sequence[str], rounds: int = 1
+) -> dict[str, Any]:
+    """Hook latency with the PostgreSQL + pgvector store (filled with the same messages and vectors).
+
+    Also times filling the store (vectors precomputed: the bulk archiving cost beyond embedding).
+    """
     from strands_semantic_memory.stores.pgvector_store import PgVectorStore
 
     store = PgVectorStore(dsn=dsn, namespace=f"bench-{len(messages)}-{time.time_ns()}")
-    memory = SemanticMemory(embedder=embedder, store=store, retrieval="hybrid")
-    for start in range(0, len(messages), 2000):
-        memory.archive(messages[start : start + 2000])
-    result = hook_latency(memory, queries)
-    store.drop_namespace()
-    return result
+    try:
+        memory = SemanticMemory(embedder=embedder, store=store, retrieval="hybrid")
+        started = time.perf_counter()
+        for start in range(0, len(messages), 5000):
+            memory.archive(messages[start : start + 5000])
+        fill = time.perf_counter() - started
+        result = hook_latency(memory, queries, rounds)
+        result["fill_seconds"] = fill
+        result["filled"] = len(messages)
+        return result
+    finally:
+        store.drop_namespace()
+        store.close()
 
 
 def restore(settings: Settings, embedder: Any, pool: dict[str, Any]) -> dict[str, Any]:
@@ -311,84 +414,64 @@ def restore(settings: Settings, embedder: Any, pool: dict[str, Any]) -> dict[str
     memory = build_memory(pre, messages)
     payload = json.dumps(memory.to_state())
     calls_before = (pre.document_calls, pre.query_calls)
-    started = time.perf_counter()
-    restored = SemanticMemory.from_state(json.loads(payload), embedder=pre)
-    ours = time.perf_counter() - started
+    seconds = []
+    for _ in range(settings.repeats):
+        gc.collect()
+        started = time.perf_counter()
+        restored = SemanticMemory.from_state(json.loads(payload), embedder=pre)
+        seconds.append(time.perf_counter() - started)
+        assert len(restored) == len(messages)
+        del restored
     embedding_calls = (pre.document_calls - calls_before[0]) + (pre.query_calls - calls_before[1])
-    assert len(restored) == len(messages)
     naive = NaiveMemory(embedder, pool["vectors"].shape[1])
-    naive.bulk_load([render_message(m) for m in messages], np.stack([pre.known[render_message(m)] for m in messages]))
+    subset = [f"{render_message(m)} (naive restore {n})" for n, m in enumerate(messages[: settings.naive_restore_size])]
+    naive.bulk_load(subset, embedder.embed_documents(subset[:1]).repeat(len(subset), axis=0))
     naive_payload = naive.dump()
     started = time.perf_counter()
-    NaiveMemory.restore(naive_payload, embedder, pool["vectors"].shape[1])
-    naive_seconds = time.perf_counter() - started
+    NaiveMemory.restore(naive_payload, embedder, pool["vectors"].shape[1])  # embeds every message again
+    naive_seconds = (time.perf_counter() - started) * len(messages) / len(subset)
     return {
         "size": len(messages),
-        "seconds": ours,
+        "seconds": float(np.median(seconds)),
+        "spread": spread(seconds),
         "embedding_calls": embedding_calls,
         "state_bytes": len(payload),
         "naive_seconds": naive_seconds,
+        "naive_measured_on": len(subset),
     }
 
 
-# --------------------------------------------------------------------------------------------- the Strands loop
+# --------------------------------------------------------------------------------------------- LoCoMo
 
 
-def strands_loop(settings: Settings, embedder: Any) -> dict[str, Any]:
-    """Tokens sent per turn, and whether planted facts reach the model, for three conversation managers."""
-    from strands import Agent
-    from strands.agent.conversation_manager import SlidingWindowConversationManager, SummarizingConversationManager
+def locomo(path: Any, embedder: Any, repeats: int, limit: int | None = None) -> dict[str, Any]:
+    """LoCoMo recall by mode and category (``benchmarks/locomo.py``), and ``search(q, top_k=50)`` latency of the
+    default configuration in ``repeats`` rounds (recall is deterministic; only the timing varies).
 
-    from strands_semantic_memory import SemanticSummarizingConversationManager
-    from tests.scripted_model import ScriptedModel
+    Each round asks a different share of the questions (question ``n`` in round ``n % repeats``) of fresh
+    memories, so no round hits a query cache.
+    """
+    from pathlib import Path
 
-    facts = {
-        2: ("My locker code is LK-4417-QV.", "What is my locker code?", "LK-4417-QV"),
-        6: (
-            "The wifi password for the cabin is fjord-otter-92.",
-            "What was the cabin wifi password?",
-            "fjord-otter-92",
-        ),
-        10: ("Remember: the API key rotation is scheduled for March 14.", "When is the API key rotation?", "March 14"),
-    }
-    recall_turns = {settings.loop_turns - 6: 2, settings.loop_turns - 4: 6, settings.loop_turns - 2: 10}
-    rng_messages = filler_messages(settings.loop_turns * 2, seed=303)
-    turns: list[str] = []
-    for turn in range(settings.loop_turns):
-        if turn in facts:
-            turns.append(facts[turn][0])
-        elif turn in recall_turns:
-            turns.append(facts[recall_turns[turn]][1])
-        else:
-            turns.append(render_message(rng_messages[turn * 2]))
+    from .locomo import load_conversations, run_locomo, turn_text_of
 
-    def managers() -> dict[str, tuple[Any, list[Any]]]:
-        ours = SemanticSummarizingConversationManager(embedder=embedder, preserve_recent_messages=8)
-        return {
-            "SemanticSummarizing + hook": (ours, [SemanticMemoryHook(max_context_length=800)]),
-            "Summarizing (Strands)": (SummarizingConversationManager(preserve_recent_messages=8), []),
-            "SlidingWindow (Strands)": (SlidingWindowConversationManager(window_size=16), []),
-        }
-
-    results: dict[str, Any] = {"turns": settings.loop_turns, "managers": {}}
-    for name, (manager, hooks) in managers().items():
-        model = ScriptedModel(max_input_chars=3000)
-        agent = Agent(model=model, conversation_manager=manager, hooks=hooks, callback_handler=None)
-        per_turn: list[int] = []
-        reached: dict[str, bool] = {}
-        for turn, text in enumerate(turns):
-            agent(text)
-            request = model.chat_requests[-1]
-            chars = sum(len(render_message(m)) for m in request["messages"]) + len(request["system_prompt"] or "")
-            per_turn.append(chars // 4)
-            if turn in recall_turns:
-                answer = facts[recall_turns[turn]][2]
-                reached[answer] = any(answer in render_message(m) for m in request["messages"])
-        results["managers"][name] = {
-            "tokens_per_turn": per_turn,
-            "mean": statistics.mean(per_turn),
-            "max": max(per_turn),
-            "facts_reached": reached,
-            "overflows": model.overflows,
-        }
+    if not Path(path).is_file():
+        return run_locomo(path, embedder=embedder, limit=limit)  # prints the one line that says why
+    conversations = load_conversations(path)[:limit]
+    texts = [turn_text_of(m) for c in conversations for m in c.messages]
+    shared = PrecomputedEmbedder(embedder, texts, embedder.embed_documents(texts))  # embedded once for every run
+    results = run_locomo(path, embedder=shared, limit=limit)
+    p50s = []
+    for round_ in range(repeats):
+        latencies = []
+        for conversation in conversations:
+            memory = SemanticMemory(embedder=shared)
+            memory.archive(conversation.messages)
+            for number, question in enumerate(conversation.questions):
+                if number % repeats == round_:
+                    started = time.perf_counter()
+                    memory.search(question.text, top_k=50)
+                    latencies.append((time.perf_counter() - started) * 1000)
+        p50s.append(percentile(latencies, 50))
+    results["latency_spread"] = spread(p50s)
     return results

@@ -124,6 +124,11 @@ class Outcome:
         return bool(CONTEXT_LABEL_PATTERN.search(self.answer))
 
     @property
+    def copied_quote(self) -> bool:
+        """The answer copies a quoted (``"> "``) line of the injected context instead of answering in its own words."""
+        return any(line.lstrip().startswith(">") for line in self.answer.splitlines())
+
+    @property
     def exit_status(self) -> int:
         """0: retrieved and answered; 3: retrieved, the model missed it; 1: retrieval failed."""
         if not self.retrieved:

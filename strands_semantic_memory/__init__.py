@@ -40,9 +40,9 @@ if TYPE_CHECKING:
     from .embeddings.bedrock import BedrockEmbedder
     from .memory_store import SemanticMemoryStore
     from .session_state import Fact, SessionState
-    from .tools import memory_tools
     from .stores.pgvector_store import PgVectorStore
     from .stores.sqlite_store import SqliteArchive
+    from .tools import memory_tools
 
 _LAZY = {
     "BedrockEmbedder": ".embeddings.bedrock",

@@ -101,6 +101,13 @@ def searchable_text(text: str) -> str:
     return _UNSEARCHABLE.sub(lambda m: " " if m.group(0) == "\x00" else "\ufffd", text)
 
 
+def key_number(key: str) -> int | None:
+    """The compact form of a :func:`record_key` kept in memory; None for keys that never repeat (no tracking id)."""
+    if not key.startswith("t:"):
+        return None
+    return int(key[2:18], 16)
+
+
 def record_key(tracking_id: str | None, data: bytes) -> str:
     """The idempotency key of a message about to be archived.
 

@@ -11,27 +11,30 @@ of which calls :meth:`~CompactingConversationManager._archive` for every message
 
 :class:`~strands_semantic_memory.manager.SemanticSummarizingConversationManager` supplies the archive. What the
 summarizer sees and how it is asked live in :mod:`.summarizer`.
+
+The manager orders the steps; its parts live beside it: :mod:`.compaction_checks` (Strands compatibility and option
+checks), :mod:`.structured_summary` (merging into the structured state) and :mod:`.drop_policy` (where to cut
+when messages are dropped, and the overflow error's wording).
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
-from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from strands.agent.conversation_manager import SummarizingConversationManager
-from strands.agent.conversation_manager.compression.context_compression import adjust_split_point_for_tool_pairs
 from strands.agent.conversation_manager.compression.pin_message import is_pinned, partition_pinned
 from strands.hooks import BeforeModelCallEvent, HookRegistry
 from strands.types.content import Message
 from strands.types.exceptions import ContextWindowOverflowException
 from typing_extensions import override
 
-from .errors import ConfigurationError, SemanticMemoryError
-from .session_state import SessionState, cited_sources, clean_state, state_message
-from .summarizer import MessageFilter, merge_request, request_state, summary_view
+from .compaction_checks import check_strands_compatibility, validate_compaction_options
+from .drop_policy import count_tokens, drop_split, explain_overflow, split_for
+from .session_state import SessionState, state_message
+from .structured_summary import merge_into_state, previous_prose
+from .summarizer import MessageFilter, summary_view
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -39,91 +42,6 @@ if TYPE_CHECKING:
 __all__ = ["CompactingConversationManager", "check_strands_compatibility", "drop_split"]
 
 logger = logging.getLogger(__name__)
-
-_HOOKED_METHODS = {
-    "_generate_summary": ("messages", "agent"),
-    "_summarize_oldest": ("agent",),
-    "_adjust_split_point_for_tool_pairs": ("messages", "split_point"),
-}
-
-
-def check_strands_compatibility() -> None:
-    """Fail loudly if Strands no longer has the private methods the manager overrides.
-
-    Archiving happens in an override of ``SummarizingConversationManager._generate_summary``; if a Strands release
-    renamed it, the override would silently never run and nothing would be archived.
-
-    Raises:
-        SemanticMemoryError: If a hooked method is missing or its parameters changed.
-    """
-    for name, parameters in _HOOKED_METHODS.items():
-        method = getattr(SummarizingConversationManager, name, None)
-        found = tuple(inspect.signature(method).parameters)[1:] if callable(method) else None
-        if found != parameters:
-            expected = f"{name}({', '.join(parameters)})"
-            change = "is missing" if found is None else "now takes (" + ", ".join(found) + ")"
-            raise SemanticMemoryError(
-                f"strands' SummarizingConversationManager.{expected} {change}: this manager archives by overriding "
-                "it, so it would silently stop archiving. Install a strands-agents version this release supports "
-                "(see pyproject.toml) or upgrade strands-semantic-memory"
-            )
-
-
-def _valid_split(messages: list[Message], split: int) -> bool:
-    try:
-        return adjust_split_point_for_tool_pairs(messages, split) == split
-    except ContextWindowOverflowException:
-        return False
-
-
-def drop_split(messages: Sequence[Message], count: int) -> int:
-    """Where to cut so that about ``count`` of the oldest messages leave, keeping tool pairs and the current turn.
-
-    Args:
-        messages: The active conversation.
-        count: How many of the oldest messages should leave (at least 1).
-
-    Returns:
-        A split point ``k`` (messages ``[0, k)`` leave): the smallest valid one at or after ``count``, or failing
-        that the largest valid one before it; ``0`` if no message can leave. The last message always stays, with the
-        tool use its result answers.
-    """
-    conversation, last = list(messages), len(messages) - 1
-    if last < 1:
-        return 0
-    count = max(1, min(count, last))
-    candidates: list[int] = [*range(count, last + 1), *range(count - 1, 0, -1)]
-    for split in candidates:
-        if _valid_split(conversation, split):
-            return split
-    return 0
-
-
-def _validate(
-    summary_format: str,
-    summary_schema: type[BaseModel] | None,
-    summary_filter: MessageFilter | None,
-    hard_limit: float | None,
-    on_summary_failure: str,
-    threshold: float | None,
-) -> None:
-    """Raise ConfigurationError naming the first invalid compaction option."""
-    if on_summary_failure not in ("raise", "drop_oldest"):
-        raise ConfigurationError(f"on_summary_failure must be 'raise' or 'drop_oldest', got {on_summary_failure!r}")
-    if summary_format not in ("text", "structured"):
-        raise ConfigurationError(f"summary_format must be 'text' or 'structured', got {summary_format!r}")
-    if summary_schema is not None and not (isinstance(summary_schema, type) and issubclass(summary_schema, BaseModel)):
-        raise ConfigurationError(f"summary_schema must be a pydantic BaseModel class, got {summary_schema!r}")
-    if summary_schema is not None and summary_format != "structured":
-        raise ConfigurationError("summary_schema needs summary_format='structured'")
-    if summary_filter is not None and not callable(summary_filter):
-        raise ConfigurationError(f"summary_filter must be callable, got {summary_filter!r}")
-    if hard_limit is not None and (isinstance(hard_limit, bool) or not 0 < hard_limit <= 1):
-        raise ConfigurationError(f"hard_limit must be a share of the context window in (0, 1], got {hard_limit!r}")
-    if hard_limit is not None and threshold is not None and hard_limit < threshold:
-        raise ConfigurationError(
-            f"hard_limit ({hard_limit}) must not be below the proactive compression threshold ({threshold})"
-        )
 
 
 class CompactingConversationManager(SummarizingConversationManager):
@@ -151,7 +69,9 @@ class CompactingConversationManager(SummarizingConversationManager):
         check_strands_compatibility()
         super().__init__(**strands_options)
         threshold = self._compression_threshold
-        _validate(summary_format, summary_schema, summary_filter, hard_limit, on_summary_failure, threshold)
+        validate_compaction_options(
+            summary_format, summary_schema, summary_filter, hard_limit, on_summary_failure, threshold
+        )
         self.summary_format = summary_format
         self.summary_schema: type[BaseModel] = summary_schema or SessionState
         self.summary_filter = summary_filter
@@ -217,7 +137,7 @@ class CompactingConversationManager(SummarizingConversationManager):
             want = max(1, len(agent.messages) - front - self.preserve_recent_messages)
         if not self._drop(agent, front + want):
             raise ContextWindowOverflowException(
-                _explain(f"Cannot reduce the context: {reason}", agent, self.preserve_recent_messages)
+                explain_overflow(f"Cannot reduce the context: {reason}", agent, self.preserve_recent_messages)
             ) from e
 
     @override
@@ -231,7 +151,7 @@ class CompactingConversationManager(SummarizingConversationManager):
             self.removed_message_count = removed_before
             if str(error).startswith(("Cannot summarize", "Unable to trim")):
                 raise ContextWindowOverflowException(
-                    _explain(str(error), agent, self.preserve_recent_messages)
+                    explain_overflow(str(error), agent, self.preserve_recent_messages)
                 ) from error
             raise
         except BaseException:
@@ -292,29 +212,21 @@ class CompactingConversationManager(SummarizingConversationManager):
 
     def _previous_prose(self, messages: list[Message]) -> str | None:
         """A prose summary to migrate into the first state (restored from a text session), if any."""
-        previous = self._summary_message
-        if self._session_state is not None or previous is None or not any(m is previous for m in messages):
-            return None
-        return "\n".join(b["text"] for b in previous["content"] if isinstance(b.get("text"), str))
+        return previous_prose(self._summary_message, self._session_state, messages)
 
     def _structured_summary(
         self, seen: list[Message], indices: list[int], agent: Agent, *, prose: str | None
     ) -> Message:
-        previous = self._session_state
-        if previous is not None and not seen:
-            state = previous  # nothing new reached the summarizer
-        else:
-            prompt = merge_request(self.summary_schema, previous, seen, indices, prior_summary=prose)
-            state = request_state(
-                self.summary_schema,
-                prompt,
-                model=None if self.summarization_agent is not None else agent.aux_model,
-                agent=self.summarization_agent,
-                system_prompt=self.summarization_system_prompt,
-            )
-            if isinstance(state, SessionState):
-                allowed = (cited_sources(previous) if previous is not None else set()) | set(indices)
-                state = clean_state(state, allowed)
+        state = merge_into_state(
+            self.summary_schema,
+            self._session_state,
+            seen,
+            indices,
+            agent,
+            prose=prose,
+            summarization_agent=self.summarization_agent,
+            system_prompt=self.summarization_system_prompt,
+        )
         self._pending_state = state
         return state_message(state)
 
@@ -332,7 +244,7 @@ class CompactingConversationManager(SummarizingConversationManager):
         projected = event.projected_input_tokens
         if projected is not None and projected <= budget:
             return
-        tokens = await _count_tokens(agent, agent.messages)
+        tokens = await count_tokens(agent, agent.messages)
         if tokens <= budget:
             return
         threshold = self._compression_threshold
@@ -342,11 +254,11 @@ class CompactingConversationManager(SummarizingConversationManager):
             except Exception as error:
                 self._summary_failures += 1
                 logger.warning("error=<%s> | compaction above the hard limit failed", error)
-            tokens = await _count_tokens(agent, agent.messages)
+            tokens = await count_tokens(agent, agent.messages)
             if tokens <= budget:
                 return
-        dropped = self._drop(agent, await _split_for(agent, tokens - budget, self._summary_message))
-        tokens = await _count_tokens(agent, agent.messages)
+        dropped = self._drop(agent, await split_for(agent, tokens - budget, self._summary_message))
+        tokens = await count_tokens(agent, agent.messages)
         if tokens > budget:
             logger.warning(
                 "tokens=<%d>, budget=<%d>, dropped=<%d> | still above the hard limit after dropping all but the "
@@ -384,57 +296,3 @@ class CompactingConversationManager(SummarizingConversationManager):
             self._dropped,
         )
         return len(leaving)
-
-
-def _explain(reason: str, agent: Agent, preserve: int) -> str:
-    """The overflow error's text: what did not fit, and the hook's budget as part of the cause (issue 17.11)."""
-    budget = _hook_budget(agent)
-    hook = "max_context_length" + (f"={budget}" if budget is not None else "")
-    return (
-        f"{reason} ({len(agent.messages)} messages in the active context, preserve_recent_messages={preserve}). "
-        f"The preserved recent messages plus the context SemanticMemoryHook injects into the turn (its {hook} "
-        "budget) do not fit the model's context window: lower preserve_recent_messages or the hook's "
-        "max_context_length, use a model with a larger context window, or set on_summary_failure='drop_oldest'"
-    )
-
-
-async def _count_tokens(agent: Agent, messages: list[Message], *, full: bool = True) -> int:
-    """The model's own token count (Strands' ``Model.count_tokens``) of ``messages``, with the prompt if ``full``."""
-    if not full:
-        return await agent.model.count_tokens(messages)
-    return await agent.model.count_tokens(
-        messages, tool_specs=agent.tool_registry.get_all_tool_specs(), system_prompt=agent.system_prompt
-    )
-
-
-async def _split_for(agent: Agent, excess: int, summary: Message | None) -> int:
-    """How many of the oldest messages must leave so that ``excess`` tokens go (the summary and pinned stay)."""
-    messages, split = agent.messages, 0
-    for position, message in enumerate(messages):
-        split = position + 1
-        if message is not summary and not is_pinned(messages, position):
-            excess -= await _count_tokens(agent, [message], full=False)
-            if excess <= 0:
-                break
-    return split
-
-
-def _hook_budget(agent: Agent) -> int | None:
-    """The ``max_context_length`` of a SemanticMemoryHook registered on ``agent``, if one is found (best effort)."""
-    try:
-        from .hook import SemanticMemoryHook
-
-        callbacks: list[Callable[..., Any]] = []
-        for entries in getattr(agent.hooks, "_registered_callbacks", {}).values():
-            callbacks.extend(getattr(entry, "callback", entry) for entry in entries)
-        middleware = getattr(getattr(agent, "_middleware_registry", None), "_handlers", {})
-        for handlers in middleware.values():
-            callbacks.extend(getattr(handler, "handler", handler) for handler in handlers)
-        for callback in callbacks:
-            owner = getattr(callback, "__self__", None)
-            if isinstance(owner, SemanticMemoryHook):
-                budget = owner.max_context_length
-                return budget if isinstance(budget, int) else None
-    except Exception:  # only used to word an error message; never fail because of it
-        logger.debug("could not look up the hook's budget", exc_info=True)
-    return None

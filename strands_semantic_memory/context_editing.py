@@ -26,6 +26,9 @@ Guarantees, each tested:
   front of the first message the agent had at its last invocation. A snapshot session manager saves the edited
   messages directly; replaying is then a no-op.
 
+The plugin wires the parts together: :mod:`.context_ranges` (message ids and which ranges may be edited) and
+:mod:`.edit_log` (applying an edit, and the log sessions replay).
+
 Example:
     ```python
     from strands import Agent
@@ -40,13 +43,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import hashlib
 import logging
-import re
 import threading
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from strands.hooks import AfterInvocationEvent, AgentInitializedEvent, BeforeModelCallEvent
@@ -56,137 +56,18 @@ from strands.tools.decorator import tool
 from strands.types.content import ContentBlock, Message
 from strands.types.tools import ToolContext
 
+from .context_ranges import ID_LENGTH, ID_PREFIX, current_turn_start, message_id, plan_range, replacement_role
+from .edit_log import LOG_VERSION, STATE_KEY, Edit, apply_edit, front, inserted_ids, new_log, replay_log
 from .errors import ConfigurationError
 from .memory import SemanticMemory
-from .tools import format_index_ranges, resolve_memory
+from .tool_arguments import format_index_ranges, resolve_memory
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["STATE_KEY", "ContextEditor", "current_turn_start", "message_id"]
-
-STATE_KEY = "semantic_memory_context_edits"
-"""Key in ``agent.state`` of the log of applied edits (JSON; replayed on session restore)."""
-
-ID_PREFIX = "ctx:"
-ID_LENGTH = 8
-_ID_PATTERN = re.compile(r"^\[?\s*(?:ctx\s*:\s*)?([0-9a-f]{4,64})\s*\]?$", re.IGNORECASE)
-_LOG_VERSION = 1
-
-
-def message_id(message: Message, length: int = ID_LENGTH) -> str | None:
-    """The short id the model sees for a message: the first ``length`` hex digits of SHA-256 of its tracking id.
-
-    Returns:
-        The id, or None for a message without a tracking id (Strands gives every message one before it calls
-        the model).
-    """
-    tracking_id = message.get("tracking_id")
-    if not tracking_id:
-        return None
-    return hashlib.sha256(str(tracking_id).encode("utf-8")).hexdigest()[:length]
-
-
-def _is_plain_user_turn(message: Message) -> bool:
-    if message.get("role") != "user":
-        return False
-    return not any(isinstance(b, dict) and "toolResult" in b for b in message.get("content") or [])
-
-
-def current_turn_start(messages: Sequence[Message]) -> int:
-    """Position of the current turn's first message: the latest user message that is not a tool result.
-
-    Everything from there on (the user's request, the model's tool calls and their results) is the current turn.
-    0 when there is no such message (then nothing is editable).
-    """
-    for position in range(len(messages) - 1, -1, -1):
-        if _is_plain_user_turn(messages[position]):
-            return position
-    return 0
-
-
-def _tool_ids(message: Message, kind: str) -> set[str]:
-    ids: set[str] = set()
-    for block in message.get("content") or []:
-        if isinstance(block, dict) and kind in block:
-            value = block[kind]  # type: ignore[literal-required]
-            if isinstance(value, dict) and value.get("toolUseId"):
-                ids.add(str(value["toolUseId"]))
-    return ids
-
-
-def _close_tool_pairs(messages: Sequence[Message], first: int, last: int) -> tuple[int, int]:
-    """Widen ``first..last`` until no tool call in it lacks its result and no result lacks its call."""
-    while True:
-        uses = set().union(*(_tool_ids(messages[p], "toolUse") for p in range(first, last + 1)))
-        results = set().union(*(_tool_ids(messages[p], "toolResult") for p in range(first, last + 1)))
-        new_first, new_last = first, last
-        for orphan in results - uses:  # its call is before the range
-            for p in range(first - 1, -1, -1):
-                if orphan in _tool_ids(messages[p], "toolUse"):
-                    new_first = min(new_first, p)
-                    break
-        for orphan in uses - results:  # its result is after the range
-            for p in range(last + 1, len(messages)):
-                if orphan in _tool_ids(messages[p], "toolResult"):
-                    new_last = max(new_last, p)
-                    break
-        if (new_first, new_last) == (first, last):
-            return first, last
-        first, last = new_first, new_last
-
-
-def _is_pinned(message: Message) -> bool:
-    metadata = message.get("metadata")
-    custom = metadata.get("custom") if isinstance(metadata, dict) else None
-    return isinstance(custom, dict) and custom.get("pinned") is True
-
-
-def _replacement_role(before: str | None, after: str | None) -> str:
-    """The role that keeps user/assistant alternation around an inserted message, ``user`` when either clashes."""
-    before = before or "assistant"  # a conversation starts with a user message
-
-    def clashes(role: str) -> int:
-        return int(before == role) + int(after == role)
-
-    return min(("user", "assistant"), key=clashes)
-
-
-def _apply(messages: list[Message], removed: Sequence[str], inserted: Sequence[Message]) -> bool:
-    """Remove the messages with these tracking ids and put ``inserted`` where the first of them was.
-
-    Idempotent: once applied, applying again changes nothing (the removed ids are gone and the inserted
-    messages, recognised by tracking id, are present).
-
-    Returns:
-        Whether ``messages`` changed.
-    """
-    gone = set(removed)
-    positions = [p for p, m in enumerate(messages) if m.get("tracking_id") in gone]
-    if not positions:
-        return False
-    present = {m.get("tracking_id") for m in messages}
-    insert = [copy.deepcopy(m) for m in inserted if m.get("tracking_id") not in present]
-    kept = [m for m in messages if m.get("tracking_id") not in gone]
-    first = positions[0]
-    messages[:] = kept[:first] + insert + kept[first:]
-    return True
-
-
-@dataclass
-class _Edit:
-    """An edit queued by a tool, applied at the next safe point."""
-
-    kind: str
-    removed: list[str]
-    inserted: list[Message]
-    archived: list[int] = field(default_factory=list)
-    ready: bool = False
-
-    def as_log(self) -> dict[str, Any]:
-        return {"kind": self.kind, "removed": list(self.removed), "inserted": copy.deepcopy(self.inserted)}
+__all__ = ["ID_LENGTH", "ID_PREFIX", "STATE_KEY", "ContextEditor", "current_turn_start", "message_id"]
 
 
 class ContextEditor(Plugin):
@@ -223,7 +104,7 @@ class ContextEditor(Plugin):
         self.show_ids = show_ids
         self.max_summary_chars = max_summary_chars
         self._agent: Agent | None = None
-        self._pending: list[_Edit] = []
+        self._pending: list[Edit] = []
         self._lock = threading.Lock()
         self.applied_count = 0
         super().__init__()
@@ -302,29 +183,10 @@ class ContextEditor(Plugin):
         self._apply_pending(event.agent)
         log = event.agent.state.get(STATE_KEY)
         if isinstance(log, dict) and log.get("edits"):
-            head, anchor = self._front(event.agent, log)
+            head, anchor = front(event.agent, log)
             if (head, anchor) != (log.get("head"), log.get("anchor")):
                 log["head"], log["anchor"] = head, anchor
                 event.agent.state.set(STATE_KEY, log)
-
-    def _front(self, agent: Agent, log: dict[str, Any]) -> tuple[list[str], str | None]:
-        """The first message a session stores (the anchor) and the ids in front of it that are not stored messages.
-
-        In front of the anchor there may be the conversation manager's summary (a session restores it from the
-        manager's state) and summaries or notes of this plugin (the log replays them); nothing else belongs there.
-        """
-        inserted = {str(m.get("tracking_id")) for e in log.get("edits", []) for m in e.get("inserted", [])}
-        manager_summary = self._manager_summary_id(agent)
-        head: list[str] = []
-        for message in agent.messages:
-            tracking_id = message.get("tracking_id")
-            if not tracking_id:
-                break
-            if tracking_id == manager_summary or tracking_id in inserted:
-                head.append(str(tracking_id))
-                continue
-            return head, str(tracking_id)
-        return head, None
 
     def _apply_pending(self, agent: Agent) -> None:
         with self._lock:
@@ -333,16 +195,16 @@ class ContextEditor(Plugin):
         if not ready:
             return
         log = agent.state.get(STATE_KEY)
-        if not isinstance(log, dict) or log.get("version") != _LOG_VERSION:
-            log = {"version": _LOG_VERSION, "edits": [], "head": [], "anchor": None}
+        if not isinstance(log, dict) or log.get("version") != LOG_VERSION:
+            log = new_log()
         before = len(agent.messages)
         for edit in ready:
-            if _apply(agent.messages, edit.removed, edit.inserted):
+            if apply_edit(agent.messages, edit.removed, edit.inserted):
                 log["edits"].append(edit.as_log())
                 self.applied_count += 1
             else:
                 logger.info("edit=<%s> | the range left the context before the edit applied; nothing to do", edit.kind)
-        log["head"], log["anchor"] = self._front(agent, log)
+        log["head"], log["anchor"] = front(agent, log)
         agent.state.set(STATE_KEY, log)
         logger.debug(
             "edits=<%d>, messages_before=<%d>, messages_after=<%d> | context edits applied",
@@ -353,85 +215,9 @@ class ContextEditor(Plugin):
 
     def _on_agent_initialized(self, event: AgentInitializedEvent) -> None:
         """Replay the edit log over messages a session manager restored (a no-op when they already reflect it)."""
-        log = event.agent.state.get(STATE_KEY)
-        if not isinstance(log, dict) or not log.get("edits"):
-            return
-        if log.get("version") != _LOG_VERSION:
-            logger.warning("version=<%s> | unknown context edit log version; not replayed", log.get("version"))
-            return
-        messages = event.agent.messages
-        replayed = sum(_apply(messages, e.get("removed", []), e.get("inserted", [])) for e in log["edits"])
-        anchor = log.get("anchor")
-        head = set(log.get("head") or [])
-        positions = [p for p, m in enumerate(messages) if anchor and m.get("tracking_id") == anchor]
-        trimmed = 0
-        if positions:
-            # A session restored by offset can bring back messages the agent no longer had in front of the anchor
-            # (an edit shifted what the offset counts); keep only the known prepended ones there.
-            front = messages[: positions[0]]
-            kept = [m for m in front if m.get("tracking_id") in head]
-            trimmed = len(front) - len(kept)
-            messages[: positions[0]] = kept
-        if replayed or trimmed:
-            logger.info(
-                "replayed=<%d>, trimmed=<%d> | context edits replayed over the restored session", replayed, trimmed
-            )
+        replay_log(event.agent.messages, event.agent.state.get(STATE_KEY))
 
     # ------------------------------------------------------------------ the tools
-
-    def _resolve(self, messages: Sequence[Message], ref: Any, name: str) -> int:
-        if not isinstance(ref, str):
-            raise ValueError(f"{name} must be a message id such as '{ID_PREFIX}1a2b3c4d', got {ref!r}")
-        match = _ID_PATTERN.match(ref.strip())
-        if match is None:
-            raise ValueError(
-                f"{name}={ref!r} is not a message id; use the id shown before a message, e.g. ctx:1a2b3c4d"
-            )
-        wanted = match.group(1).lower()
-        found = [p for p, m in enumerate(messages) if (message_id(m, len(wanted)) or "") == wanted]
-        if not found:
-            raise ValueError(f"{name}={ref!r}: no message in the active context has this id (it may be gone already)")
-        if len(found) > 1:
-            raise ValueError(f"{name}={ref!r} matches {len(found)} messages; give the full id shown before the message")
-        return found[0]
-
-    def _plan(self, agent: Agent, start: Any, end: Any) -> tuple[int, int, str]:
-        """Validate a range against the live messages; returns ``(first, last, note for the model)``."""
-        messages = agent.messages
-        first = self._resolve(messages, start, "start")
-        last = self._resolve(messages, end, "end")
-        if last < first:
-            first, last = last, first
-        turn = current_turn_start(messages)
-        if last >= turn:
-            raise ValueError(
-                "the range reaches the current turn (your latest user message and what followed it), which cannot "
-                "be edited; end the range at an earlier message"
-            )
-        wide_first, wide_last = _close_tool_pairs(messages, first, last)
-        note = ""
-        if (wide_first, wide_last) != (first, last):
-            if wide_last >= turn:
-                raise ValueError(
-                    "the range would separate a tool call from its result, and including the result would reach the "
-                    "current turn; end the range before that tool call"
-                )
-            note = f" (widened to {wide_last - wide_first + 1} messages to keep tool calls with their results)"
-            first, last = wide_first, wide_last
-        if any(_is_pinned(messages[p]) for p in range(first, last + 1)):
-            raise ValueError("the range contains a pinned message, which must stay in context; choose another range")
-        manager_summary = self._manager_summary_id(agent)
-        if manager_summary and any(messages[p].get("tracking_id") == manager_summary for p in range(first, last + 1)):
-            raise ValueError("the range contains the conversation manager's summary, which it maintains itself")
-        return first, last, note
-
-    @staticmethod
-    def _manager_summary_id(agent: Agent) -> str | None:
-        try:
-            summary = agent.conversation_manager.get_state().get("summary_message")
-        except Exception:  # a custom manager whose state cannot be read: nothing to protect
-            return None
-        return summary.get("tracking_id") if isinstance(summary, dict) else None
 
     async def _queue(
         self, tool_context: ToolContext, start: Any, end: Any, summary: str | None
@@ -439,15 +225,15 @@ class ContextEditor(Plugin):
         agent = tool_context.agent
         if self._agent is not None and agent is not self._agent:
             raise ValueError("this context editor belongs to another agent")
-        first, last, note = self._plan(agent, start, end)
+        first, last, note = plan_range(agent, start, end)
         messages = agent.messages
         removed_ids = [str(messages[p].get("tracking_id")) for p in range(first, last + 1)]
-        ours = self._inserted_ids(agent)
+        ours = inserted_ids(agent)
         originals = [copy.deepcopy(messages[p]) for p in range(first, last + 1) if removed_ids[p - first] not in ours]
         before_role = messages[first - 1].get("role") if first > 0 else None
         after_role = messages[last + 1].get("role")
         count = last - first + 1
-        edit = _Edit(kind="summarize" if summary is not None else "drop", removed=removed_ids, inserted=[])
+        edit = Edit(kind="summarize" if summary is not None else "drop", removed=removed_ids, inserted=[])
         with self._lock:
             taken = {i for e in self._pending for i in e.removed}
             if taken.intersection(removed_ids):
@@ -467,7 +253,7 @@ class ContextEditor(Plugin):
         if archived and "conversation_read" in agent.tool_names:
             where += " (conversation_read shows them)"
         if summary is not None:
-            role = _replacement_role(before_role, after_role)
+            role = replacement_role(before_role, after_role)
             text = (
                 f"[Summary, written by the assistant, of {count} earlier messages removed from the active context; "
                 f"{where}]\n{summary.strip()}"
@@ -485,15 +271,6 @@ class ContextEditor(Plugin):
             f"Queued: {count} messages{note} will be {action} before your next step; they are {where}. "
             "Continue with your task."
         )
-
-    def _inserted_ids(self, agent: Agent) -> set[str]:
-        """Tracking ids of summaries and notes this plugin inserted (not archived again as if someone said them)."""
-        log = agent.state.get(STATE_KEY)
-        ids: set[str] = set()
-        if isinstance(log, dict):
-            for edit in log.get("edits", []):
-                ids.update(str(m.get("tracking_id")) for m in edit.get("inserted", []))
-        return ids
 
     @tool(context=True)
     async def context_summarize(self, start: str, end: str, summary: str, tool_context: ToolContext) -> str:

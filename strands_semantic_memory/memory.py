@@ -14,47 +14,29 @@ import contextlib
 import logging
 import os
 import threading
-import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from strands.types.content import Message
 
-from .archive import decode_message, encode_message, record_key, searchable_text
+from .archive import decode_message
 from .embedding_queue import EmbeddingQueue
 from .embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from .errors import ConfigurationError, InvalidMessageError, InvalidMessageTypeError, SemanticMemoryError, StateError
+from .intake import new_records
 from .options import MemoryOptions
 from .query_encoder import Encoder
-from .recall import Recall, SearchHit, TimeBound, make_filter, to_epoch
-from .rendering import render_message
+from .recall import Recall, SearchHit, TimeBound, make_filter
 from .rerank import Reranker
-from .state import check_compatibility
-from .stats import MemoryStats
-from .stores.archive_store import ArchiveStore, NewRecord, StoredRecord
-from .stores.in_memory import InMemoryArchive
+from .state import check_compatibility, constructor_arguments
+from .stats import MemoryStats, build_stats
+from .stores import resolve_store
+from .stores.archive_store import ArchiveStore, StoredRecord
 from .windows import ContextWindow
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["SearchHit", "SemanticMemory"]
-
-
-def _said_at(message: Mapping[str, Any], given: TimeBound, position: int) -> float | None:
-    """The caller's time for a message: the ``timestamps`` argument, else ``metadata.custom.timestamp``."""
-    if given is None:
-        custom = (message.get("metadata") or {}).get("custom") if isinstance(message.get("metadata"), Mapping) else None
-        given = custom.get("timestamp") if isinstance(custom, Mapping) else None
-        if isinstance(given, str):
-            try:
-                given = datetime.fromisoformat(given)
-            except ValueError as error:
-                raise InvalidMessageError(f"messages[{position}] has an unreadable timestamp {given!r}") from error
-    try:
-        return to_epoch(given, f"timestamps[{position}]")
-    except InvalidMessageTypeError as error:
-        raise InvalidMessageError(str(error)) from error
 
 
 class SemanticMemory:
@@ -105,7 +87,7 @@ class SemanticMemory:
             aws_region: Bedrock only: the region (default: the AWS SDK's resolution).
             embedding_dimensions: Bedrock only: output dimension for models that offer a choice.
             **options: Further :class:`~strands_semantic_memory.options.MemoryOptions` (``retrieval``,
-                ``rrf_k``, ``rerank_candidates``, ``chunk_chars``, ``max_chunks_per_message``,
+                ``ranking``, ``rerank_candidates``, ``chunk_chars``, ``max_chunks_per_message``,
                 ``query_cache_size``, ``embedding_retry_interval``, ``embedding_batch_size``).
 
         Raises:
@@ -122,7 +104,7 @@ class SemanticMemory:
             max_memory_archived_messages=max_memory_archived_messages,
             **options,
         )
-        self._archive = self._resolve_store(store, archive_path)
+        self._archive = resolve_store(store, archive_path)
         self.embedder: Embedder = embedder or resolve_embedder(
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
         )
@@ -136,23 +118,6 @@ class SemanticMemory:
         self._recall = Recall(self._archive, self._encoder, self._store_lock, lambda: self._options, reranker)
         self._version = 0
         self._searches = 0
-
-    @staticmethod
-    def _resolve_store(store: ArchiveStore | None, archive_path: str | os.PathLike[str] | None) -> ArchiveStore:
-        if store is not None and archive_path is not None:
-            raise ConfigurationError("pass either store= or archive_path=, not both")
-        if archive_path is not None:
-            from .stores.sqlite_store import SqliteArchive
-
-            return SqliteArchive(archive_path)
-        if store is None:
-            return InMemoryArchive()
-        if not isinstance(store, ArchiveStore):
-            raise ConfigurationError(
-                f"store must be an ArchiveStore (InMemoryArchive, SqliteArchive, PgVectorStore), "
-                f"got {type(store).__name__}"
-            )
-        return store
 
     def _new_queue(self) -> EmbeddingQueue:
         options = self._options
@@ -247,25 +212,6 @@ class SemanticMemory:
 
     # ------------------------------------------------------------------ archiving
 
-    @staticmethod
-    def _validate(messages: Sequence[Message], timestamps: Sequence[TimeBound] | None) -> list[float | None]:
-        if isinstance(messages, (Mapping, str, bytes)) or not isinstance(messages, Sequence):
-            raise InvalidMessageTypeError(f"archive() takes a list of messages, got {type(messages).__name__}")
-        if timestamps is not None and len(timestamps) != len(messages):
-            raise InvalidMessageError(f"got {len(timestamps)} timestamps for {len(messages)} messages")
-        for position, message in enumerate(messages):
-            if not isinstance(message, Mapping):
-                raise InvalidMessageTypeError(f"messages[{position}] is a {type(message).__name__}, not a message")
-            if not isinstance(message.get("role"), str):
-                raise InvalidMessageError(f"messages[{position}] has no string 'role'")
-            if not isinstance(message.get("content"), list):
-                raise InvalidMessageError(
-                    f"messages[{position}] 'content' must be a list of content blocks, "
-                    f"got {type(message.get('content')).__name__}"
-                )
-        given = timestamps or [None] * len(messages)
-        return [_said_at(m, t, p) for p, (m, t) in enumerate(zip(messages, given, strict=True))]
-
     def archive(self, messages: Sequence[Message], *, timestamps: Sequence[TimeBound] | None = None) -> list[int]:
         """Archive messages verbatim, in order, in one commit, then make them searchable.
 
@@ -285,23 +231,7 @@ class SemanticMemory:
             InvalidMessageError, InvalidMessageTypeError: If an item is not a message (nothing is archived).
             StoreError: If the store cannot commit them; nothing is archived.
         """
-        said = self._validate(messages, timestamps)
-        now = time.time()
-        records = []
-        for message, said_at in zip(messages, said, strict=True):
-            data = encode_message(message)
-            tracking_id = message.get("tracking_id") or None
-            records.append(
-                NewRecord(
-                    data=data,
-                    role=str(message["role"]),
-                    tracking_id=tracking_id,
-                    text=searchable_text(render_message(message)),
-                    key=record_key(tracking_id, data),
-                    archived_at=now,
-                    said_at=said_at,
-                )
-            )
+        records = new_records(messages, timestamps)
         with self._store_lock:
             before = len(self._archive)
             indices = self._archive.add(records)
@@ -362,7 +292,9 @@ class SemanticMemory:
                 )
         if evicted:
             self._bump()
-            logger.info("evicted=<%d>, newest_evicted=<%d> | oldest archived messages evicted", len(evicted), evicted[-1])
+            logger.info(
+                "evicted=<%d>, newest_evicted=<%d> | oldest archived messages evicted", len(evicted), evicted[-1]
+            )
         return evicted
 
     def evict_oldest(self, count: int = 1) -> list[int]:
@@ -480,29 +412,12 @@ class SemanticMemory:
         """Typed usage statistics (see :class:`~strands_semantic_memory.stats.MemoryStats`)."""
         with self._store_lock:
             stats = self._archive.stats()
-        embedding_bytes = stats.vector_count * (stats.dimension or 0) * 4
-        limit = self._options.max_memory_archived_messages
-        return MemoryStats(
-            message_count=stats.message_count,
-            total_memory=stats.total_bytes,
-            message_bytes=stats.message_bytes,
-            embedding_bytes=embedding_bytes,
-            bookkeeping_bytes=stats.total_bytes - stats.message_bytes - embedding_bytes,
-            vector_count=stats.vector_count,
-            embedding_dimension=stats.dimension,
+        return build_stats(
+            stats,
+            self._options,
             embedding_model=self.embedder.model_id,
-            retrieval=self._options.retrieval,
             store=type(self._archive).__name__,
-            pending_embedding_count=stats.pending_count,
             last_embedding_error=self._queue.last_error,
-            evicted_count=stats.evicted_count,
-            forgotten_count=stats.forgotten_count,
-            archived_total=stats.archived_total,
-            oldest_index=stats.oldest_index,
-            newest_index=stats.newest_index,
-            max_num_archived_messages=self._options.max_num_archived_messages,
-            max_memory_archived_messages=limit,
-            memory_utilization=stats.total_bytes / limit if limit else None,
             searches=self._searches,
             query_cache_hits=self._encoder.cache_hits,
             embedding_failures=self._queue.failures,
@@ -567,23 +482,7 @@ class SemanticMemory:
             StateError: If the state is corrupt or not ours.
             EmbeddingModelMismatchError: If the embedder differs from the archive's model and ``reembed`` is False.
         """
-        if not isinstance(state, Mapping):
-            raise StateError(f"saved state must be a JSON object, got {type(state).__name__}")
-        embedding = state.get("embedding")
-        model_id = embedding.get("model_id") if isinstance(embedding, Mapping) else None
-        if not isinstance(model_id, str):
-            raise StateError("saved state is missing 'embedding.model_id'")
-        if "embedder" not in kwargs and "embedding_model" not in kwargs:
-            kwargs["embedding_model"] = model_id
-            if model_id.startswith("bedrock:") and "embedding_dimensions" not in kwargs:
-                kwargs["embedding_dimensions"] = embedding.get("dimension")  # type: ignore[union-attr]
-        saved = state.get("options")
-        if isinstance(saved, Mapping):
-            try:
-                restored = MemoryOptions.from_dict(saved).to_dict()
-            except (ConfigurationError, TypeError) as error:
-                raise StateError(f"saved state has invalid options: {error}") from error
-            kwargs = {**restored, **kwargs}
+        kwargs = constructor_arguments(state, kwargs)
         memory = cls(**kwargs)
         memory.load_state(state, reembed=reembed)
         return memory

@@ -31,7 +31,8 @@ from strands.types.tools import AgentTool
 
 from .errors import ConfigurationError
 from .memory import SemanticMemory
-from .tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools, render_windows
+from .tool_output import render_windows
+from .tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
 from .windows import ContextWindow
 
 logger = logging.getLogger(__name__)

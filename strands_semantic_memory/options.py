@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .archive import MAX_CHUNKS
 from .errors import ConfigurationError
+from .ranking import RankingOptions
 
 RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
 
@@ -41,7 +42,8 @@ class MemoryOptions:
         max_memory_archived_messages: Keep the estimated bytes (see :mod:`~strands_semantic_memory.archive`) at
             most this; None: no limit.
         retrieval: ``"hybrid"`` (lexical and dense fused), ``"dense"`` or ``"lexical"``.
-        rrf_k: Reciprocal-rank fusion constant (used when the ranking fuses by rank).
+        ranking: How candidates are scored and fused (:class:`~strands_semantic_memory.ranking.RankingOptions`;
+            a dict of its fields is accepted). The defaults were chosen on the LoCoMo development half.
         rerank_candidates: How many candidates a configured reranker sees.
         chunk_chars: A message's text is embedded in chunks of at most this many characters.
         max_chunks_per_message: At most this many chunks of one message are embedded (1..256).
@@ -56,7 +58,7 @@ class MemoryOptions:
     max_num_archived_messages: int | None = None
     max_memory_archived_messages: int | None = None
     retrieval: str = "hybrid"
-    rrf_k: int = 10
+    ranking: RankingOptions = field(default_factory=RankingOptions)
     rerank_candidates: int = 20
     chunk_chars: int = 1000
     max_chunks_per_message: int = 64
@@ -66,7 +68,14 @@ class MemoryOptions:
 
     def __post_init__(self) -> None:
         """Validate every field; the error names the option and the value."""
-        for name in ("top_k", "rerank_candidates", "chunk_chars", "rrf_k", "embedding_batch_size"):
+        if isinstance(self.ranking, Mapping):
+            try:
+                object.__setattr__(self, "ranking", RankingOptions(**self.ranking))
+            except TypeError as error:
+                raise ConfigurationError(f"ranking has an unknown field: {error}") from error
+        elif not isinstance(self.ranking, RankingOptions):
+            raise ConfigurationError(f"ranking must be a RankingOptions or a dict, got {self.ranking!r}")
+        for name in ("top_k", "rerank_candidates", "chunk_chars", "embedding_batch_size"):
             _positive_int(name, getattr(self, name))
         _positive_int("context_radius", self.context_radius, 0)
         _positive_int("query_cache_size", self.query_cache_size, 0)

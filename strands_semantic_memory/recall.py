@@ -9,6 +9,7 @@ hits are widened and merged (:mod:`~strands_semantic_memory.assembly`).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
@@ -21,7 +22,7 @@ from .assembly import build_windows, window_ranges
 from .embeddings.base import Vectors
 from .errors import ConfigurationError, InvalidMessageTypeError, SemanticMemoryError
 from .query_encoder import Encoder
-from .ranking import RankingOptions, rank
+from .ranking import candidate_depth, context_indices, rank
 from .rendering import render_message
 from .rerank import Reranker
 from .stores.archive_store import ArchiveStore, SearchFilter
@@ -126,18 +127,33 @@ class Recall:
         if k < 1 or not query.strip():
             return []
         mode = options.retrieval
+        ranking = options.ranking
         want = max(k, pool, options.rerank_candidates if self.reranker is not None else 0)
-        depth = max(3 * want, 30)
+        depth = candidate_depth(want, ranking)
         vector = self._query_vector(query, mode, threshold)
         with self._lock:
             candidates = self._store.candidates(
                 vector,
                 query,
-                dense_k=0 if mode == "lexical" or vector is None else (depth if mode == "hybrid" else want),
-                lexical_k=0 if mode == "dense" else (depth if mode == "hybrid" else want),
+                dense_k=0 if mode == "lexical" or vector is None else depth,
+                lexical_k=0 if mode == "dense" else depth,
                 search_filter=search_filter,
             )
-        ranked = rank(candidates, mode=mode, want=2 * depth, options=RankingOptions(rrf_k=options.rrf_k))
+            # Conversation context: neighbours of the best candidates are scored too (see ranking).
+            needed = context_indices(candidates, mode=mode, want=want, options=ranking)
+            eligible: set[int] | None = None
+            if needed:
+                if vector is not None:
+                    extra = self._store.similarities(vector, needed)  # unfiltered: neighbours are context
+                    candidates = dataclasses.replace(candidates, similarity={**candidates.similarity, **extra})
+                if search_filter is not None or vector is None:
+                    found = self._store.get(needed)
+                    eligible = {
+                        i for i, r in found.items() if search_filter is None or search_filter.accepts(r.role, r.time)
+                    }
+        ranked = rank(
+            candidates, mode=mode, want=want if threshold is None else 2 * depth, options=ranking, eligible=eligible
+        )
         if threshold is not None:
             # A message without a vector (pending, or nothing to embed) has no similarity; it was found lexically.
             ranked = [(i, s, sim) for i, s, sim in ranked if sim is None or sim >= threshold]

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .archive import MAX_CHUNKS, MAX_INDEX, encode_json
-from .errors import DimensionMismatchError, EmbeddingModelMismatchError, StateError
+from .errors import ConfigurationError, DimensionMismatchError, EmbeddingModelMismatchError, StateError
 
 STATE_FORMAT = "strands-semantic-memory/archive"
 STATE_VERSION = 2
@@ -241,9 +241,7 @@ def _load_state(state: Any) -> SavedArchive:
     )
 
 
-def check_compatibility(
-    state: Mapping[str, Any], model_id: str, known_dimension: int | None, *, reembed: bool
-) -> bool:
+def check_compatibility(state: Mapping[str, Any], model_id: str, known_dimension: int | None, *, reembed: bool) -> bool:
     """Decide whether a saved archive can be restored under the configured embedding model.
 
     Args:
@@ -274,8 +272,37 @@ def check_compatibility(
         if not reembed:
             raise DimensionMismatchError(
                 saved_dimension,
-                int(known_dimension),  # type: ignore[arg-type]
+                int(known_dimension),
                 "Restore with the dimension that built the archive, or pass reembed=True.",
             )
         return True
     return False
+
+
+def constructor_arguments(state: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``SemanticMemory`` arguments to restore a saved memory: its saved options and model, then ``overrides``.
+
+    Raises:
+        StateError: If the state names no embedding model or holds invalid options.
+    """
+    from .options import MemoryOptions
+
+    if not isinstance(state, Mapping):
+        raise StateError(f"saved state must be a JSON object, got {type(state).__name__}")
+    embedding = state.get("embedding")
+    model_id = embedding.get("model_id") if isinstance(embedding, Mapping) else None
+    if not isinstance(model_id, str):
+        raise StateError("saved state is missing 'embedding.model_id'")
+    arguments: dict[str, Any] = {}
+    saved = state.get("options")
+    if isinstance(saved, Mapping):
+        try:
+            arguments.update(MemoryOptions.from_dict(saved).to_dict())
+        except (ConfigurationError, TypeError) as error:
+            raise StateError(f"saved state has invalid options: {error}") from error
+    if "embedder" not in overrides and "embedding_model" not in overrides:
+        arguments["embedding_model"] = model_id
+        if model_id.startswith("bedrock:") and "embedding_dimensions" not in overrides:
+            arguments["embedding_dimensions"] = embedding.get("dimension")  # type: ignore[union-attr]
+    arguments.update(overrides)
+    return arguments

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .options import MemoryOptions
+    from .stores.archive_store import StoreStats
 
 
 @dataclass(frozen=True)
@@ -64,3 +68,44 @@ class MemoryStats:
     def as_dict(self) -> dict[str, Any]:
         """The statistics as a plain dict (the shape of ``get_memory_usage_stats()``)."""
         return dataclasses.asdict(self)
+
+
+def build_stats(
+    stats: StoreStats,
+    options: MemoryOptions,
+    *,
+    embedding_model: str,
+    store: str,
+    last_embedding_error: str | None,
+    searches: int,
+    query_cache_hits: int,
+    embedding_failures: int,
+) -> MemoryStats:
+    """Combine a store's own figures with the engine's counters and options."""
+    embedding_bytes = stats.vector_count * (stats.dimension or 0) * 4
+    limit = options.max_memory_archived_messages
+    return MemoryStats(
+        message_count=stats.message_count,
+        total_memory=stats.total_bytes,
+        message_bytes=stats.message_bytes,
+        embedding_bytes=embedding_bytes,
+        bookkeeping_bytes=stats.total_bytes - stats.message_bytes - embedding_bytes,
+        vector_count=stats.vector_count,
+        embedding_dimension=stats.dimension,
+        embedding_model=embedding_model,
+        retrieval=options.retrieval,
+        store=store,
+        pending_embedding_count=stats.pending_count,
+        last_embedding_error=last_embedding_error,
+        evicted_count=stats.evicted_count,
+        forgotten_count=stats.forgotten_count,
+        archived_total=stats.archived_total,
+        oldest_index=stats.oldest_index,
+        newest_index=stats.newest_index,
+        max_num_archived_messages=options.max_num_archived_messages,
+        max_memory_archived_messages=limit,
+        memory_utilization=stats.total_bytes / limit if limit else None,
+        searches=searches,
+        query_cache_hits=query_cache_hits,
+        embedding_failures=embedding_failures,
+    )

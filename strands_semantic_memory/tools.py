@@ -21,30 +21,27 @@ correct the call. The tools are synchronous: Strands runs them in a worker threa
 from __future__ import annotations
 
 import logging
-import math
-import re
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
-from datetime import date, datetime, time, timedelta, timezone
+from collections.abc import Sequence
 from typing import Any
 
 from strands.tools.decorator import tool
-from strands.types.content import Message
 from strands.types.tools import AgentTool
 
 from .enrichment import format_windows
 from .errors import ConfigurationError
 from .memory import SemanticMemory
-from .rendering import render_message
-from .windows import ContextWindow
+from .tool_arguments import format_index_ranges, format_time, int_argument, parse_time, resolve_memory
+from .tool_output import cut_message, read_window, render_windows
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
+    "MAX_FORGET_INDICES",
     "MAX_READ_MESSAGES",
     "MAX_SEARCH_LIMIT",
     "format_index_ranges",
+    "format_time",
     "memory_tools",
     "parse_time",
     "render_windows",
@@ -67,224 +64,6 @@ MIN_FORGET_QUERY_CHARS = 3
 """Shortest text ``conversation_forget(query=...)`` accepts (a one-letter query would delete nearly everything)."""
 
 ROLES = ("user", "assistant")
-
-
-# ---------------------------------------------------------------------------------------------- sources
-
-
-def resolve_memory(source: Any) -> SemanticMemory:
-    """The :class:`SemanticMemory` behind a memory, a conversation manager, or a ``SemanticMemoryStore``.
-
-    Args:
-        source: A ``SemanticMemory``, or any object whose ``memory`` attribute is one (the
-            ``SemanticSummarizingConversationManager``, the ``SemanticMemoryStore``).
-
-    Returns:
-        The memory.
-
-    Raises:
-        ConfigurationError: If ``source`` is neither.
-    """
-    if isinstance(source, SemanticMemory):
-        return source
-    memory = getattr(source, "memory", None)
-    if isinstance(memory, SemanticMemory):
-        return memory
-    raise ConfigurationError(
-        f"expected a SemanticMemory, a SemanticSummarizingConversationManager or a SemanticMemoryStore, "
-        f"got {type(source).__name__}"
-    )
-
-
-# ---------------------------------------------------------------------------------------------- values from models
-
-
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-def parse_time(value: Any, *, name: str, end_of_day: bool = False) -> float | None:
-    """Read a time bound given by a model or a caller.
-
-    Accepted: ``None``/``""`` (no bound), epoch seconds (a number or a numeric string), a ``datetime``, a ``date``,
-    or an ISO-8601 string (``2024-05-01``, ``2024-05-01T14:30``, ``2024-05-01T14:30:00Z``, ``...+02:00``). Times
-    without a zone are UTC. A bare date means the start of that day, or its end when ``end_of_day`` is set (so
-    ``until="2024-05-01"`` includes the whole day).
-
-    Args:
-        value: The bound.
-        name: The argument's name, for the error message.
-        end_of_day: Read a bare date as the last instant of the day.
-
-    Returns:
-        Epoch seconds, or None for no bound.
-
-    Raises:
-        ValueError: If the value is not a time (the message says what is accepted).
-    """
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an ISO-8601 date or time such as 2024-05-01T14:30:00Z, got {value!r}")
-    if isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite time, got {value!r}")
-        return float(value)
-    if isinstance(value, datetime):
-        moment = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
-        return moment.timestamp()
-    if isinstance(value, date):
-        return _day_bound(value, end_of_day)
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be an ISO-8601 date or time string, got {type(value).__name__}")
-    text = value.strip()
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    if _ISO_DATE.match(text):
-        try:
-            return _day_bound(date.fromisoformat(text), end_of_day)
-        except ValueError as error:
-            raise ValueError(f"{name}={value!r} is not a valid date: {error}") from error
-    normalized = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
-    try:
-        moment = datetime.fromisoformat(normalized.replace(" ", "T", 1))
-    except ValueError as error:
-        raise ValueError(
-            f"{name}={value!r} is not an ISO-8601 date or time; use e.g. 2024-05-01 or 2024-05-01T14:30:00Z"
-        ) from error
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
-
-
-def _day_bound(day: date, end_of_day: bool) -> float:
-    start = datetime.combine(day, time(0, 0), tzinfo=timezone.utc)
-    if end_of_day:
-        return (start + timedelta(days=1)).timestamp() - 1e-6
-    return start.timestamp()
-
-
-def format_time(seconds: float | None) -> str:
-    """A UTC time as ``2024-05-01 14:30 UTC`` (empty for None)."""
-    if seconds is None:
-        return ""
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _int_argument(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    try:
-        number = float(value)
-    except ValueError as error:
-        raise ValueError(f"{name} must be an integer, got {value!r}") from error
-    if not number.is_integer():
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    return int(number)
-
-
-def format_index_ranges(indices: Iterable[int]) -> str:
-    """Indices as compact ranges: ``[3, 4, 5, 9]`` -> ``"3-5, 9"``."""
-    ordered = sorted(set(indices))
-    if not ordered:
-        return "none"
-    parts: list[str] = []
-    start = previous = ordered[0]
-    for index in ordered[1:]:
-        if index == previous + 1:
-            previous = index
-            continue
-        parts.append(str(start) if start == previous else f"{start}-{previous}")
-        start = previous = index
-    parts.append(str(start) if start == previous else f"{start}-{previous}")
-    return ", ".join(parts)
-
-
-# ---------------------------------------------------------------------------------------------- rendering
-
-
-def _cut_message(message: Message, max_chars: int, index: int) -> Message:
-    """A text-only copy of ``message`` cut to about ``max_chars`` characters, saying where it was cut."""
-    text = render_message(message)
-    if len(text) <= max_chars:
-        return message
-    kept = max(0, max_chars - 80)
-    note = f" [... message {index} cut here: {len(text) - kept} of {len(text)} characters not shown]"
-    cut: Message = {"role": message["role"], "content": [{"text": text[:kept] + note}]}
-    return cut
-
-
-def _single_window(window: ContextWindow, positions: Sequence[int]) -> ContextWindow:
-    """The messages at ``positions`` of ``window`` as one window (keeps aligned per-message lists aligned)."""
-    indices = [window.indices[p] for p in positions]
-    changes: dict[str, Any] = {
-        "start": indices[0],
-        "end": indices[-1],
-        "messages": [window.messages[p] for p in positions],
-        "indices": indices,
-        "hit_indices": [i for i in window.hit_indices if i in indices],
-        "hit_scores": [s for i, s in zip(window.hit_indices, window.hit_scores, strict=False) if i in indices],
-    }
-    for aligned in ("timestamps", "roles"):
-        values = getattr(window, aligned, None)
-        if values:
-            changes[aligned] = [values[p] for p in positions]
-    return replace(window, **changes)
-
-
-def _with_messages(window: ContextWindow, messages: list[Message]) -> ContextWindow:
-    return replace(window, messages=messages)
-
-
-def render_windows(
-    windows: Sequence[ContextWindow],
-    max_chars: int,
-    *,
-    include_metadata: bool = True,
-    show_dates: bool = False,
-) -> tuple[str, list[ContextWindow], int]:
-    """Render the most relevant windows that fit in ``max_chars``, in conversation order.
-
-    Windows are taken by decreasing score. A window too long on its own is reduced to its hit messages; a hit
-    message too long on its own is cut, with a note saying so (``conversation_read`` shows it whole).
-
-    Args:
-        windows: Retrieved windows.
-        max_chars: Size bound of the rendered text.
-        include_metadata: Label each message ``[Message N, role]``.
-        show_dates: Add each message's date to its label.
-
-    Returns:
-        ``(text, windows shown, how many windows were left out)``.
-    """
-
-    def render(chosen: Sequence[ContextWindow]) -> str:
-        ordered = sorted(chosen, key=lambda w: w.start)
-        return format_windows(ordered, include_metadata=include_metadata, show_dates=show_dates)
-
-    candidates: list[ContextWindow] = []
-    for window in sorted(windows, key=lambda w: (-w.score, w.start)):
-        if not window.messages:
-            continue
-        if len(render([window])) <= max_chars:
-            candidates.append(window)
-            continue
-        hit_positions = [p for p, i in enumerate(window.indices) if i in set(window.hit_indices)] or [0]
-        for position in hit_positions:
-            single = _single_window(window, [position])
-            if len(render([single])) > max_chars:
-                message = _cut_message(single.messages[0], max_chars - 200, single.indices[0])
-                single = _with_messages(single, [message])
-            candidates.append(single)
-    chosen: list[ContextWindow] = []
-    for candidate in candidates:
-        if any(candidate.start <= c.end and c.start <= candidate.end for c in chosen):
-            continue
-        if len(render([*chosen, candidate])) <= max_chars:
-            chosen.append(candidate)
-    left_out = sum(1 for w in windows if not any(w.start <= c.end and c.start <= w.end for c in chosen))
-    return (render(chosen) if chosen else ""), sorted(chosen, key=lambda w: w.start), left_out
 
 
 # ---------------------------------------------------------------------------------------------- the tools
@@ -321,7 +100,7 @@ def search_text(
     """
     if not isinstance(query, str) or not query.strip():
         raise ValueError("query must be a non-empty string: the words or facts to look for")
-    count = _int_argument(limit, "limit")
+    count = int_argument(limit, "limit")
     if not 1 <= count <= MAX_SEARCH_LIMIT:
         raise ValueError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}, got {count}")
     if role is not None and role != "" and role not in ROLES:
@@ -369,8 +148,8 @@ def read_text(
     Raises:
         ValueError: On invalid arguments (the message is meant for the model).
     """
-    first = _int_argument(start, "start")
-    last = first if end is None else _int_argument(end, "end")
+    first = int_argument(start, "start")
+    last = first if end is None else int_argument(end, "end")
     if first < 0:
         raise ValueError(f"start must be an archive index >= 0, got {first}")
     if last < first:
@@ -407,7 +186,7 @@ def read_text(
     taken: list[int] = []
     used = 0
     for position, (index, message) in enumerate(found):
-        single = _read_window([(index, message)], [timestamps[position]])
+        single = read_window([(index, message)], [timestamps[position]])
         size = len(format_windows([single], show_dates=show_dates))
         if used + size > budget:
             break
@@ -417,10 +196,10 @@ def read_text(
     chosen_times = [timestamps[p] for p in taken]
     if not chosen:  # one message larger than the whole budget: show its beginning
         index, message = found[0]
-        chosen = [(index, _cut_message(message, budget - 200, index))]
+        chosen = [(index, cut_message(message, budget - 200, index))]
         chosen_times = [timestamps[0]]
     shown_until = chosen[-1][0]
-    body = format_windows([_read_window(chosen, chosen_times)], show_dates=show_dates)
+    body = format_windows([read_window(chosen, chosen_times)], show_dates=show_dates)
     if shown_until < found[-1][0]:
         notes.insert(
             0,
@@ -432,19 +211,6 @@ def read_text(
     if missing_shown:
         header += f" (indices {format_index_ranges(missing_shown)} are not in the archive: forgotten or evicted)"
     return "\n".join([header, body, *notes])
-
-
-def _read_window(found: Sequence[tuple[int, Message]], timestamps: Sequence[float | None]) -> ContextWindow:
-    indices = [i for i, _ in found]
-    return ContextWindow(
-        start=indices[0],
-        end=indices[-1],
-        messages=[m for _, m in found],
-        hit_indices=[],
-        indices=indices,
-        roles=[str(m.get("role", "?")) for _, m in found],
-        timestamps=list(timestamps),
-    )
 
 
 def forget_text(memory: SemanticMemory, indices: Sequence[int] | None = None, query: str | None = None) -> str:
@@ -464,7 +230,7 @@ def forget_text(memory: SemanticMemory, indices: Sequence[int] | None = None, qu
         assert indices is not None
         if isinstance(indices, (str, bytes)) or len(indices) > MAX_FORGET_INDICES:
             raise ValueError(f"indices must be a list of at most {MAX_FORGET_INDICES} archive indices")
-        wanted = sorted({_int_argument(i, "each index") for i in indices})
+        wanted = sorted({int_argument(i, "each index") for i in indices})
         if wanted[0] < 0:
             raise ValueError(f"archive indices are >= 0, got {wanted[0]}")
         forgotten = memory.forget(wanted)

@@ -70,3 +70,29 @@ def make_memory(store_kind, request, embedder):
 @pytest.fixture
 def memory(make_memory) -> SemanticMemory:
     return make_memory()
+
+
+@pytest.fixture
+def archive_factory(store_kind, request, embedder):
+    """Builds memories over one archive: in process a fresh one, in PostgreSQL one namespace opened again."""
+    namespace = new_namespace("tools")
+
+    def make(**kwargs):
+        kwargs.setdefault("embedder", embedder)
+        if store_kind == "pgvector":
+            from strands_semantic_memory.stores.pgvector_store import PgVectorStore
+
+            kwargs.setdefault("store", PgVectorStore(request.getfixturevalue("pg_uri"), namespace))
+        return SemanticMemory(**kwargs)
+
+    def store():
+        """Another handle on the same archive: a new connection to the namespace (None: a new in-process one)."""
+        if store_kind != "pgvector":
+            return None
+        from strands_semantic_memory.stores.pgvector_store import PgVectorStore
+
+        return PgVectorStore(request.getfixturevalue("pg_uri"), namespace)
+
+    make.kind = store_kind
+    make.store = store
+    return make

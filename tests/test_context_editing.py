@@ -13,15 +13,9 @@ from strands.hooks import AfterToolCallEvent
 from strands.session import FileSessionManager
 
 from strands_semantic_memory import SemanticSummarizingConversationManager
-from strands_semantic_memory.context_editing import (
-    STATE_KEY,
-    ContextEditor,
-    _apply,
-    _close_tool_pairs,
-    _replacement_role,
-    current_turn_start,
-    message_id,
-)
+from strands_semantic_memory.context_editing import STATE_KEY, ContextEditor, current_turn_start, message_id
+from strands_semantic_memory.context_ranges import close_tool_pairs, replacement_role
+from strands_semantic_memory.edit_log import apply_edit
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.rendering import render_message
 from strands_semantic_memory.tools import memory_tools
@@ -59,30 +53,30 @@ def test_ranges_widen_to_keep_tool_calls_with_their_results():
         tool_result("2"),
         text_message("assistant", "a"),
     ]
-    assert _close_tool_pairs(history, 0, 1) == (0, 2)
-    assert _close_tool_pairs(history, 2, 2) == (1, 2)
-    assert _close_tool_pairs(history, 2, 3) == (1, 4)
-    assert _close_tool_pairs(history, 5, 5) == (5, 5)
+    assert close_tool_pairs(history, 0, 1) == (0, 2)
+    assert close_tool_pairs(history, 2, 2) == (1, 2)
+    assert close_tool_pairs(history, 2, 3) == (1, 4)
+    assert close_tool_pairs(history, 5, 5) == (5, 5)
 
 
 def test_apply_is_idempotent_and_keeps_order():
     history = [dict(text_message("user" if i % 2 == 0 else "assistant", str(i)), tracking_id=f"t{i}") for i in range(6)]
     summary = dict(text_message("user", "summary"), tracking_id="s")
-    assert _apply(history, ["t1", "t2", "t3"], [summary])
+    assert apply_edit(history, ["t1", "t2", "t3"], [summary])
     assert [m["tracking_id"] for m in history] == ["t0", "s", "t4", "t5"]
-    assert not _apply(history, ["t1", "t2", "t3"], [summary])
+    assert not apply_edit(history, ["t1", "t2", "t3"], [summary])
     # Replayed over a restore that brought the originals back: the summary is not inserted twice.
     restored = [dict(text_message("user", str(i)), tracking_id=f"t{i}") for i in range(6)]
     restored.insert(1, summary)
-    assert _apply(restored, ["t1", "t2", "t3"], [summary])
+    assert apply_edit(restored, ["t1", "t2", "t3"], [summary])
     assert [m["tracking_id"] for m in restored] == ["t0", "s", "t4", "t5"]
 
 
 def test_inserted_message_role_keeps_alternation_where_one_message_can():
-    assert _replacement_role("assistant", "assistant") == "user"
-    assert _replacement_role("user", "user") == "assistant"
-    assert _replacement_role(None, "assistant") == "user"
-    assert _replacement_role("assistant", "user") == "user"  # one clash either way: Strands' convention
+    assert replacement_role("assistant", "assistant") == "user"
+    assert replacement_role("user", "user") == "assistant"
+    assert replacement_role(None, "assistant") == "user"
+    assert replacement_role("assistant", "user") == "user"  # one clash either way: Strands' convention
 
 
 def test_message_id_is_derived_from_the_tracking_id():

@@ -10,7 +10,7 @@ import torch
 from strands_semantic_memory import CrossEncoderReranker, EmbeddingError, SemanticMemory
 from strands_semantic_memory.embeddings.local import bundled_model_path
 from strands_semantic_memory.rendering import render_message
-from tests.conftest import distractor_conversation
+from tests.support.conversations import distractor_conversation
 
 
 @pytest.fixture(scope="module")

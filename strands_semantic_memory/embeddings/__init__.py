@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 from .base import Embedder, Vectors, normalize_rows
-from .local import DEFAULT_MODEL, SentenceTransformerEmbedder
+from .local import DEFAULT_MODEL, SentenceTransformerEmbedder, resolve_local_model
+from .onnx_runtime import OnnxEmbedder, onnx_available
 
 BEDROCK_PREFIX = "bedrock:"
+BACKENDS = ("auto", "torch", "onnx")
 
 
 def resolve_embedder(
@@ -13,6 +17,8 @@ def resolve_embedder(
     *,
     aws_region: str | None = None,
     embedding_dimensions: int | None = None,
+    backend: str = "auto",
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> Embedder:
     """Build the embedder a model name asks for.
 
@@ -21,19 +27,28 @@ def resolve_embedder(
             model name or folder (``"all-MiniLM-L6-v2"``, the default, resolves to the bundled offline weights).
         aws_region: Bedrock only: the AWS region (default: the AWS SDK's own resolution).
         embedding_dimensions: Bedrock only: the output dimension, for models that offer a choice.
+        backend: Local models only. ``"torch"``: sentence-transformers on PyTorch. ``"onnx"``: ONNX Runtime
+            (:class:`OnnxEmbedder`: same document vectors and ``model_id``, int8 queries, needs the ``onnx``
+            extra). ``"auto"`` (default): ONNX Runtime for the bundled all-MiniLM-L6-v2 when the ``onnx`` extra is
+            installed, PyTorch otherwise.
+        cache_dir: ONNX only: a folder to keep the exported model in (default: export in memory, write nothing).
 
     Returns:
         The embedder. Nothing is loaded or called yet.
 
     Raises:
-        ConfigurationError: For an unknown Bedrock model, an unsupported dimension, or Bedrock-only options given
-            with a local model.
+        ConfigurationError: For an unknown Bedrock model, an unsupported dimension, an unknown backend, or
+            options given to a model that does not take them.
     """
     from ..errors import ConfigurationError
 
     if not isinstance(embedding_model, str) or not embedding_model.strip():
         raise ConfigurationError(f"embedding_model must be a non-empty string, got {embedding_model!r}")
+    if backend not in BACKENDS:
+        raise ConfigurationError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if embedding_model.startswith(BEDROCK_PREFIX):
+        if backend == "onnx" or cache_dir is not None:
+            raise ConfigurationError("backend='onnx' and cache_dir apply to local models only, not to Bedrock")
         from .bedrock import BedrockEmbedder
 
         return BedrockEmbedder(
@@ -44,15 +59,25 @@ def resolve_embedder(
             f"embedding_dimensions={embedding_dimensions} applies to Bedrock models only; "
             f"'{embedding_model}' is a local sentence-transformers model with a fixed dimension"
         )
+    if backend == "auto":
+        bundled = resolve_local_model(embedding_model)[1] == resolve_local_model(DEFAULT_MODEL)[1]
+        backend = "onnx" if bundled and onnx_available() else "torch"
+    if backend == "onnx":
+        return OnnxEmbedder(embedding_model, cache_dir=cache_dir)
+    if cache_dir is not None:
+        raise ConfigurationError("cache_dir applies to backend='onnx' only")
     return SentenceTransformerEmbedder(embedding_model)
 
 
 __all__ = [
+    "BACKENDS",
     "BEDROCK_PREFIX",
     "DEFAULT_MODEL",
     "Embedder",
+    "OnnxEmbedder",
     "SentenceTransformerEmbedder",
     "Vectors",
     "normalize_rows",
+    "onnx_available",
     "resolve_embedder",
 ]

@@ -150,7 +150,7 @@ class BedrockEmbedder:
                 import boto3
                 from botocore.config import Config
             except ImportError as error:
-                raise MissingDependencyError("Bedrock embeddings", "bedrock", "boto3") from error
+                raise MissingDependencyError("Bedrock embeddings", "", "boto3") from error
             session = self._session or boto3.Session()
             config = Config(
                 retries={"total_max_attempts": self._max_attempts, "mode": self._retry_mode},

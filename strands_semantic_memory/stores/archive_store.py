@@ -172,8 +172,11 @@ class ArchiveStore(Protocol):
 
     @property
     def thread_safe(self) -> bool:
-        """True when the store is safe to call from several threads at once (the engine then calls it without
-        holding its own lock, so a search is never queued behind a writer waiting on a database)."""
+        """True when the store is safe to call from several threads at once.
+
+        The engine then calls it without holding its own lock, so a search is never queued behind a writer
+        waiting on a database.
+        """
         ...
 
     def bind(self, model_id: str) -> None:

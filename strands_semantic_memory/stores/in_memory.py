@@ -10,14 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from ..archive import ArchivedRecord, decode_message, message_index, record_key, searchable_text, vector_id
+from ..archive import ArchivedRecord, decode_message, key_number, message_index, searchable_text, vector_id
 from ..embeddings.base import Vectors
-from ..errors import DimensionMismatchError, StateError
+from ..errors import DimensionMismatchError
 from ..lexical import LexicalIndex
 from ..rendering import render_message
-from ..state import SavedArchive, SavedRecord, dump_state, load_state
+from ..state import SavedArchive, dump_state, load_state
 from .archive_store import Candidates, NewRecord, SearchFilter, StoredRecord, StoreStats
 from .faiss_store import FaissVectorStore
+from .in_memory_state import fill, to_saved
 
 logger = logging.getLogger(__name__)
 
@@ -27,13 +28,6 @@ TextOf = Callable[[bytes], str]
 def default_text_of(data: bytes) -> str:
     """The searchable text of an archived message (what the engine embeds and indexes)."""
     return searchable_text(render_message(decode_message(data)))
-
-
-def _key_number(key: str) -> int | None:
-    """The compact form of an idempotency key kept in memory; None for keys that never repeat (no tracking id)."""
-    if not key.startswith("t:"):
-        return None
-    return int(key[2:18], 16)
 
 
 class InMemoryArchive:
@@ -147,7 +141,7 @@ class InMemoryArchive:
         """Archive records (see :class:`~strands_semantic_memory.stores.archive_store.ArchiveStore`)."""
         indices: list[int] = []
         for new in records:
-            key = _key_number(new.key)
+            key = key_number(new.key)
             if key is not None and key in self._by_key:
                 indices.append(self._by_key[key])
                 continue
@@ -245,8 +239,9 @@ class InMemoryArchive:
         targets = sorted({i for i in indices if self._record(i) is not None})
         if not targets:
             return []
+        texts = {i: self._text_of(self._records[i - self._base].data) for i in targets}  # type: ignore[union-attr]
         removed = [(i, self._remove(i)) for i in targets]
-        self._lexical.remove(targets)
+        self._lexical.remove(targets, texts=texts)
         self._drop_vectors(removed)
         self._forgotten_count += len(targets)
         self._advance_oldest()
@@ -330,7 +325,9 @@ class InMemoryArchive:
             return {}
         vectors = self._vectors.fetch(np.array([vector_id(i, n) for i, n in owners], dtype=np.int64))
         result: dict[int, float] = {}
-        for (index, _), score in zip(owners, (vectors @ vector[0]).tolist(), strict=True):
+        # einsum, not matmul: numpy sends a matrix-vector product to multithreaded OpenBLAS, whose spinning threads
+        # measured 16.7 ms against 0.14 ms at 2,700 x 384 on a busy 2-core machine.
+        for (index, _), score in zip(owners, np.einsum("ij,j->i", vectors, vector[0]).tolist(), strict=True):
             result[index] = max(result.get(index, -1.0), float(score))
         return result
 
@@ -377,35 +374,7 @@ class InMemoryArchive:
 
     def saved_archive(self, model_id: str) -> SavedArchive:
         """The archive as a :class:`~strands_semantic_memory.state.SavedArchive` (vectors included)."""
-        if self._vectors is not None:
-            ids, vectors = self._vectors.export()
-        else:
-            ids, vectors = np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        records = []
-        for i in range(self._oldest, self._next_index):
-            record = self._records[i - self._base]
-            if record is not None:
-                stored = self._stored(i, record)
-                records.append(
-                    SavedRecord(
-                        index=i,
-                        data=record.data,
-                        vectors=record.vector_count,
-                        pending=record.pending,
-                        archived_at=stored.archived_at,
-                        said_at=stored.said_at,
-                    )
-                )
-        return SavedArchive(
-            model_id=model_id,
-            dimension=self.dimension,
-            next_index=self._next_index,
-            evicted_count=self._evicted_count,
-            forgotten_count=self._forgotten_count,
-            records=records,
-            vector_ids=ids,
-            vectors=vectors,
-        )
+        return to_saved(self, model_id)
 
     def export_state(self, model_id: str) -> dict[str, Any]:
         """The full archive, vectors included (see :mod:`~strands_semantic_memory.state`)."""
@@ -426,65 +395,6 @@ class InMemoryArchive:
             StateError: If the archive is inconsistent.
         """
         fresh = InMemoryArchive(text_of=self._text_of)
-        fresh._fill(saved, reembed)
+        fill(fresh, saved, reembed)
         self.__dict__.update(fresh.__dict__)
         logger.debug("messages=<%d>, vectors=<%d> | archive restored", len(self), len(saved.vector_ids))
-
-    def _fill(self, saved: SavedArchive, reembed: bool) -> None:
-        ids = saved.vector_ids
-        owners = ids >> 8 if len(ids) else ids
-        if len(np.unique(ids)) != len(ids):
-            raise StateError("saved state has duplicate vector ids")
-        indices = [r.index for r in saved.records]
-        counts = dict(zip(*np.unique(owners, return_counts=True), strict=True)) if len(ids) else {}
-        if set(int(i) for i in counts) - set(indices):
-            raise StateError("saved state has vectors for messages that are not in it")
-        first = saved.records[0].index if saved.records else saved.next_index
-        self._base = self._oldest = first
-        self._next_index = saved.next_index
-        self._evicted_count = saved.evicted_count
-        self._forgotten_count = saved.forgotten_count
-        for raw in saved.records:
-            stored_vectors = int(counts.get(raw.index, 0))
-            if stored_vectors != raw.vectors:
-                raise StateError(
-                    f"saved state record {raw.index} claims {raw.vectors} vectors but {stored_vectors} are stored"
-                )
-            while self._base + len(self._records) < raw.index:  # a forgotten index
-                self._records.append(None)
-                self._archived_at.append(0.0)
-                self._said_at.append(math.nan)
-            try:
-                message = decode_message(raw.data)
-            except RecursionError as error:
-                raise StateError(f"saved state record {raw.index} is nested too deeply") from error
-            text = self._text_of(raw.data)
-            tracking_id = message.get("tracking_id") or None
-            key = _key_number(record_key(tracking_id, raw.data)) if tracking_id else None
-            terms = self._lexical.add(raw.index, text)
-            has_text = bool(text.strip())
-            record = ArchivedRecord(
-                data=raw.data,
-                role=str(message.get("role")),
-                key=key,
-                vector_count=0 if reembed else raw.vectors,
-                pending=has_text if reembed else raw.pending,
-                lexical_terms=terms,
-            )
-            self._records.append(record)
-            self._archived_at.append(raw.archived_at)
-            self._said_at.append(math.nan if raw.said_at is None else raw.said_at)
-            self._live += 1
-            if key is not None:
-                self._by_key[key] = raw.index
-            if record.pending:
-                self._pending.add(raw.index)
-            self._message_bytes += len(raw.data)
-            self._vector_count += record.vector_count
-        holes = [first + n for n, r in enumerate(self._records) if r is None]
-        if holes:
-            self._lexical.remove(holes)
-        if not reembed and saved.dimension is not None and len(ids):
-            self._vectors = FaissVectorStore(saved.dimension)
-            self._vectors.add(ids, saved.vectors)  # saved as stored: already unit length
-        self._total_bytes = sum(self._nbytes(r) for r in self._records if r is not None)

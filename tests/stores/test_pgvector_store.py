@@ -7,6 +7,7 @@ Tests that need the whole table to themselves (HNSW, migration) get a database o
 
 import itertools
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from strands_semantic_memory import (
 )
 from strands_semantic_memory.archive import encode_message, record_key, searchable_text
 from strands_semantic_memory.errors import ConfigurationError, DimensionMismatchError
+from strands_semantic_memory.lexical import TOKENIZER_VERSION
 from strands_semantic_memory.stores.archive_store import ArchiveStore, NewRecord, SearchFilter
 from strands_semantic_memory.stores.pgvector_store import SCHEMA_VERSION, PgVectorStore
 from strands_semantic_memory.stores.postgres.queries import Plan, candidates_sql
@@ -312,8 +314,18 @@ def test_hnsw_path_is_used_above_the_threshold_and_agrees_with_exact_search(make
             assert approximate.similarity[index] == pytest.approx(truth.similarity[index], abs=1e-5)
     hit = store.candidates(embedder.embed_queries(["What was my booking reference?"]), "", 1, 0)
     assert list(hit.dense) == [250]
+    traced = psycopg.connect(fresh_database, autocommit=True, prepare_threshold=0)
+    same = make_store(fresh_database, namespace=store.namespace, exact_search_below=300, connection=traced)
+    same.candidates(query, "meeting", 10, 10)
+    with RoundTrips(traced) as trips:
+        assert same.candidates(query, "meeting", 10, 10).dense == approximate_for(store, query)
+    assert trips.count == 1, "hnsw.ef_search is sent again only when a search needs another value"
     users = store.candidates(query, "", 20, 0, SearchFilter(roles=frozenset({"user"})))
     assert len(users.dense) == 20 and all(roles[i] == "user" for i in users.dense)
+
+
+def approximate_for(store, query):
+    return store.candidates(query, "meeting", 10, 10).dense
 
 
 def test_a_small_namespace_in_a_shared_hnsw_table_falls_back_to_exact_results(make_store, fresh_database, embedder):
@@ -580,8 +592,14 @@ INSERT INTO ssm_meta VALUES ('schema_version', '1');
 """
 
 
+def unstemmed_tsvector(text):
+    """Terms as version 1 of the tokenizer wrote them (lowercase words, no stemming)."""
+    return " ".join(f"'{word}':{n}" for n, word in enumerate(re.findall(r"\w+", text.lower()), 1))
+
+
 def test_a_schema_1_database_is_migrated_in_place(make_store, fresh_database, embedder):
-    """Schema version 1 (text data, unique tracking ids, no times) gains bytea data, keys, times and counters."""
+    """Schema version 1 (text data, unique tracking ids, no times, unstemmed terms) gains bytea data, keys, times,
+    counters, and terms of the current tokenizer."""
     messages = [text_message("user", PLANTED_TURN), text_message("assistant", "Noted."), text_message("user", "Bye")]
     for i, message in enumerate(messages[:2]):
         message["tracking_id"] = f"v1-{i}"
@@ -602,7 +620,7 @@ def test_a_schema_1_database_is_migrated_in_place(make_store, fresh_database, em
                     message["role"],
                     message.get("tracking_id"),
                     text,
-                    tsvector_literal(text)[0],
+                    unstemmed_tsvector(text),
                     vectors[i],
                 ),
             )
@@ -618,7 +636,10 @@ def test_a_schema_1_database_is_migrated_in_place(make_store, fresh_database, em
     assert [got[i].data for i in range(3)] == [encode_message(m) for m in messages]
     assert all(before - 1 <= got[i].archived_at <= time.time() + 1 and got[i].said_at is None for i in range(3))
     with psycopg.connect(fresh_database) as connection:
-        assert connection.execute("SELECT value FROM ssm_meta").fetchone() == (str(SCHEMA_VERSION),)
+        assert dict(connection.execute("SELECT key, value FROM ssm_meta").fetchall()) == {
+            "schema_version": str(SCHEMA_VERSION),
+            "tokenizer_version": str(TOKENIZER_VERSION),
+        }
         assert connection.execute("SELECT to_regclass('ssm_archive_tracking')").fetchone() == (None,)
         assert connection.execute(
             "SELECT role FROM ssm_archive WHERE namespace = 'legacy' AND chunk = 1"
@@ -679,6 +700,39 @@ def test_engine_archives_hostile_messages_and_forgets_them_for_good(pg_uri, embe
     reopened = pg_memory(pg_uri, embedder, namespace)
     assert all(REFERENCE not in json.dumps(h.message) for h in reopened.search("booking reference", top_k=20))
     assert [m for _, m in reopened.messages()][: len(hostile)] == hostile
+
+
+class RenamedModel:
+    """The real bundled model under another model id: what a namespace sees when its embedding model changes."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.model_id = "renamed/" + inner.model_id
+        self.dimension = inner.dimension
+
+    def embed_documents(self, texts):
+        return self.inner.embed_documents(texts)
+
+    def embed_queries(self, texts):
+        return self.inner.embed_queries(texts)
+
+
+def test_restoring_with_another_model_and_reembed_rebinds_the_namespace(pg_uri, embedder):
+    """Issue 15: reembed=True on PostgreSQL drops the old vectors, embeds again and binds the new model."""
+    namespace = new_namespace("reembed")
+    old = pg_memory(pg_uri, embedder, namespace)
+    old.archive([text_message("user", PLANTED_TURN), *distractor_conversation(20)])
+    state = old.to_state()
+    renamed = RenamedModel(embedder)
+    new = SemanticMemory(embedder=renamed, store=PgVectorStore(pg_uri, namespace))
+    with pytest.raises(EmbeddingModelMismatchError):
+        new.load_state(state)
+    new.load_state(state, reembed=True)
+    stats = new.get_memory_usage_stats()
+    assert stats["pending_embedding_count"] == 0 and len(new) == 21
+    assert new.search("What was my booking reference?", top_k=1)[0].index == 0
+    with pytest.raises(EmbeddingModelMismatchError):
+        pg_memory(pg_uri, embedder, namespace).search("x")
 
 
 def run_python(script: str, timeout: int = 300) -> str:

@@ -39,8 +39,11 @@ class Namespace:
         """Whether the namespace has been opened (and not closed since)."""
         return self._ready
 
-    def open(self) -> None:
+    def open(self, *, rebinding: bool = False) -> None:
         """Open the namespace if it is not open yet.
+
+        Args:
+            rebinding: Accept a namespace bound to another model (the caller is about to re-embed it).
 
         Raises:
             StoreError: If PostgreSQL cannot be reached or holds a newer schema.
@@ -58,8 +61,9 @@ class Namespace:
             finally:
                 if self.connections.owned(connection):
                     connection.close()
-            if self.model_id is not None and info.model_id is not None and info.model_id != self.model_id:
-                raise EmbeddingModelMismatchError(info.model_id, self.model_id)
+            stored, wanted = info.model_id, self.model_id
+            if stored is not None and wanted is not None and stored != wanted and not rebinding:
+                raise EmbeddingModelMismatchError(stored, wanted)
             if not info.unicode_lower:
                 logger.warning(
                     "namespace=<%s> | this database's lower() folds ASCII only (its ctype): find_text and "

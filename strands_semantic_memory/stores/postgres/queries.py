@@ -15,9 +15,11 @@ One round trip answers a search (see :func:`candidates_sql`); its rows are tagge
 Both dense paths take the ``fetch`` nearest chunk rows (a top-N sort, not an aggregate over every message) and
 keep each message's best. Dense search is exact (a scan of the namespace's vectors) below the store's
 ``exact_search_below``; above it the partial HNSW index of the dimension is used with ``hnsw.ef_search`` raised
-to the rows fetched. pgvector applies the namespace and filter conditions after the HNSW scan, so a filtered or
-shared-table search may come back short: the store then fetches more, and falls back to the exact scan when the
-index cannot give enough. A message with many chunks can likewise fill an exact fetch: it is then widened.
+to the rows fetched (a session setting, sent in the same pipeline only when the connection does not have that
+value yet, so a steady stream of searches stays at one round trip each). pgvector applies the namespace and
+filter conditions after the HNSW scan, so a filtered or shared-table search may come back short: the store then
+fetches more, and falls back to the exact scan when the index cannot give enough. A message with many chunks
+can likewise fill an exact fetch: it is then widened.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ trip, one transaction.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +69,10 @@ class View:
         return None
 
 
+_EF_SEARCH: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+"""The ``hnsw.ef_search`` each connection has (session setting): it is sent only when a search needs another."""
+
+
 def _ranked(scores: dict[int, float]) -> dict[int, float]:
     return dict(sorted(scores.items(), key=lambda item: (-item[1], item[0])))
 
@@ -104,10 +109,11 @@ def candidates(
         params["fetch"] = fetch
         sql = candidates_sql(Plan(dense, tsquery is not None, hnsw, view.dimension, search_filter))
         with connections.read("searching") as connection:
-            if hnsw:
-                with connection.pipeline():  # one round trip for both statements
+            if hnsw and _EF_SEARCH.get(connection) != fetch:
+                with connection.pipeline():  # the setting travels with the search
                     connection.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(fetch),))
                     rows = connection.execute(sql, params).fetchall()
+                _EF_SEARCH[connection] = fetch
             else:
                 rows = connection.execute(sql, params).fetchall()
         found: dict[int, dict[int, float]] = {DENSE: {}, LEXICAL: {}, SIMILARITY: {}}

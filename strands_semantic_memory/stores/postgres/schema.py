@@ -2,7 +2,7 @@
 
 Schema version 2::
 
-    ssm_meta(key PK, value)                                   -- schema_version
+    ssm_meta(key PK, value)                                   -- schema_version, tokenizer_version
     ssm_namespaces(namespace PK, model_id, dimension, next_index, evicted_count, forgotten_count, legacy_keys)
     ssm_archive(namespace, idx, chunk, data bytea, role, tracking_id, key, archived_at, said_at, body, tsv,
                 pending, nbytes, lexical_terms, dimension, embedding vector, PRIMARY KEY (namespace, idx, chunk))
@@ -24,6 +24,11 @@ the unique index on ``tracking_id`` (which dropped a second message carrying the
 ``key``, and v1 messages with a tracking id get a ``legacy:`` key so that archiving them again is still
 recognised. The table is rewritten once (``ALTER COLUMN ... TYPE``); version 1 processes refuse the database
 afterwards (they check the version), so upgrade every worker together.
+
+Terms: the ``tsvector`` holds :func:`~strands_semantic_memory.lexical.tokenize`'s terms, so when the tokenizer
+changes (``TOKENIZER_VERSION``; 2 added stemming) the first newer process re-indexes every message from its
+stored searchable text, once, under the same lock (other processes opening meanwhile wait up to their
+``lock_timeout``, then fail with ``StoreError`` and can retry).
 """
 
 from __future__ import annotations
@@ -35,9 +40,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import StateError, StoreError
+from ...lexical import TOKENIZER_VERSION
 from ...state import STATE_FORMAT, STATE_VERSION
 from .connections import Connections
 from .reads import View
+from .writes import reindex_terms
 
 logger = logging.getLogger(__name__)
 
@@ -200,6 +207,34 @@ def _migrate(connection: Any, version: int) -> None:
     connection.execute("UPDATE ssm_meta SET value = %s WHERE key = 'schema_version'", (str(version),))
 
 
+def _check_tokenizer(connection: Any, *, fresh: bool) -> None:
+    """Re-index the stored terms if the tokenizer changed since they were written.
+
+    The version is ``ssm_meta.tokenizer_version``; databases from before it was recorded used version 1.
+    """
+    row = connection.execute("SELECT value FROM ssm_meta WHERE key = 'tokenizer_version'").fetchone()
+    stored = int(row[0]) if row is not None else (TOKENIZER_VERSION if fresh else 1)
+    if stored > TOKENIZER_VERSION:
+        logger.warning(
+            "stored=<%d>, library=<%d> | the archive's terms come from a newer tokenizer: lexical matches may be "
+            "missed until this process is upgraded",
+            stored,
+            TOKENIZER_VERSION,
+        )
+        return
+    if stored < TOKENIZER_VERSION:
+        started = time.perf_counter()
+        count = reindex_terms(connection)
+        elapsed = time.perf_counter() - started
+        logger.info("messages=<%d>, seconds=<%.1f> | lexical terms re-indexed for a new tokenizer", count, elapsed)
+    if row is None or stored != TOKENIZER_VERSION:
+        connection.execute(
+            "INSERT INTO ssm_meta (key, value) VALUES ('tokenizer_version', %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(TOKENIZER_VERSION),),
+        )
+
+
 def bind_model(connection: Any, namespace: str, model_id: str) -> str:
     """Bind the namespace to ``model_id`` unless it is bound already; returns the model it is bound to."""
     # The UPDATE only touches (and waits to lock) an unbound row; a bound one is just read.
@@ -247,6 +282,7 @@ def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceI
             )
         elif int(row[0]) < SCHEMA_VERSION:
             _migrate(connection, int(row[0]))
+        _check_tokenizer(connection, fresh=row is None)
         connection.execute("INSERT INTO ssm_namespaces (namespace) VALUES (%s) ON CONFLICT DO NOTHING", (namespace,))
         stored_model, dimension, live, legacy = connection.execute(
             "SELECT model_id, dimension, next_index - evicted_count - forgotten_count, legacy_keys "

@@ -13,7 +13,8 @@ archiving a small batch costs two (a pipeline carrying ``BEGIN`` ... ``COMMIT``)
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ...embeddings.base import Vectors
@@ -246,7 +247,7 @@ class PgVectorStore:
         self._ensure()
         with self._connections.read("listing pending messages") as connection:
             waiting = reads.pending(connection, self.namespace, exclude, limit)
-        if not waiting and not exclude:
+        if not waiting and not exclude and (limit is None or limit > 0):
             self._view.saw_pending(False)
         return waiting
 
@@ -308,18 +309,28 @@ class PgVectorStore:
     def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
         """Check that the state references this namespace; with ``reembed``, drop its vectors (one transaction).
 
-        Everything is validated before anything changes.
+        Everything is validated before anything changes. Re-embedding binds the namespace to the model given to
+        :meth:`bind` (the one about to embed it again).
 
         Raises:
             StateError: If the state is an in-process archive, references another namespace, or is malformed.
         """
         check_reference(state, self.namespace)
         if reembed:
-            self._ensure()
+            self._namespace.open(rebinding=True)  # the namespace is re-bound to this store's model below
             with self._connections.write("dropping vectors to embed again") as connection:
                 writes.reembed(connection, self.namespace, self._namespace.model_id)
             self._view.dimension = None
             self._view.saw_pending(None)
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """A pooled connection inside one transaction, for ad-hoc SQL and diagnostics (errors become StoreError)."""
+        self._ensure()
+        with self._connections.write("running ad-hoc SQL", pipeline=False) as connection:
+            yield connection
+
+    _transaction = connection  # the name tests/support.vector_owners used before version 2
 
     def drop_namespace(self) -> None:
         """Delete this namespace's archive and bookkeeping from the database."""

@@ -233,3 +233,35 @@ def reembed(connection: Any, namespace: str, model_id: str | None) -> None:
         "UPDATE ssm_namespaces SET dimension = NULL, model_id = coalesce(%s, model_id) WHERE namespace = %s",
         (model_id, namespace),
     )
+
+
+def reindex_terms(connection: Any) -> int:
+    """Rebuild every message's ``tsvector`` from its stored searchable text (the tokenizer changed).
+
+    Runs inside the caller's transaction (the schema lock's), without ``statement_timeout``; every namespace of the
+    table is re-indexed at once, in batches through a temporary table.
+
+    Returns:
+        How many messages were re-indexed.
+    """
+    connection.execute("SET LOCAL statement_timeout = 0", prepare=False)
+    connection.execute(
+        "CREATE TEMP TABLE ssm_terms (namespace text, idx bigint, tsv text, terms integer) ON COMMIT DROP",
+        prepare=False,
+    )
+    count = 0
+    with connection.cursor(name="ssm_reindex") as source, connection.cursor() as sink:
+        source.execute("SELECT namespace, idx, body FROM ssm_archive WHERE chunk = 0 AND body IS NOT NULL")
+        while rows := source.fetchmany(COPY_SLICE):
+            with sink.copy("COPY ssm_terms (namespace, idx, tsv, terms) FROM STDIN") as copy:
+                for namespace, index, body in rows:
+                    copy.write_row((namespace, index, *tsvector_literal(body)))
+            count += len(rows)
+    connection.execute(
+        "UPDATE ssm_archive AS a SET tsv = t.tsv::tsvector, lexical_terms = t.terms, "
+        "nbytes = a.nbytes + (t.terms - a.lexical_terms) * %s "
+        "FROM ssm_terms AS t WHERE a.namespace = t.namespace AND a.idx = t.idx AND a.chunk = 0",
+        (LEXICAL_ENTRY_BYTES,),
+        prepare=False,
+    )
+    return count
