@@ -33,12 +33,12 @@ DEFAULT_LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" 
 def start_postgres(folder: Path) -> tuple[object | None, str | None]:
     """A local PostgreSQL with pgvector from the pgserver package, or (None, None) if unavailable."""
     try:
-        import pgserver
+        import pgserver  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         print("pgvector column skipped: pgserver is not installed", file=sys.stderr)
         return None, None
     try:
-        server = pgserver.get_server(str(folder), cleanup_mode="stop")
+        server = pgserver.get_server(str(folder), cleanup_mode="stop")  # type: ignore[attr-defined]
         server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
         return server, server.get_uri()
     except Exception as error:  # report without pgvector rather than fail the whole suite
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import transformers
 
-        transformers.utils.logging.disable_progress_bar()
+        transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     except ImportError:
         pass
     from . import scale as large_scale

@@ -89,7 +89,8 @@ class PrecomputedEmbedder:
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         self.query_calls += 1
-        return self.inner.embed_queries(texts)
+        vectors: Vectors = self.inner.embed_queries(texts)
+        return vectors
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -137,7 +138,7 @@ def cyclic_messages(pool: dict[str, Any], count: int) -> list[dict[str, Any]]:
     return [messages[i % len(messages)] for i in range(count)]
 
 
-def build_memory(embedder: Any, messages: list[dict[str, Any]], **kwargs: Any) -> SemanticMemory:
+def build_memory(embedder: Any, messages: Sequence[Any], **kwargs: Any) -> SemanticMemory:
     memory = SemanticMemory(embedder=embedder, **kwargs)
     for start in range(0, len(messages), 2000):
         memory.archive(messages[start : start + 2000])
@@ -250,7 +251,7 @@ def naive_latency(naive: NaiveMemory, queries: Sequence[str], rounds: int = 1) -
     return {"p50": percentile(totals, 50), "p99": percentile(totals, 99), "rounds": spread(per_round)}
 
 
-def _suffixed(messages: Sequence[dict[str, Any]], tag: str) -> list[dict[str, Any]]:
+def _suffixed(messages: Sequence[Any], tag: str) -> list[Any]:
     return [dict(m, content=[{"text": f"{render_message(m)} [{tag} {n}]"}]) for n, m in enumerate(messages)]
 
 
@@ -383,7 +384,7 @@ def _faiss_default_threads() -> int:
 
 
 def pgvector_latency(
-    dsn: str, embedder: Any, messages: list[dict[str, Any]], queries: Sequence[str], rounds: int = 1
+    dsn: str, embedder: Any, messages: Sequence[Any], queries: Sequence[str], rounds: int = 1
 ) -> dict[str, Any]:
     """Hook latency with the PostgreSQL + pgvector store (filled with the same messages and vectors).
 

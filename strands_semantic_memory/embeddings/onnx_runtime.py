@@ -181,8 +181,11 @@ def export_sentence_transformer(load_target: str) -> ExportedModel:
             )
     except Exception as error:
         raise EmbeddingError(f"exporting '{load_target}' to ONNX failed: {type(error).__name__}: {error}") from error
+    seconds = time.perf_counter() - started
     logger.info(
-        "model=<%s>, seconds=<%.2f> | exported the embedding model to ONNX", load_target, time.perf_counter() - started
+        "model=<%s>, seconds=<%.2f> | exported the embedding model to ONNX (pass cache_dir= to keep it)",
+        load_target,
+        seconds,
     )
     backend_tokenizer = transformer.tokenizer.backend_tokenizer
     return ExportedModel(
