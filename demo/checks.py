@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-REFERENCE_PATTERN = re.compile(r"REF-\d{5}-[A-Z]\d{2}")
+REFERENCE_PATTERN = re.compile(r"REF-\d{3,7}-[A-Z]\d{1,3}")  # also near misses: a digit dropped or added
 CONTEXT_LABEL_PATTERN = re.compile(r"\[Message \d+")
 
 

@@ -22,7 +22,10 @@ from tests.support.embedders import CountingEmbedder, FlakyEmbedder
 
 HOSTILE = [
     text_message("user", "before\x00after NUL"),
-    {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "status": "success", "content": [{"text": "x\ud800y"}]}}]},
+    {
+        "role": "user",
+        "content": [{"toolResult": {"toolUseId": "t1", "status": "success", "content": [{"text": "x\ud800y"}]}}],
+    },
     text_message("assistant", "token " + "ab" * 1600 + " end"),  # one 3.2 KB token (PostgreSQL's limit is 2,046 bytes)
     text_message("user", "ending in a lone low surrogate \udfff"),
     text_message("assistant", "é中文 mixed 🎉 text"),

@@ -151,6 +151,16 @@ def test_summary_check_could_fail():
     assert check_summary("Reference REF-1 was mentioned.", texts, "REF-1").has_reference
 
 
+def test_outcome_separates_retrieval_from_the_answer_and_names_near_misses():
+    from demo.checks import Outcome
+
+    missed = Outcome("REF-91644-I55", searched=True, injected=True, still_in_context=False, answer="> REF-9164-I55")
+    assert missed.retrieved and not missed.answered and missed.exit_status == 3
+    assert missed.other_references == ["REF-9164-I55"] and missed.copied_quote and not missed.echoed_labels
+    lucky = Outcome("REF-1", searched=False, injected=False, still_in_context=False, answer="It is REF-1.")
+    assert lucky.answered and lucky.exit_status == 1
+
+
 def test_tools_are_shown_and_forget_removes_the_number():
     pytest.importorskip("strands_semantic_memory.tools")
     status, output, _ = run(["--seed", "6", "--turns", "6", "--tools"], reading)

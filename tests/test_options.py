@@ -39,9 +39,7 @@ def test_unknown_option_is_refused(embedder):
 
 
 def test_from_state_restores_the_saved_options_unless_overridden(embedder):
-    memory = SemanticMemory(
-        embedder=embedder, top_k=7, retrieval="dense", max_num_archived_messages=50, min_score=0.1
-    )
+    memory = SemanticMemory(embedder=embedder, top_k=7, retrieval="dense", max_num_archived_messages=50, min_score=0.1)
     memory.archive(distractor_conversation(10))
     state = json.loads(json.dumps(memory.to_state()))
     restored = SemanticMemory.from_state(state, embedder=embedder)

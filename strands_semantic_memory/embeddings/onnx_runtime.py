@@ -2,9 +2,10 @@
 
 Why: embedding the user's question was most of the hook's time (10-16 ms of 12-19 ms with PyTorch on 2 cores).
 For one short query the cost is framework overhead and fp32 matrix products, not batching. Measured side by side
-(interleaved, one process per candidate, 2 shared cores; see docs/benchmarks.md), one query took: PyTorch
-``encode()`` and the direct forward pass (2 threads) 6-200+ ms depending on the load on the other core, 1 thread
-23-33 ms; ONNX Runtime fp32 (1 thread) 12-17 ms; ONNX Runtime with int8 weights (1 thread) 1.6-8 ms.
+(one process per candidate, taking turns, on 2 cores shared with other work), the p50 of one query was:
+PyTorch with its default 2 threads 0.9-1.3 s while the other core was busy (its OpenMP pool waits for a
+descheduled thread; 6 ms in a quiet moment), PyTorch on 1 thread 25-40 ms, ONNX Runtime fp32 15-26 ms, this
+module's int8 query graph 1.9-5.8 ms (1.4-1.8 ms in the quietest rounds).
 
 What runs where:
 
@@ -416,7 +417,7 @@ class OnnxEmbedder:
         cache_dir: str | os.PathLike[str] | None = None,
         batch_size: int = 32,
         document_threads: int | None = None,
-        query_threads: int = 1,
+        query_threads: int | None = None,
         query_prefix: str = "",
         document_prefix: str = "",
     ) -> None:
@@ -429,7 +430,8 @@ class OnnxEmbedder:
                 exports in memory in each process.
             batch_size: Documents per run; documents are sorted by length first so a batch pads little.
             document_threads: ONNX Runtime threads for documents (default: up to 2, the CPUs available).
-            query_threads: Threads for a query; one is fastest for short queries and steadiest under load.
+            query_threads: Threads for a query (default: up to 2). On a loaded 2-core machine 2 threads gave
+                a lower p50 and p95 than 1; on an idle one 1 thread was marginally faster.
             query_prefix: Prepended to queries.
             document_prefix: Prepended to documents.
 
@@ -442,6 +444,7 @@ class OnnxEmbedder:
             raise ConfigurationError(f"batch_size must be > 0, got {batch_size}")
         available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         document_threads = min(2, available) if document_threads is None else document_threads
+        query_threads = min(2, available) if query_threads is None else query_threads
         if document_threads <= 0 or query_threads <= 0:
             raise ConfigurationError(
                 f"thread counts must be > 0, got document_threads={document_threads}, query_threads={query_threads}"

@@ -93,10 +93,13 @@ def test_exhausted_retries_and_access_denied_are_clear_errors(standin):
 
 def test_vectors_are_normalized_before_the_index(standin):
     memory = SemanticMemory(embedder=embedder(standin, "cohere.embed-english-v3"))
-    memory.archive([{"role": "user", "content": [{"text": f"message {i}"}]} for i in range(5)])
-    _, vectors = memory.store.export()
-    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
-    assert np.linalg.norm(fake_vector("search_document|message 0", 1024)) > 2, "the service's vectors were not unit"
+    indices = memory.archive([{"role": "user", "content": [{"text": f"message {i}"}]} for i in range(5)])
+    raw = np.array([fake_vector(f"search_document|message {i}", 1024) for i in range(5)], dtype=np.float32)
+    assert np.linalg.norm(raw, axis=1).min() > 2, "the service's vectors were not unit"
+    for index, row in zip(indices, raw):
+        unit = (row / np.linalg.norm(row))[None, :]
+        # inner product of a unit query with the stored vector is 1 only if the stored vector is unit too
+        assert memory.archive_store.similarities(unit, [index])[index] == pytest.approx(1.0, abs=1e-5)
 
 
 def test_repeated_queries_are_cached(standin):
@@ -111,14 +114,16 @@ def test_repeated_queries_are_cached(standin):
 
 def test_failure_while_archiving_keeps_every_message(standin):
     memory = SemanticMemory(
-        embedder=embedder(standin, "cohere.embed-english-v3", max_attempts=1), embedding_retry_interval=0
+        embedder=embedder(standin, "cohere.embed-english-v3", max_attempts=1), embedding_retry_interval=3600
     )
-    standin.fail_next = [(500, "InternalServerException")]
+    # enough failures for the batch and for the engine's one-by-one retry that isolates a bad message
+    standin.fail_next = [(500, "InternalServerException")] * 20
     messages = [{"role": "user", "content": [{"text": f"fact number {i}"}]} for i in range(4)]
     assert memory.archive(messages) == [0, 1, 2, 3]
     stats = memory.get_memory_usage_stats()
     assert stats["message_count"] == 4 and stats["pending_embedding_count"] == 4
     assert [m for _, m in memory.messages()] == messages
+    standin.fail_next = []  # the service is back
     assert memory.embed_pending() == 4
     assert memory.get_memory_usage_stats()["pending_embedding_count"] == 0
     assert len(memory.search("fact number 2", top_k=4)) == 4

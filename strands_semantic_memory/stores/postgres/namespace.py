@@ -31,6 +31,7 @@ class Namespace:
         self.connections = connections
         self.view = View()
         self.model_id: str | None = None
+        self.pending_at_open = 0
         self._ready = False
         self._lock = threading.Lock()
 
@@ -71,6 +72,7 @@ class Namespace:
                     self.name,
                 )
             self.view = View(info.dimension, info.live, set(info.hnsw_dimensions), legacy=info.legacy_keys)
+            self.pending_at_open = info.pending
             self.connections.start()
             self._ready = True
 

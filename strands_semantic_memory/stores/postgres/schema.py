@@ -8,7 +8,10 @@ Schema version 2::
                 pending, nbytes, lexical_terms, dimension, embedding vector, PRIMARY KEY (namespace, idx, chunk))
 
 Row ``chunk = 0`` of an archive index holds the message (``data``: the engine's bytes, exactly), its searchable
-text (``body``), its ``tsvector`` and its first vector; a long message's further chunks add rows with a vector.
+text (``body``) and its ``tsvector``; its vectors are rows ``chunk = 1, 2, ...`` (one per text chunk). Keeping
+vectors out of the message row keeps that row narrow: full-text ranking over 11k matches of a 100k namespace read
+9,500 pages with the vector inline. (Schema-1 rows hold their first vector in ``chunk = 0``; every query groups
+vector rows by ``idx``, so both layouts answer alike.)
 Every row carries ``role``, ``archived_at`` and ``said_at``, so filtered searches need no join. ``key`` is the
 engine's idempotency key (unique per namespace among live messages). ``embedding`` is an untyped ``vector`` so
 namespaces with different models can share the table; it is stored ``MAIN`` (in the row unless the row cannot fit
@@ -127,6 +130,7 @@ class NamespaceInfo:
         legacy_keys: Whether it holds messages archived under schema version 1 (their keys have the legacy form).
         hnsw_dimensions: Dimensions that already have an HNSW index.
         unicode_lower: Whether ``lower()`` folds non-ASCII letters in this database (its ctype).
+        pending: Messages waiting for vectors (counted up to 100,000).
     """
 
     model_id: str | None
@@ -135,6 +139,7 @@ class NamespaceInfo:
     legacy_keys: bool
     hnsw_dimensions: frozenset[int]
     unicode_lower: bool
+    pending: int = 0
 
 
 MAX_BUILD_MEMORY = 1 << 30
@@ -296,8 +301,21 @@ def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceI
             "WHERE c.relname LIKE 'ssm_archive_hnsw_%' AND i.indisvalid"
         ).fetchall()
         (unicode_lower,) = connection.execute("SELECT lower('ÀΣ') = 'àσ'").fetchone()
+        (pending,) = connection.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM ssm_archive WHERE namespace = %s AND pending LIMIT 100000) AS p",
+            (namespace,),
+        ).fetchone()
     hnsw = frozenset(int(name.rsplit("_", 1)[1]) for (name,) in indexes if name.rsplit("_", 1)[1].isdigit())
-    return NamespaceInfo(stored_model, dimension, int(live), bool(legacy), hnsw, bool(unicode_lower))
+    return NamespaceInfo(stored_model, dimension, int(live), bool(legacy), hnsw, bool(unicode_lower), int(pending))
+
+
+def wants_hnsw(live: int, pending: int, exact_search_below: int) -> bool:
+    """Whether a namespace should have its HNSW index now.
+
+    It should once it reached the threshold and a bulk load has (nearly) finished embedding: one pass over the
+    vectors instead of a graph insert per row (a few poison messages left pending do not stop it).
+    """
+    return live - pending >= exact_search_below and pending <= max(64, live // 100)
 
 
 def ensure_hnsw(connections: Connections, view: View, dimension: int) -> None:

@@ -23,7 +23,7 @@ from ..archive_store import Candidates, NewRecord, SearchFilter, StoredRecord, S
 from . import reads, writes
 from .connections import Connections
 from .namespace import Namespace
-from .schema import check_reference, ensure_hnsw, reference
+from .schema import check_reference, ensure_hnsw, reference, wants_hnsw
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,13 @@ class PgVectorStore:
         return self._namespace.view
 
     def _ensure(self) -> None:
+        if self._namespace.ready:
+            return
         self._namespace.open()
+        view = self._view
+        if view.dimension is not None and view.dimension not in view.hnsw:
+            if wants_hnsw(view.live, self._namespace.pending_at_open, self.exact_search_below):
+                ensure_hnsw(self._connections, view, view.dimension)  # missing, or dropped by a re-index
 
     # ------------------------------------------------------------------ configuration and connection
 
@@ -178,13 +184,12 @@ class PgVectorStore:
         for offered in {int(v.shape[1]) for v in vectors.values() if len(v)}:
             if view.dimension is not None and offered != view.dimension:
                 raise DimensionMismatchError(view.dimension, offered)
-        with self._connections.write("storing vectors") as connection:
+        chunks = sum(len(v) for v in vectors.values())
+        with self._connections.write("storing vectors", pipeline=chunks < writes.COPY_FROM) as connection:
             updated, dimension, pending, live = writes.set_vectors(connection, self.namespace, vectors)
         view.dimension, view.live = dimension, live
         view.saw_pending(pending > 0)
-        # Build the index once the namespace needs it and a bulk load has (nearly) finished embedding: one pass
-        # over the vectors instead of a graph insert per row (a few poison messages left pending do not stop it).
-        if dimension is not None and live - pending >= self.exact_search_below and pending <= max(64, live // 100):
+        if dimension is not None and wants_hnsw(live, pending, self.exact_search_below):
             ensure_hnsw(self._connections, view, dimension)
         return updated
 

@@ -114,6 +114,23 @@ def _insert(connection: Any, rows: list[tuple[Any, ...]]) -> None:
                     copy.write_row(row)
 
 
+_VECTOR_COLUMNS = "namespace, idx, chunk, dimension, embedding, role, archived_at, said_at"
+
+
+def _insert_vectors(connection: Any, rows: list[tuple[Any, ...]]) -> None:
+    with connection.cursor() as cursor:
+        if len(rows) < COPY_FROM:
+            if rows:
+                cursor.executemany(
+                    f"INSERT INTO ssm_archive ({_VECTOR_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows
+                )
+            return
+        for start in range(0, len(rows), COPY_SLICE):
+            with cursor.copy(f"COPY ssm_archive ({_VECTOR_COLUMNS}) FROM STDIN") as copy:
+                for row in rows[start : start + COPY_SLICE]:
+                    copy.write_row(row)
+
+
 def set_vectors(connection: Any, namespace: str, vectors: Mapping[int, Vectors]) -> tuple[int, int | None, int, int]:
     """Store the chunk vectors of still-pending messages (another worker may have stored them already).
 
@@ -138,29 +155,24 @@ def set_vectors(connection: Any, namespace: str, vectors: Mapping[int, Vectors])
         elif offered != dimension:
             raise DimensionMismatchError(dimension, offered)
     live = live_rows.fetchall()
-    updates: list[tuple[Any, ...]] = []
-    inserts: list[tuple[Any, ...]] = []
+    indices: list[int] = []
+    sizes: list[int] = []
+    rows: list[tuple[Any, ...]] = []
     for index, data_len, terms, role, archived_at, said_at in live:
         chunks = np.asarray(vectors[int(index)], dtype=np.float32)
-        first = chunks[0] if len(chunks) else None
-        nbytes = record_nbytes(int(data_len), len(chunks), dimension or 0, int(terms))
-        updates.append((first, dimension if first is not None else None, nbytes, namespace, index))
-        inserts.extend(
-            (namespace, index, n, dimension, chunks[n], role, archived_at, said_at) for n in range(1, len(chunks))
+        indices.append(int(index))
+        sizes.append(record_nbytes(int(data_len), len(chunks), dimension or 0, int(terms)))
+        # Vector n of a message is row chunk n + 1: the message row (chunk 0) stays narrow, so full-text ranking
+        # reads few pages, and storing vectors never rewrites it beyond its flag.
+        rows.extend((namespace, index, n + 1, dimension, chunks[n], role, archived_at, said_at) for n in range(len(chunks)))
+    if indices:
+        connection.execute(
+            "UPDATE ssm_archive AS a SET pending = false, nbytes = u.nbytes "
+            "FROM unnest(%s::bigint[], %s::bigint[]) AS u(idx, nbytes) "
+            "WHERE a.namespace = %s AND a.idx = u.idx AND a.chunk = 0",
+            (indices, sizes, namespace),
         )
-    with connection.cursor() as cursor:
-        if updates:
-            cursor.executemany(
-                "UPDATE ssm_archive SET embedding = %s, dimension = %s, pending = false, nbytes = %s "
-                "WHERE namespace = %s AND idx = %s AND chunk = 0",
-                updates,
-            )
-        if inserts:
-            cursor.executemany(
-                "INSERT INTO ssm_archive (namespace, idx, chunk, dimension, embedding, role, archived_at, said_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                inserts,
-            )
+    _insert_vectors(connection, rows)
     (pending,) = connection.execute(
         "SELECT count(*) FROM (SELECT 1 FROM ssm_archive WHERE namespace = %s AND pending LIMIT %s) AS waiting",
         (namespace, PENDING_COUNT_CAP),
@@ -239,12 +251,20 @@ def reindex_terms(connection: Any) -> int:
     """Rebuild every message's ``tsvector`` from its stored searchable text (the tokenizer changed).
 
     Runs inside the caller's transaction (the schema lock's), without ``statement_timeout``; every namespace of the
-    table is re-indexed at once, in batches through a temporary table.
+    table is re-indexed at once, in batches through a temporary table. HNSW indexes are dropped first and built
+    again later in one pass (see :func:`.schema.build_hnsw`).
 
     Returns:
         How many messages were re-indexed.
     """
     connection.execute("SET LOCAL statement_timeout = 0", prepare=False)
+    # Every updated row would otherwise be inserted into the HNSW graphs again, one by one (far slower than a new
+    # build): drop them; the next store to open a large namespace builds its index again in one pass.
+    for (name,) in connection.execute(
+        "SELECT c.relname FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid "
+        "WHERE c.relname LIKE 'ssm_archive_hnsw_%'"
+    ).fetchall():
+        connection.execute(f'DROP INDEX IF EXISTS "{name}"', prepare=False)
     connection.execute(
         "CREATE TEMP TABLE ssm_terms (namespace text, idx bigint, tsv text, terms integer) ON COMMIT DROP",
         prepare=False,
