@@ -363,8 +363,8 @@ def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
     from strands import Agent
     from strands.session.file_session_manager import FileSessionManager
 
+    from benchmarks.scripted import ScriptedModel
     from strands_semantic_memory import SemanticSummarizingConversationManager
-    from tests.support.scripted_model import ScriptedModel
 
     pre = PrecomputedEmbedder(embedder, pool["texts"], pool["vectors"])
     leaving: list[Any] = cyclic_messages(pool, 2 * settings.turns + 2)  # known texts: nothing new is embedded
@@ -409,29 +409,33 @@ def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
     return rows
 
 
-def crossover(turn_rows: list[dict[str, Any]], open_rows: list[dict[str, Any]]) -> dict[str, Any]:
+def crossover(
+    turn_rows: list[dict[str, Any]], open_rows: list[dict[str, Any]], margin_ms: float = 5.0
+) -> dict[str, Any]:
     """Where the durable archive starts to pay, from measured rows (linear interpolation between sizes).
 
     Returns:
-        ``turn_size``: the archive size above which a turn with JSON state costs more than with the durable
-        archive; ``open_size``: the size above which restoring JSON state takes longer than reopening the file.
+        ``turn_size``: the archive size above which a turn with JSON state costs ``margin_ms`` more CPU than with
+        the durable archive (the issue's 5 ms); ``open_size``: the size above which restoring JSON state takes more
+        CPU than reopening the file. Either is the smallest size measured when the file already wins there, and
+        None when it never does.
     """
 
-    def first_above(rows: list[dict[str, Any]], left: str, right: str) -> float | None:
-        previous = None
+    def first_above(rows: list[dict[str, Any]], left: str, right: str, margin: float) -> float | None:
+        previous: tuple[float, float] | None = None
         for row in sorted(rows, key=lambda r: r["size"]):
-            gap = row[left] - row[right]
+            gap = row[left] - row[right] - margin
             if gap > 0:
                 if previous is None:
                     return float(row["size"])
-                (size0, gap0) = previous
-                return float(size0 + (row["size"] - size0) * (-gap0) / (gap - gap0)) if gap != gap0 else None
-            previous = (row["size"], gap)
+                size0, gap0 = previous
+                return float(size0 + (row["size"] - size0) * (-gap0) / (gap - gap0))
+            previous = (float(row["size"]), gap)
         return None
 
     return {
-        "turn_size": first_above(turn_rows, "json_turn_ms", "sqlite_turn_ms"),
-        "open_size": first_above(open_rows, "json_restore_seconds", "sqlite_open_seconds"),
+        "turn_size": first_above(turn_rows, "json_turn_cpu_ms", "sqlite_turn_cpu_ms", margin_ms),
+        "open_size": first_above(open_rows, "json_restore_cpu_seconds", "sqlite_open_cpu_seconds", 0.0),
     }
 
 

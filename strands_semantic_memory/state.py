@@ -300,6 +300,15 @@ def constructor_arguments(state: Mapping[str, Any], overrides: Mapping[str, Any]
             arguments.update(MemoryOptions.from_dict(saved).to_dict())
         except (ConfigurationError, TypeError) as error:
             raise StateError(f"saved state has invalid options: {error}") from error
+    reference = state.get("store")
+    if (
+        isinstance(reference, Mapping)
+        and reference.get("kind") == "sqlite"
+        and isinstance(reference.get("path"), str)
+        and "store" not in overrides
+        and "archive_path" not in overrides
+    ):
+        arguments["archive_path"] = reference["path"]  # a durable archive: reopen its file
     if "embedder" not in overrides and "embedding_model" not in overrides:
         arguments["embedding_model"] = model_id
         if model_id.startswith("bedrock:") and "embedding_dimensions" not in overrides:

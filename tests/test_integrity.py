@@ -19,6 +19,7 @@ from strands_semantic_memory import (
 from strands_semantic_memory.stores import InMemoryArchive
 from tests.support.conversations import distractor_conversation, text_message
 from tests.support.embedders import CountingEmbedder, FlakyEmbedder
+from tests.support.stores import restored as restored_memory
 
 HOSTILE = [
     text_message("user", "before\x00after NUL"),
@@ -51,7 +52,7 @@ def test_any_text_archives_byte_for_byte_on_every_store(make_memory):
         assert memory.get(index) == message
     assert memory.get_memory_usage_stats()["pending_embedding_count"] == 0
     assert memory.search("lone low surrogate", top_k=1)[0].index == 3
-    restored = SemanticMemory.from_state(json.loads(json.dumps(memory.to_state())), embedder=memory.embedder)
+    restored = restored_memory(memory)
     assert [m for _, m in restored.messages()] == messages
 
 

@@ -12,6 +12,7 @@ import strands_semantic_memory
 from strands_semantic_memory import ConfigurationError, MemoryOptions, SemanticMemory
 from tests.support.conversations import distractor_conversation, text_message
 from tests.support.embedders import CountingEmbedder
+from tests.support.stores import restored as restored_memory
 
 
 @pytest.mark.parametrize(
@@ -71,7 +72,7 @@ def test_forget_removes_for_good_on_every_store(make_memory):
     assert [i for i, _ in memory.messages()] == [0, 1, 3, 5, 6, 7, 9, 10, 11]
     stats = memory.get_memory_usage_stats()
     assert stats["forgotten_count"] == 3 and stats["message_count"] == 9
-    restored = SemanticMemory.from_state(json.loads(json.dumps(memory.to_state())), embedder=memory.embedder)
+    restored = restored_memory(memory)
     assert [i for i, _ in restored.messages()] == [0, 1, 3, 5, 6, 7, 9, 10, 11]
     assert all(h.index not in (2, 4, 8) for h in restored.search("card number 4111", top_k=12))
     assert restored.archive([text_message("user", "next")]) == [12]

@@ -47,7 +47,7 @@ def test_cross_encoder_loads_from_a_folder_and_decides_the_order(embedder, cross
     expected = [c.index for _, c in sorted(zip(expected_scores, candidates), key=lambda p: (-p[0], p[1].index))][:5]
     assert [h.index for h in hits] == expected
     assert [h.index for h in hits] != [c.index for c in candidates[:5]], "the reranker changed the dense order"
-    assert all(h.similarity == next(c.score for c in candidates if c.index == h.index) for h in hits)
+    assert all(h.similarity == next(c.similarity for c in candidates if c.index == h.index) for h in hits)
 
 
 def test_reranker_works_on_top_of_hybrid_retrieval(embedder, cross_encoder_dir):

@@ -109,6 +109,10 @@ def fill(archive: InMemoryArchive, saved: SavedArchive, reembed: bool) -> None:
             archive._pending.add(raw.index)
         archive._message_bytes += len(raw.data)
         archive._vector_count += record.vector_count
+    while archive._base + len(archive._records) < saved.next_index:  # the newest messages were forgotten
+        archive._records.append(None)
+        archive._archived_at.append(0.0)
+        archive._said_at.append(math.nan)
     holes = [first + n for n, r in enumerate(archive._records) if r is None]
     if holes:
         archive._lexical.remove(holes)

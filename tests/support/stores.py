@@ -6,7 +6,7 @@ import itertools
 import os
 from typing import Any
 
-STORES = ["in_memory", "pgvector"]
+STORES = ["in_memory", "sqlite", "pgvector"]
 
 _namespace_counter = itertools.count()
 
@@ -23,7 +23,7 @@ def store_for(kind: str, request: Any) -> Any:
     if kind == "sqlite":
         from strands_semantic_memory.stores.sqlite_store import SqliteArchive
 
-        return SqliteArchive(request.getfixturevalue("tmp_path") / "archive.sqlite3")
+        return SqliteArchive(request.getfixturevalue("tmp_path") / f"{new_namespace('archive')}.sqlite3")
     from strands_semantic_memory.stores.pgvector_store import PgVectorStore
 
     return PgVectorStore(request.getfixturevalue("pg_uri"), new_namespace())
@@ -49,3 +49,24 @@ def vector_owners(memory: Any) -> tuple[set[int], int]:
             ).fetchall()
         return {int(i) for (i,) in rows}, len(rows)
     return set(), 0
+
+
+def restored(memory: Any) -> Any:
+    """A new memory restored from ``memory``'s saved state, as a new process would (the original is closed when its
+    store persists itself: a durable file has one owner; PostgreSQL is reopened on the same namespace)."""
+    import json
+
+    from strands_semantic_memory import SemanticMemory
+
+    state = json.loads(json.dumps(memory.to_state()))
+    store = memory.archive_store
+    if not store.persistent:
+        return SemanticMemory.from_state(state, embedder=memory.embedder)
+    store.close()
+    if type(store).__name__ == "PgVectorStore":
+        from strands_semantic_memory.stores.pgvector_store import PgVectorStore
+
+        return SemanticMemory.from_state(
+            state, embedder=memory.embedder, store=PgVectorStore(store.dsn, store.namespace)
+        )
+    return SemanticMemory.from_state(state, embedder=memory.embedder)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from ...errors import EmbeddingModelMismatchError
+from ...errors import EmbeddingModelMismatchError, StoreError
 from .connections import Connections
 from .reads import View
 from .schema import bind_model, prepare
@@ -75,6 +75,16 @@ class Namespace:
             self.pending_at_open = info.pending
             self.connections.start()
             self._ready = True
+            if info.reindexed:
+                self._vacuum()
+
+    def _vacuum(self) -> None:
+        """Clean up after a re-index rewrote every message row (until then each search reads both versions)."""
+        try:
+            with self.connections.maintenance("vacuuming after the re-index") as connection:
+                connection.execute("VACUUM (ANALYZE) ssm_archive", prepare=False)
+        except StoreError as error:
+            logger.warning("error=<%s> | VACUUM after the re-index failed; autovacuum will do it", error)
 
     def bind(self, model_id: str) -> None:
         """Bind the namespace to a model (checked now if open, else when it opens).

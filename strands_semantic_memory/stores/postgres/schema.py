@@ -131,6 +131,7 @@ class NamespaceInfo:
         hnsw_dimensions: Dimensions that already have an HNSW index.
         unicode_lower: Whether ``lower()`` folds non-ASCII letters in this database (its ctype).
         pending: Messages waiting for vectors (counted up to 100,000).
+        reindexed: Whether this opening re-indexed the terms (the table then wants a VACUUM).
     """
 
     model_id: str | None
@@ -140,6 +141,7 @@ class NamespaceInfo:
     hnsw_dimensions: frozenset[int]
     unicode_lower: bool
     pending: int = 0
+    reindexed: bool = False
 
 
 MAX_BUILD_MEMORY = 1 << 30
@@ -212,7 +214,7 @@ def _migrate(connection: Any, version: int) -> None:
     connection.execute("UPDATE ssm_meta SET value = %s WHERE key = 'schema_version'", (str(version),))
 
 
-def _check_tokenizer(connection: Any, *, fresh: bool) -> None:
+def _check_tokenizer(connection: Any, *, fresh: bool) -> bool:
     """Re-index the stored terms if the tokenizer changed since they were written.
 
     The version is ``ssm_meta.tokenizer_version``; databases from before it was recorded used version 1.
@@ -226,7 +228,7 @@ def _check_tokenizer(connection: Any, *, fresh: bool) -> None:
             stored,
             TOKENIZER_VERSION,
         )
-        return
+        return False
     if stored < TOKENIZER_VERSION:
         started = time.perf_counter()
         count = reindex_terms(connection)
@@ -238,6 +240,7 @@ def _check_tokenizer(connection: Any, *, fresh: bool) -> None:
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (str(TOKENIZER_VERSION),),
         )
+    return stored < TOKENIZER_VERSION
 
 
 def bind_model(connection: Any, namespace: str, model_id: str) -> str:
@@ -287,7 +290,7 @@ def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceI
             )
         elif int(row[0]) < SCHEMA_VERSION:
             _migrate(connection, int(row[0]))
-        _check_tokenizer(connection, fresh=row is None)
+        reindexed = _check_tokenizer(connection, fresh=row is None)
         connection.execute("INSERT INTO ssm_namespaces (namespace) VALUES (%s) ON CONFLICT DO NOTHING", (namespace,))
         stored_model, dimension, live, legacy = connection.execute(
             "SELECT model_id, dimension, next_index - evicted_count - forgotten_count, legacy_keys "
@@ -306,7 +309,9 @@ def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceI
             (namespace,),
         ).fetchone()
     hnsw = frozenset(int(name.rsplit("_", 1)[1]) for (name,) in indexes if name.rsplit("_", 1)[1].isdigit())
-    return NamespaceInfo(stored_model, dimension, int(live), bool(legacy), hnsw, bool(unicode_lower), int(pending))
+    return NamespaceInfo(
+        stored_model, dimension, int(live), bool(legacy), hnsw, bool(unicode_lower), int(pending), reindexed
+    )
 
 
 def wants_hnsw(live: int, pending: int, exact_search_below: int) -> bool:

@@ -164,7 +164,8 @@ def set_vectors(connection: Any, namespace: str, vectors: Mapping[int, Vectors])
         sizes.append(record_nbytes(int(data_len), len(chunks), dimension or 0, int(terms)))
         # Vector n of a message is row chunk n + 1: the message row (chunk 0) stays narrow, so full-text ranking
         # reads few pages, and storing vectors never rewrites it beyond its flag.
-        rows.extend((namespace, index, n + 1, dimension, chunks[n], role, archived_at, said_at) for n in range(len(chunks)))
+        row = (namespace, index)
+        rows.extend((*row, n + 1, dimension, vector, role, archived_at, said_at) for n, vector in enumerate(chunks))
     if indices:
         connection.execute(
             "UPDATE ssm_archive AS a SET pending = false, nbytes = u.nbytes "
