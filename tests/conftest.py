@@ -1,6 +1,6 @@
 """Shared fixtures: the real bundled embedding model (loaded once per session) and a real PostgreSQL.
 
-Helpers live in :mod:`tests.support`; the names re-exported here keep older imports working.
+Helpers live in :mod:`tests.support`; test modules import from there, never from each other.
 """
 
 from __future__ import annotations
@@ -8,16 +8,8 @@ from __future__ import annotations
 import pytest
 
 from strands_semantic_memory import SemanticMemory, SentenceTransformerEmbedder
-from tests.support.conversations import (  # noqa: F401  (re-exported for older imports)
-    PLANTED_TURN,
-    REFERENCE,
-    TOPIC_TURNS,
-    distractor_conversation,
-    make_agent,
-    text_message,
-)
-from tests.support.embedders import CountingEmbedder, FlakyEmbedder  # noqa: F401
-from tests.support.stores import STORES, new_namespace, store_for  # noqa: F401
+from tests.support.embedders import CountingEmbedder
+from tests.support.stores import STORES, new_namespace, store_for
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,6 @@ from strands_semantic_memory.rendering import render_message
 from strands_semantic_memory.tools import memory_tools
 from tests.support.conversations import text_message
 from tests.support.scripted_model import ScriptedModel, ToolCall
-from tests.test_tools import archive_factory  # noqa: F401  (fixture: memories over either store)
 
 TAG = re.compile(r"\[ctx:([0-9a-f]{8})\]")
 

@@ -19,7 +19,6 @@ from strands_semantic_memory.rendering import render_message
 from tests.support.conversations import PLANTED_TURN, REFERENCE, distractor_conversation, text_message
 from tests.support.embedders import CountingEmbedder
 from tests.support.scripted_model import ScriptedModel, ToolCall
-from tests.test_tools import archive_factory  # noqa: F401  (fixture: memories over either store)
 
 
 def run(coroutine):

@@ -22,37 +22,10 @@ from strands_semantic_memory.tools import (
 )
 from tests.support.conversations import distractor_conversation, text_message
 from tests.support.scripted_model import ScriptedModel, ToolCall
-from tests.support.stores import new_namespace
 
 DAY = 86400.0
 JAN_1 = datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp()
 SECRET = "4111-2222-3333-4444"
-
-
-@pytest.fixture
-def archive_factory(store_kind, request, embedder):
-    """Builds memories over one archive: in process a fresh one, in PostgreSQL one namespace opened again."""
-    namespace = new_namespace("tools")
-
-    def make(**kwargs):
-        kwargs.setdefault("embedder", embedder)
-        if store_kind == "pgvector":
-            from strands_semantic_memory.stores.pgvector_store import PgVectorStore
-
-            kwargs.setdefault("store", PgVectorStore(request.getfixturevalue("pg_uri"), namespace))
-        return SemanticMemory(**kwargs)
-
-    def store():
-        """Another handle on the same archive: a new connection to the namespace (None: a new in-process one)."""
-        if store_kind != "pgvector":
-            return None
-        from strands_semantic_memory.stores.pgvector_store import PgVectorStore
-
-        return PgVectorStore(request.getfixturevalue("pg_uri"), namespace)
-
-    make.kind = store_kind
-    make.store = store
-    return make
 
 
 def tools_by_name(source, **kwargs):
