@@ -11,6 +11,7 @@ llama-cpp-python) and the embeddings come from the bundled all-MiniLM-L6-v2.
     python main.py --embedding-model bedrock:amazon.titan-embed-text-v2:0
     python main.py --embedding-test-only             # check the embedding configuration only
     python main.py --compare                         # local vs Bedrock embeddings, if AWS credentials exist
+    python -m demo.levers --seeds 10                 # what stops the model copying the injected block
 
 Two results are reported separately: retrieval (the library's job: the planted number reached the model) and
 the answer (the model's job: its reply contains the number).
@@ -30,6 +31,7 @@ import random
 import string
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from demo.checks import Outcome, check_summary, contains_reference
@@ -58,7 +60,9 @@ TOPIC_QUESTIONS = [
     "How does a union-find structure work?",
 ]
 RECALL_QUESTION = "What is my reference number?"
-HOOK_OPTIONS: dict[str, Any] = {"max_context_length": 1500}
+# No "[Message N, role]" lines in the injected block: with them, SmolLM2-135M copied the labels into 9 of 10
+# answers (python -m demo.levers, seeds 1-10); without them into none, with the same 8 of 10 answers right.
+HOOK_OPTIONS: dict[str, Any] = {"max_context_length": 1500, "include_metadata": False}
 DEFAULT_BEDROCK_EMBEDDING = "bedrock:amazon.titan-embed-text-v2:0"
 
 
@@ -276,10 +280,24 @@ def show_conversation(messages: list[Any], console: Console, new: list[Any] | No
         console.item(f"{position:>2} {label:<9} {shorten(render_message(message), console.width - 16)}")
 
 
-def run_demo(
+@dataclass
+class Prepared:
+    """A demo run up to the final question: the agent after summarization and the archive search."""
+
+    reference: str
+    agent: Any
+    manager: Any
+    hook: Any
+    searched: bool
+    still_in_context: bool
+    summary: Any
+    timings: dict[str, float]
+
+
+def prepare_run(
     args: argparse.Namespace, console: Console, chat_model: Any | None, embedder: Any | None = None
-) -> Outcome:
-    """One run of the demo: plant, talk, summarize, search, ask; returns the verdict."""
+) -> Prepared:
+    """Steps 1 to 6 of the demo: plant, talk, summarize, search."""
     from strands import Agent
     from strands.types.exceptions import ContextWindowOverflowException
 
@@ -369,13 +387,19 @@ def run_demo(
         console.ok(f"{reference} is retrievable from the archive, verbatim")
     else:
         console.fail(f"{reference} was not among the top hits", "see docs/benchmarks.md for retrieval quality")
+    return Prepared(reference, agent, manager, hook, searched, still_in_context, summary_check, timings)
+
+
+def ask_recall(prepared: Prepared, console: Console) -> Outcome:
+    """Step 7: ask the agent for the number; show what the hook injected and the reply, in full."""
+    from strands_semantic_memory.rendering import render_message
 
     console.section("7. Asking the agent")
     console.said("user", RECALL_QUESTION)
     started = time.perf_counter()
-    answer = str(agent(RECALL_QUESTION))
-    timings["answer"] = time.perf_counter() - started
-    enrichment = hook.last_enrichment
+    answer = str(prepared.agent(RECALL_QUESTION))
+    prepared.timings["answer"] = time.perf_counter() - started
+    enrichment = prepared.hook.last_enrichment
     injected_texts: list[str] = []
     if enrichment is not None and enrichment.windows:
         injected_texts = [render_message(m) for w in enrichment.windows for m in w.messages]
@@ -386,20 +410,28 @@ def run_demo(
     else:
         console.warn("the hook found nothing to add to this turn")
     console.said("assistant", answer)
-    outcome = Outcome(
-        reference=reference,
-        searched=searched,
-        injected=contains_reference(injected_texts, reference),
-        still_in_context=still_in_context,
+    return Outcome(
+        reference=prepared.reference,
+        searched=prepared.searched,
+        injected=contains_reference(injected_texts, prepared.reference),
+        still_in_context=prepared.still_in_context,
         answer=answer,
-        summary=summary_check,
+        summary=prepared.summary,
     )
 
-    if args.tools:
-        show_tools(agent, manager, reference, console)
 
+def run_demo(
+    args: argparse.Namespace, console: Console, chat_model: Any | None, embedder: Any | None = None
+) -> Outcome:
+    """One run of the demo: plant, talk, summarize, search, ask; returns the verdict."""
+    prepared = prepare_run(args, console, chat_model, embedder)
+    outcome = ask_recall(prepared, console)
+    if args.tools:
+        show_tools(prepared.agent, prepared.manager, prepared.reference, console)
+
+    timings = prepared.timings
     console.section("Memory and timings")
-    console.block(manager.get_memory_usage_summary(), indent=2)
+    console.block(prepared.manager.get_memory_usage_summary(), indent=2)
     console.item(
         f"conversation {timings['conversation']:.1f} s, summary {timings.get('summarize', 0):.1f} s, "
         f"archive search {timings['search_ms']:.1f} ms, final answer {timings['answer']:.1f} s"

@@ -3,6 +3,10 @@
 python -m benchmarks.run                   # full size (about 15 minutes on 2 cores, 4 GB of memory for 1M)
 python -m benchmarks.run --quick           # tiny sizes, for a smoke test
 python -m benchmarks.run --locomo PATH     # LoCoMo file (default: ../shared/data/locomo/locomo-dev.json)
+
+Everything is measured with the library's default embedder (what ``SemanticMemory()`` builds: ONNX Runtime when
+the ``onnx`` extra is installed, PyTorch otherwise). When that is not PyTorch, PyTorch is measured beside it for
+comparison (hook latency, query embedding, LoCoMo recall with PyTorch queries); ``--no-compare`` skips that.
 """
 
 from __future__ import annotations
@@ -23,7 +27,17 @@ from typing import Any
 
 from .dataset import build_dataset
 from .report import write_report
-from .suite import FULL, QUICK, embed_pool, locomo, restore, retrieval_quality, scale, unique_queries
+from .suite import (
+    FULL,
+    QUICK,
+    backend_of,
+    embed_pool,
+    locomo,
+    restore,
+    retrieval_quality,
+    scale,
+    unique_queries,
+)
 
 SEED = 13
 DEFAULT_LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -63,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated sections to run (quality,scale,restore,locomo,loop,turns,open,index,engine)",
     )
     parser.add_argument(
+        "--no-compare",
+        action="store_true",
+        help="measure the default embedder only (no PyTorch rows beside ONNX Runtime)",
+    )
+    parser.add_argument(
         "--torch-threads",
         type=int,
         default=0,
@@ -92,10 +111,13 @@ def main(argv: list[str] | None = None) -> int:
         else dataclasses.replace(
             large_scale.FULL_SCALE,
             turns=5,
-            open_repeats=2,
+            turn_rounds=3,
+            open_repeats=3,
+            restore_repeats=2,
             index_queries=100,
             engine_sizes=(1_000_000,),
             engine_queries=20,
+            engine_rounds=3,
         )
     )
     every = {"quality", "scale", "restore", "locomo", "loop", "turns", "open", "index", "engine"}
@@ -106,10 +128,18 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
 
     from strands_semantic_memory import SentenceTransformerEmbedder
+    from strands_semantic_memory.embeddings import resolve_embedder
 
-    embedder = SentenceTransformerEmbedder()
-    _ = embedder.dimension
-    threads = query_threads(embedder, 3 if args.quick else 6)
+    embedder: Any = resolve_embedder()  # what SemanticMemory() uses: backend "auto"
+    _ = embedder.dimension  # loads (or exports) the model outside every timing
+    default_backend = backend_of(embedder)
+    print(f"[{time.perf_counter() - started:6.0f} s] default embedder: {default_backend['long']}", flush=True)
+    compare: Any = None
+    if default_backend["name"] != "torch" and not args.no_compare:
+        compare = SentenceTransformerEmbedder()  # same model and document vectors, PyTorch for comparison
+        _ = compare.dimension
+    torch_embedder = compare if compare is not None else embedder if default_backend["name"] == "torch" else None
+    threads = query_threads(torch_embedder, 3 if args.quick else 6) if torch_embedder is not None else None
     if args.torch_threads:
         import torch
 
@@ -139,19 +169,28 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_pgvector and settings.pg_sizes and "scale" in wanted:
         print(f"[{time.perf_counter() - started:6.0f} s] starting PostgreSQL + pgvector", flush=True)
         server, dsn = start_postgres(Path(tempfile.mkdtemp(prefix="ssm-bench-pg-")))
-    print(f"[{time.perf_counter() - started:6.0f} s] embedding the pool", flush=True)
-    pool = embed_pool(embedder, settings.pool)
+    pool: dict[str, Any] = {}
+    if wanted & {"scale", "restore", "turns", "open", "index", "engine"}:
+        print(f"[{time.perf_counter() - started:6.0f} s] embedding the pool", flush=True)
+        pool = embed_pool(embedder, settings.pool, compare=compare, compare_size=50 if args.quick else 200)
     section(
         "quality",
         "retrieval quality",
         lambda: retrieval_quality(build_dataset(SEED, per_kind=settings.per_kind), embedder),
     )
-    section("scale", "latency, archive cost, eviction, memory", lambda: scale(settings, embedder, pool, pg_dsn=dsn))
+    section(
+        "scale",
+        "latency, archive cost, eviction, memory",
+        lambda: scale(settings, embedder, pool, pg_dsn=dsn, compare=compare),
+    )
     section("restore", "restore", lambda: restore(settings, embedder, pool))
     if args.locomo.lower() == "none":
         print("LoCoMo skipped: --locomo none", flush=True)
     else:
-        section("locomo", "LoCoMo", lambda: locomo(Path(args.locomo), embedder, settings.repeats))
+        limit = 1 if args.quick else None  # quick: the first conversation only
+        section(
+            "locomo", "LoCoMo", lambda: locomo(Path(args.locomo), embedder, settings.repeats, limit, compare=compare)
+        )
 
     def loop() -> Any:
         from .compaction import compaction_rows
@@ -186,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     section(
         "engine",
         "engine at scale",
-        part("engine", lambda: large_scale.engine_latency_rows(embedder, pool, scale_settings)),
+        part("engine", lambda: large_scale.engine_latency_rows(embedder, pool, scale_settings, compare=compare)),
     )
     if large:
         if "session_turns" in large and "durable_open" in large:
@@ -209,8 +248,11 @@ def main(argv: list[str] | None = None) -> int:
         "deadline": deadline,
         "torch_threads": args.torch_threads,
         "query_threads": threads,
+        "backend": default_backend,
+        "compare_backend": backend_of(compare) if compare is not None else None,
+        "pool_compare": pool.get("compare"),
         "locomo_path": args.locomo,
-        "versions": ", ".join(f"{p} {version(p)}" for p in ("strands-agents", "faiss-cpu", "sentence-transformers")),
+        "versions": ", ".join(f"{p} {version(p)}" for p in _PACKAGES if _installed(p)),
     }
     out.mkdir(parents=True, exist_ok=True)
     raw = out / "benchmarks.json" if args.quick else Path(tempfile.gettempdir()) / "ssm-benchmarks.json"
@@ -219,6 +261,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[{time.perf_counter() - started:6.0f} s] wrote {path} (raw results: {raw})", flush=True)
     del server
     return 0
+
+
+_PACKAGES = ("strands-agents", "faiss-cpu", "sentence-transformers", "onnxruntime")
+
+
+def _installed(package: str) -> bool:
+    try:
+        version(package)
+    except Exception:
+        return False
+    return True
 
 
 def query_threads(embedder: Any, count: int) -> dict[str, float]:

@@ -37,7 +37,7 @@ from strands_semantic_memory.rendering import render_message
 from strands_semantic_memory.stores.faiss_store import DEFAULT_APPROXIMATE_ABOVE, FaissVectorStore
 from strands_semantic_memory.stores.sqlite_store import SqliteArchive
 
-from .suite import PrecomputedEmbedder, cyclic_messages, percentile, rss_bytes, unique_queries
+from .suite import PrecomputedEmbedder, backend_of, cyclic_messages, percentile, rss_bytes, spread, unique_queries
 
 
 @dataclass(frozen=True)
@@ -46,26 +46,36 @@ class ScaleSettings:
 
     turn_sizes: tuple[int, ...] = (0, 1_000, 10_000, 100_000)
     turns: int = 10
+    turn_rounds: int = 3
+    """Rounds of ``turns`` turns with the durable archive (cheap); the JSON state runs one round (it is not)."""
     open_sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
     open_repeats: int = 3
+    """Reopens of each durable archive (their min / median / max is the spread)."""
+    restore_repeats: int = 2
+    """JSON-state restores of each archive (no target: the median is enough)."""
     index_sizes: tuple[int, ...] = (1_000, 10_000, 100_000, 200_000, 500_000, 1_000_000)
     index_queries: int = 200
     approximate_above: int = DEFAULT_APPROXIMATE_ABOVE
     engine_sizes: tuple[int, ...] = (100_000, 1_000_000)
     engine_queries: int = 100
+    engine_rounds: int = 3
+    """Hybrid retrieval is timed in this many rounds of ``engine_queries`` on the same built archive."""
 
 
 FULL_SCALE = ScaleSettings()
 QUICK_SCALE = ScaleSettings(
     turn_sizes=(0, 300),
     turns=3,
+    turn_rounds=2,
     open_sizes=(300,),
-    open_repeats=1,
+    open_repeats=2,
+    restore_repeats=1,
     index_sizes=(1_000, 3_000),
     index_queries=20,
     approximate_above=2_000,
     engine_sizes=(3_000,),
     engine_queries=10,
+    engine_rounds=2,
 )
 
 
@@ -232,16 +242,26 @@ class SyntheticDocuments:
 
 
 def engine_latency_rows(
-    embedder: Any, pool: dict[str, Any], settings: ScaleSettings, modes: Sequence[str] = ("hybrid", "dense", "lexical")
+    embedder: Any,
+    pool: dict[str, Any],
+    settings: ScaleSettings,
+    modes: Sequence[str] = ("hybrid", "dense", "lexical"),
+    compare: Any = None,
 ) -> list[dict[str, Any]]:
     """``SemanticMemory.retrieve`` (query embedding, dense + lexical search, windows) at each archive size.
 
     Messages repeat the benchmark pool's texts with a unique suffix; their vectors are synthetic (see
     :func:`synthetic_vectors`), so the vector index sees distinct, realistically spread vectors. One row per size
-    and retrieval mode; ``dense`` and ``lexical`` show which side of ``hybrid`` costs what.
+    and retrieval mode; ``dense`` and ``lexical`` show which side of ``hybrid`` costs what. ``hybrid`` is timed
+    in ``settings.engine_rounds`` rounds on the same built archive (``rounds``: the per-round p50s). With
+    ``compare`` (another backend of the same model), one more hybrid row has ``compare`` embedding the queries.
     """
     rows: list[dict[str, Any]] = []
-    queries = unique_queries(settings.engine_queries, seed=17)
+    rounds = max(1, settings.engine_rounds)
+    queries = unique_queries(settings.engine_queries * rounds, seed=17)
+    runs: list[tuple[str, Any, int]] = [(mode, embedder, rounds if mode == "hybrid" else 1) for mode in modes]
+    if compare is not None and "hybrid" in modes:
+        runs.append(("hybrid", compare, 1))
     for size in settings.engine_sizes:
         vectors = synthetic_vectors(pool["vectors"], size + 1000, seed=size)
         documents = SyntheticDocuments(embedder, vectors)
@@ -256,33 +276,44 @@ def engine_latency_rows(
             memory.archive(batch)
         build = time.perf_counter() - started
         store = getattr(memory.archive_store, "_vectors", None)
-        for mode in modes:
+        for mode, queries_by, count in runs:
+            documents.inner = queries_by  # who embeds the queries (documents are the prepared vectors)
+            label = backend_of(queries_by)
+            tag = f"{mode} {size} {label['name']}"
             memory.configure(retrieval=mode)
-            memory.search(f"warm up {mode}", top_k=3)
-            totals, embeds, searches = [], [], []
-            for query in queries:
-                text = f"{query} [{mode} {size}]"  # distinct text: no query-cache hit
-                started = time.perf_counter()
-                memory.retrieve(text)
-                totals.append((time.perf_counter() - started) * 1000)
-                started = time.perf_counter()
-                embedder.embed_queries([f"{query} (timing {mode} {size})"])
-                embeds.append((time.perf_counter() - started) * 1000)
-                started_cpu = time.thread_time()  # the query vector is cached now: search + windows only
-                memory.retrieve(text)
-                searches.append((time.thread_time() - started_cpu) * 1000)
+            memory.search(f"warm up {tag}", top_k=3)
+            per_round, totals, embeds, searches = [], [], [], []
+            for round_ in range(count):
+                round_totals = []
+                for query in queries[round_ * settings.engine_queries : (round_ + 1) * settings.engine_queries]:
+                    text = f"{query} [{tag}]"  # distinct text: no query-cache hit
+                    started = time.perf_counter()
+                    memory.retrieve(text)
+                    round_totals.append((time.perf_counter() - started) * 1000)
+                    started = time.perf_counter()
+                    queries_by.embed_queries([f"{query} (timing {tag})"])
+                    embeds.append((time.perf_counter() - started) * 1000)
+                    started_cpu = time.thread_time()  # the query vector is cached now: search + windows only
+                    memory.retrieve(text)
+                    searches.append((time.thread_time() - started_cpu) * 1000)
+                per_round.append(percentile(round_totals, 50))
+                totals.extend(round_totals)
             rows.append(
                 {
                     "size": size,
                     "mode": mode,
+                    "queries": label["short"],
+                    "default": queries_by is embedder,
                     "build_seconds": build,
                     "retrieve_p50_ms": percentile(totals, 50),
                     "retrieve_p99_ms": percentile(totals, 99),
+                    "rounds": spread(per_round),
                     "query_embedding_p50_ms": percentile(embeds, 50),
                     "search_and_windows_cpu_p50_ms": percentile(searches, 50),
                     "approximate": bool(getattr(store, "approximate", False)),
                 }
             )
+        documents.inner = embedder
         del memory, documents, vectors
         gc.collect()
     return rows
@@ -327,7 +358,7 @@ def durable_open_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
             save = time.perf_counter() - started
             del in_process
             restores, restores_cpu = [], []
-            for _ in range(settings.open_repeats):
+            for _ in range(settings.restore_repeats):
                 gc.collect()
                 started, started_cpu = time.perf_counter(), time.process_time()
                 restored = SemanticMemory.from_state(json.loads(payload), embedder=pre)
@@ -339,6 +370,7 @@ def durable_open_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
                     "size": size,
                     "sqlite_fill_ms_per_message": fill * 1000 / size,
                     "sqlite_open_seconds": float(np.median(opens)),
+                    "sqlite_open_spread": spread(opens),
                     "sqlite_open_cpu_seconds": float(np.median(opens_cpu)),
                     "sqlite_file_bytes": files,
                     "json_state_bytes": len(payload),
@@ -359,6 +391,10 @@ def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
     size, and a ``FileSessionManager``. Each turn first archives two messages, as a conversation at its context
     limit does when messages leave the context: Strands then saves the agent state again (it skips the save when
     the manager's state is unchanged), which with JSON state means the whole archive.
+
+    The durable archive runs ``settings.turn_rounds`` rounds of ``settings.turns`` turns (cheap); its overhead
+    against the empty archive is also given per round (round ``i`` at this size minus round ``i`` of the empty
+    archive: ``sqlite_overhead_rounds``). JSON state runs one round (a turn at 100k takes seconds).
     """
     from strands import Agent
     from strands.session.file_session_manager import FileSessionManager
@@ -367,7 +403,8 @@ def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
     from strands_semantic_memory import SemanticSummarizingConversationManager
 
     pre = PrecomputedEmbedder(embedder, pool["texts"], pool["vectors"])
-    leaving: list[Any] = cyclic_messages(pool, 2 * settings.turns + 2)  # known texts: nothing new is embedded
+    most = settings.turns * max(1, settings.turn_rounds)
+    leaving: list[Any] = cyclic_messages(pool, 2 * most + 2)  # known texts: nothing new is embedded
     texts = [render_message(m) for m in leaving]
     pre.embed_queries(["warm up the model"])
     rows: list[dict[str, Any]] = []
@@ -385,15 +422,21 @@ def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
                     model=ScriptedModel(), conversation_manager=manager, session_manager=sessions, callback_handler=None
                 )
                 agent(texts[0])  # the first turn creates the session files
-                per_turn, per_turn_cpu = [], []
-                for turn in range(1, settings.turns + 1):
-                    gc.collect()
-                    started, started_cpu = time.perf_counter(), time.process_time()
-                    memory.archive(leaving[2 * turn : 2 * turn + 2])
-                    agent(texts[turn])
-                    per_turn.append((time.perf_counter() - started) * 1000)
-                    per_turn_cpu.append((time.process_time() - started_cpu) * 1000)
+                per_turn, per_turn_cpu, per_round = [], [], []
+                rounds = max(1, settings.turn_rounds) if backend == "sqlite" else 1
+                for round_ in range(rounds):
+                    round_turns = []
+                    for turn in range(round_ * settings.turns + 1, (round_ + 1) * settings.turns + 1):
+                        gc.collect()
+                        started, started_cpu = time.perf_counter(), time.process_time()
+                        memory.archive(leaving[2 * turn : 2 * turn + 2])
+                        agent(texts[turn])
+                        round_turns.append((time.perf_counter() - started) * 1000)
+                        per_turn_cpu.append((time.process_time() - started_cpu) * 1000)
+                    per_round.append(float(np.median(round_turns)))
+                    per_turn.extend(round_turns)
                 row[f"{backend}_turn_ms"] = float(np.median(per_turn))
+                row[f"{backend}_turn_round_ms"] = per_round
                 row[f"{backend}_turn_cpu_ms"] = float(np.median(per_turn_cpu))
                 row[f"{backend}_agent_json_bytes"] = sum(f.stat().st_size for f in folder.rglob("agent.json"))
                 if path is not None:
@@ -406,6 +449,9 @@ def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
     for row in rows:
         for backend in ("json", "sqlite"):
             row[f"{backend}_overhead_ms"] = row[f"{backend}_turn_ms"] - empty[f"{backend}_turn_ms"] if empty else None
+        if empty is not None:
+            pairs = zip(row["sqlite_turn_round_ms"], empty["sqlite_turn_round_ms"], strict=False)
+            row["sqlite_overhead_rounds"] = spread([mine - base for mine, base in pairs])
     return rows
 
 

@@ -72,8 +72,12 @@ class PrecomputedEmbedder:
     are the real model's, computed once for the pool.
     """
 
-    def __init__(self, inner: Any, texts: Sequence[str], vectors: Vectors) -> None:
+    def __init__(self, inner: Any, texts: Sequence[str], vectors: Vectors, queries: Any = None) -> None:
         self.inner = inner
+        # Queries go to ``inner`` unless another embedder of the same model is given: its query path is then
+        # what is measured, over the same document vectors.
+        self.queries = inner if queries is None else queries
+        self.known_queries: dict[str, Any] = {}  # query vectors computed earlier (recall-only comparisons)
         self.known = dict(zip(texts, vectors, strict=True))
         self.model_id = inner.model_id
         self.dimension = inner.dimension
@@ -89,8 +93,32 @@ class PrecomputedEmbedder:
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         self.query_calls += 1
-        vectors: Vectors = self.inner.embed_queries(texts)
+        if self.known_queries and all(t in self.known_queries for t in texts):
+            return np.stack([self.known_queries[t] for t in texts])
+        vectors: Vectors = self.queries.embed_queries(texts)
         return vectors
+
+
+def backend_of(embedder: Any) -> dict[str, str]:
+    """What runs an embedder: ``short`` (a table cell) and ``long`` (a sentence) labels."""
+    from strands_semantic_memory.embeddings import OnnxEmbedder, SentenceTransformerEmbedder
+
+    if isinstance(embedder, OnnxEmbedder):
+        from importlib.metadata import version
+
+        precision = embedder.query_precision
+        return {
+            "name": "onnx",
+            "short": f"ONNX {precision}",
+            "long": (
+                f"ONNX Runtime {version('onnxruntime')} (`OnnxEmbedder`: fp32 graph for documents, {precision} graph "
+                f"for queries, {embedder.document_threads} / {embedder.query_threads} threads)"
+            ),
+        }
+    if isinstance(embedder, SentenceTransformerEmbedder):
+        return {"name": "torch", "short": "PyTorch", "long": "PyTorch (`SentenceTransformerEmbedder`, fp32)"}
+    name = type(embedder).__name__
+    return {"name": name, "short": name, "long": f"`{name}`"}
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -115,22 +143,50 @@ def rss_bytes() -> int:
 # --------------------------------------------------------------------------------------------- pool
 
 
-def embed_pool(embedder: Any, size: int) -> dict[str, Any]:
-    """Embed ``size`` distinct filler messages once; the timing is the embedding cost per message."""
+def embed_pool(embedder: Any, size: int, compare: Any = None, compare_size: int = 500) -> dict[str, Any]:
+    """Embed ``size`` filler messages once; the timing is the embedding cost per message.
+
+    With ``compare`` (another backend of the same model, e.g. PyTorch beside ONNX Runtime), the first
+    ``compare_size`` texts are embedded by it as well: its cost per message, and the largest cosine difference
+    between the two backends' document vectors (they should agree to float rounding, which is why the pool is
+    embedded only once and shared).
+    """
     messages = filler_messages(size, seed=101)
     texts = [render_message(m) for m in messages]
     started = time.perf_counter()
     vectors = embedder.embed_documents(texts)
     seconds = time.perf_counter() - started
     distinct = len(set(texts))
-    return {
+    pool: dict[str, Any] = {
         "messages": messages,
         "texts": texts,
         "vectors": vectors,
         "seconds": seconds,
         "ms_per_message": seconds * 1000 / size,
         "distinct": distinct,
+        "backend": backend_of(embedder),
     }
+    if compare is not None:
+        subset = texts[: min(compare_size, size)]
+        compare.embed_documents(subset[:2])  # load the model outside the timing
+        started = time.perf_counter()
+        other = np.asarray(compare.embed_documents(subset), dtype=np.float32)
+        elapsed = time.perf_counter() - started
+        ours = np.asarray(vectors[: len(subset)], dtype=np.float32)
+        pool["compare"] = {
+            "backend": backend_of(compare),
+            "measured_on": len(subset),
+            "ms_per_message": elapsed * 1000 / len(subset),
+            "default_ms_per_message_same_texts": _time_per_message(embedder, subset),
+            "max_cosine_difference": float(np.max(np.abs(np.sum(ours * other, axis=1) - 1.0))),
+        }
+    return pool
+
+
+def _time_per_message(embedder: Any, texts: Sequence[str]) -> float:
+    started = time.perf_counter()
+    embedder.embed_documents(texts)
+    return (time.perf_counter() - started) * 1000 / len(texts)
 
 
 def cyclic_messages(pool: dict[str, Any], count: int) -> list[dict[str, Any]]:
@@ -211,7 +267,7 @@ def hook_latency(memory: SemanticMemory, queries: Sequence[str], rounds: int = 1
     of the per-round p50s.
     """
     hook = SemanticMemoryHook(memory=memory)
-    hook.preview("warm up the caches")
+    hook.preview(f"warm up the caches {queries[0] if queries else ''}")  # a new text: warms the embedder too
     totals, per_round = [], []
     size = max(1, len(queries) // rounds)
     for start in range(0, size * rounds, size):
@@ -276,32 +332,48 @@ def archiving_with_embedding(
 
     Ours: ``memory.archive`` of the new messages in one call, as the manager archives the messages that leave
     the window (embedding with the real model inside the call). Naive: the common pattern, one embedding call
-    per message as it arrives, then ``vstack`` + index rebuild. Each round uses new texts (no cache).
+    per message as it arrives, then ``vstack`` + index rebuild. Both embed with the same embedder object
+    (``embedder``, the library's default backend in ``run.py``): only the algorithm differs. Each round uses new
+    texts that appear nowhere else (no cache, no repeated text for either side).
     """
     size = max(settings.naive_sizes)
     pre = PrecomputedEmbedder(embedder, pool["texts"], pool["vectors"])
     base = cyclic_messages(pool, size)
     memory = build_memory(pre, base)
-    naive = NaiveMemory(embedder, pool["vectors"].shape[1], threads=1)
+    naive = NaiveMemory(pre.inner, pool["vectors"].shape[1], threads=1)  # the very embedder ours calls
     texts = [render_message(m) for m in base]
     naive.bulk_load(texts, np.stack([pre.known[t] for t in texts]))
     ours, theirs = [], []
     count = settings.archive_probe
     for round_ in range(settings.repeats):
         batch = _suffixed(extra[round_ * count : (round_ + 1) * count], f"with embedding {round_}")
+        calls = pre.document_calls
         started = time.perf_counter()
         memory.archive(batch)
         ours.append((time.perf_counter() - started) * 1000 / count)
+        assert pre.document_calls > calls and all(render_message(m) in pre.known for m in batch), "embedded inside"
         naive_batch = [f"{render_message(m)} (naive)" for m in batch]
         started = time.perf_counter()
         for text in naive_batch:
-            naive.add(text, embedder.embed_documents([text])[0])
+            naive.add(text, pre.inner.embed_documents([text])[0])
         theirs.append((time.perf_counter() - started) * 1000 / count)
-    return {"size": size, "messages": count, "ours": spread(ours), "naive": spread(theirs)}
+    return {
+        "size": size,
+        "messages": count,
+        "ours": spread(ours),
+        "naive": spread(theirs),
+        "embedder": backend_of(pre.inner),
+    }
 
 
-def scale(settings: Settings, embedder: Any, pool: dict[str, Any], pg_dsn: str | None = None) -> dict[str, Any]:
-    """Latency, archive cost, eviction and memory at each archive size, ours and naive side by side."""
+def scale(
+    settings: Settings, embedder: Any, pool: dict[str, Any], pg_dsn: str | None = None, compare: Any = None
+) -> dict[str, Any]:
+    """Latency, archive cost, eviction and memory at each archive size, ours and naive side by side.
+
+    ``embedder`` is the library's default; with ``compare`` (another backend of the same model), the hybrid hook
+    latency is measured again with ``compare`` embedding the queries over the same archive (``latency_compare``).
+    """
     pre = PrecomputedEmbedder(embedder, pool["texts"], pool["vectors"])
     queries = unique_queries(settings.latency_queries, seed=5)
     extra = filler_messages(1000, seed=202)  # new messages for the timed archive batches
@@ -323,6 +395,14 @@ def scale(settings: Settings, embedder: Any, pool: dict[str, Any], pg_dsn: str |
             rounds, count = (settings.repeats, len(queries)) if mode == "hybrid" else (1, settings.side_queries)
             row[f"latency_{mode}"] = hook_latency(memory, [f"{q} [{mode} {size}]" for q in queries[:count]], rounds)
         memory.retrieval = "hybrid"
+        if compare is not None:
+            pre.queries = compare  # same archive and document vectors, the other backend embeds the queries
+            try:  # one round of the side queries: a comparison, not a target (PyTorch is slow on a loaded machine)
+                row["latency_compare"] = hook_latency(
+                    memory, [f"{q} [compare {size}]" for q in queries[: settings.side_queries]]
+                )
+            finally:
+                pre.queries = pre.inner
         per_message = _archive_rounds(memory, pre, extra, f"{size}")
         row["index_ms_per_message"] = float(np.median(per_message))
         row["index_spread"] = spread(per_message)
@@ -374,6 +454,8 @@ def scale(settings: Settings, embedder: Any, pool: dict[str, Any], pg_dsn: str |
         "pool_distinct": pool["distinct"],
         "with_embedding": archiving_with_embedding(settings, embedder, pool, extra),
         "faiss_default_threads": _faiss_default_threads(),
+        "backend": backend_of(embedder),
+        "compare_backend": backend_of(compare) if compare is not None else None,
     }
 
 
@@ -445,12 +527,23 @@ def restore(settings: Settings, embedder: Any, pool: dict[str, Any]) -> dict[str
 # --------------------------------------------------------------------------------------------- LoCoMo
 
 
-def locomo(path: Any, embedder: Any, repeats: int, limit: int | None = None) -> dict[str, Any]:
+def locomo(
+    path: Any,
+    embedder: Any,
+    repeats: int,
+    limit: int | None = None,
+    compare: Any = None,
+    compare_modes: Sequence[str] = ("hybrid", "dense"),
+) -> dict[str, Any]:
     """LoCoMo recall by mode and category (``benchmarks/locomo.py``), and ``search(q, top_k=50)`` latency of the
     default configuration in ``repeats`` rounds (recall is deterministic; only the timing varies).
 
     Each round asks a different share of the questions (question ``n`` in round ``n % repeats``) of fresh
-    memories, so no round hits a query cache.
+    memories, so no round hits a query cache. With ``compare`` (another backend of the same model), recall is
+    measured again in ``compare_modes`` with ``compare`` embedding the questions over the same document vectors
+    (``results["compare"]``): the effect of the query path alone (e.g. int8 ONNX queries against PyTorch). Only
+    recall is compared, so ``compare`` embeds every question once, in batches (equal to one at a time up to float
+    rounding): on a loaded machine PyTorch one query at a time would take most of the run.
     """
     from pathlib import Path
 
@@ -462,6 +555,15 @@ def locomo(path: Any, embedder: Any, repeats: int, limit: int | None = None) -> 
     texts = [turn_text_of(m) for c in conversations for m in c.messages]
     shared = PrecomputedEmbedder(embedder, texts, embedder.embed_documents(texts))  # embedded once for every run
     results = run_locomo(path, embedder=shared, limit=limit)
+    results["backend"] = backend_of(embedder)
+    if compare is not None:
+        other = PrecomputedEmbedder(embedder, texts, np.stack([shared.known[t] for t in texts]), queries=compare)
+        questions = sorted({q.text for c in conversations for q in c.questions})
+        if questions:
+            other.known_queries = dict(zip(questions, compare.embed_queries(questions), strict=True))
+        compared = run_locomo(path, embedder=other, modes=tuple(compare_modes), limit=limit)
+        assert other.queries is compare and all(q in other.known_queries for q in questions)
+        results["compare"] = {"backend": backend_of(compare), "modes": compared["modes"]}
     p50s = []
     for round_ in range(repeats):
         latencies = []

@@ -79,6 +79,7 @@ class LocalLlamaModel(Model):
         temperature: float = 0.0,
         repeat_penalty: float = 1.1,
         seed: int = 0,
+        stop: list[str] | None = None,
     ) -> None:
         # OpenMP threads that spin while waiting made generation 10-20x slower on a busy 2-core machine (54 s
         # instead of 2.5 s for 40 tokens, measured); passive waiting removes that. Read once, when libgomp loads.
@@ -96,6 +97,7 @@ class LocalLlamaModel(Model):
             "temperature": temperature,
             "repeat_penalty": repeat_penalty,
             "seed": seed,
+            "stop": list(stop or []),
         }
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
         started = time.perf_counter()
@@ -133,10 +135,13 @@ class LocalLlamaModel(Model):
             "repeat_penalty": self.config["repeat_penalty"],
             "seed": self.config["seed"],
         }
+        if self.config.get("stop"):
+            options["stop"] = list(self.config["stop"])  # llama.cpp ends the reply before a stop string
         if schema is not None:
             # A JSON-schema grammar: the reply is valid JSON of this shape. JSON needs more room than prose.
             options.update(response_format={"type": "json_object", "schema": schema}, max_tokens=1024)
             options["repeat_penalty"] = 1.0  # a penalty on repeated tokens fights JSON's own punctuation
+            options.pop("stop", None)
         try:
             result = self._llm.create_chat_completion(messages=chat, **options)
         except ValueError as error:

@@ -2,7 +2,7 @@
 # Install the benchmark dependencies into .venv and regenerate docs/benchmarks.md and its plots.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup-env.sh"
-echo "==> installing strands-semantic-memory with the bench extra"
+echo "==> installing strands-semantic-memory with the bench and onnx extras (onnx: the default embedder backend)"
 pip install --quiet -e ".[bench]"
-echo "==> running the benchmark suite (about 10 minutes at full size on 2 cores)"
+echo "==> running the benchmark suite (about 15 minutes at full size on 2 cores; on 2 cores pass --torch-threads 1 for the PyTorch comparison rows)"
 exec python -m benchmarks.run "$@"

@@ -2,7 +2,7 @@
 # Install the demo's dependencies into .venv and run main.py offline (extra arguments go to main.py).
 #
 # llama-cpp-python has no prebuilt wheel on PyPI: pip compiles it once (needs a C/C++ compiler; measured about
-# 9 CPU-minutes, 12 to 25 minutes of wall time on a busy 2-core machine, see the README), then reuses the wheel
+# 9 CPU-minutes; 12 to 35 minutes of wall time on a busy 2-core machine, see the README), then reuses the wheel
 # from its cache.
 # It is built without -march=native (CMAKE_ARGS=-DGGML_NATIVE=OFF, unless you set CMAKE_ARGS yourself): a native
 # build on a CPU with AMX (Intel Sapphire Rapids and later) crashed with a segmentation fault in llama.cpp's AMX

@@ -4,13 +4,18 @@ Indices are handed out in archive order and never reused, so they are positions 
 archived history. Eviction only ever removes the oldest records, so the live indices always form one
 contiguous run ``oldest..newest``.
 
-Byte accounting (:func:`record_nbytes`) is an estimate of what one archived message costs, documented so
-limits are predictable:
+Byte accounting is an estimate of what one archived message costs, documented so limits are predictable. The
+in-process archive (:class:`~strands_semantic_memory.stores.in_memory.InMemoryArchive`) counts:
 
 - the message as compact UTF-8 JSON (this is how it is held in memory: decoding happens only for hits);
-- 4 bytes per dimension per vector, plus 24 bytes of id bookkeeping per vector in the index;
-- ``LEXICAL_ENTRY_BYTES`` per distinct term of the message in the lexical (BM25) index;
-- ``RECORD_OVERHEAD`` bytes for the record object and its dictionary entries.
+- per stored vector, what its tier of the vector index holds for it
+  (:attr:`~strands_semantic_memory.stores.faiss_store.FaissVectorStore.bytes_per_vector`: ``4 * dimension + 8`` in
+  the exact tier, whose id map holds one int64 per vector);
+- ``POSTING_BYTES`` per distinct term of the message in the lexical (BM25) index;
+- ``IN_PROCESS_RECORD_BYTES`` for its slot in the record table.
+
+:func:`record_nbytes` is the older, store-independent form (24 bytes of id bookkeeping per vector, 10 per posting,
+176 per record) that stores without an in-process index (PostgreSQL) use for their limits.
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ import json
 import logging
 import re
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 from strands.types.content import Message
@@ -29,13 +33,20 @@ from strands.types.session import decode_bytes_values, encode_bytes_values
 logger = logging.getLogger(__name__)
 
 RECORD_OVERHEAD = 176
-"""Estimated bytes of Python bookkeeping per record (the slotted record object, its key entry, its two times)."""
+"""Estimated bytes of bookkeeping per record in :func:`record_nbytes`."""
 
 LEXICAL_ENTRY_BYTES = 10
-"""Bytes per posting in the lexical index: an int64 archive index and a uint16 term count."""
+"""Bytes per lexical entry in :func:`record_nbytes`."""
 
 VECTOR_ID_OVERHEAD = 24
-"""Estimated bytes per stored vector beyond the vector itself (its id in the index and the reverse map)."""
+"""Bytes per stored vector beyond the vector itself in :func:`record_nbytes`."""
+
+POSTING_BYTES = 6
+"""Bytes per posting in the in-process lexical index: a uint32 index offset and a uint16 term count."""
+
+IN_PROCESS_RECORD_BYTES = 80
+"""Bytes per record in the in-process record table beyond its message: the ``bytes`` object's header (33), the
+list slot (8), role code, key, counts and two times (32), the lexical index's document length and flag (5)."""
 
 CHUNK_BITS = 8
 """Vector ids are ``(archive index << CHUNK_BITS) | chunk number``: up to 256 vectors per message."""
@@ -133,41 +144,8 @@ MAX_INDEX = (1 << (63 - CHUNK_BITS)) - 1
 """The largest archive index whose vector ids fit FAISS's int64 ids."""
 
 
-@dataclass(slots=True)
-class ArchivedRecord:
-    """One archived message, as the in-process archive holds it.
-
-    Its archive index is its position in the archive's record list (indices are contiguous), so it is not stored
-    again here; nor is its byte size, which :func:`record_nbytes` derives from these fields.
-
-    Attributes:
-        data: The message, as :func:`encode_message` bytes.
-        role: The message's role.
-        key: The compact idempotency key (see :func:`record_key`), None for a message without a tracking id.
-        vector_count: How many vectors of this message are in the store (0 while pending or if nothing to embed).
-        pending: True while the message still waits for its embedding.
-        lexical_terms: Its entries in the lexical index (distinct terms).
-    """
-
-    data: bytes
-    role: str
-    key: int | None
-    vector_count: int
-    pending: bool
-    lexical_terms: int = 0
-
-    @property
-    def message(self) -> Message:
-        """A fresh copy of the archived message."""
-        return decode_message(self.data)
-
-    def nbytes(self, dimension: int) -> int:
-        """Its share of ``total_memory`` (see the module docstring)."""
-        return record_nbytes(len(self.data), self.vector_count, dimension, self.lexical_terms)
-
-
 def record_nbytes(data_len: int, vector_count: int, dimension: int, lexical_terms: int = 0) -> int:
-    """Estimated bytes of one record (see the module docstring)."""
+    """Estimated bytes of one record, store-independent (see the module docstring)."""
     return (
         data_len
         + vector_count * (dimension * 4 + VECTOR_ID_OVERHEAD)

@@ -19,12 +19,16 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .embeddings.base import Vectors
 from .errors import DimensionMismatchError, EmbeddingError, SemanticMemoryError
 from .rendering import chunk_text
+
+if TYPE_CHECKING:
+    from .options import MemoryOptions
 from .stores.archive_store import ArchiveStore
 
 logger = logging.getLogger(__name__)
@@ -68,6 +72,17 @@ class EmbeddingQueue:
         self.last_error: str | None = None
         self.failures = 0
 
+    @classmethod
+    def for_options(cls, embed: EmbedFn, options: MemoryOptions) -> EmbeddingQueue:
+        """A queue configured by a memory's options (chunking, retry interval, batch size)."""
+        return cls(
+            embed,
+            chunk_chars=options.chunk_chars,
+            max_chunks=options.max_chunks_per_message,
+            retry_interval=options.embedding_retry_interval,
+            batch_size=options.embedding_batch_size,
+        )
+
     def reset(self) -> None:
         """Forget claims and failures: the archive was replaced (vectors being computed now are dropped)."""
         with self._state_lock:
@@ -102,6 +117,35 @@ class EmbeddingQueue:
                 return total
             if not updated:
                 return total
+
+    def run_contained(self, store: ArchiveStore, lock: AbstractContextManager[object]) -> int:
+        """:meth:`run` for automatic runs (from ``archive`` and ``search``): nothing raises.
+
+        An embedder failure is already logged and recorded by the run; a store failing while saving vectors is
+        logged here. Either way the messages stay pending.
+
+        Returns:
+            How many messages received their vectors (0 after a failure).
+        """
+        try:
+            return self.run(store, lock, raise_errors=False)
+        except SemanticMemoryError:
+            return 0
+        except Exception as error:
+            logger.warning("error=<%s> | storing vectors failed; the messages stay pending", error)
+            return 0
+
+    def catch_up(self, store: ArchiveStore, lock: AbstractContextManager[object]) -> int:
+        """Before a search: embed what is pending, if a run is due (one cheap store call when nothing is).
+
+        Returns:
+            How many messages received their vectors.
+        """
+        if not self.due():
+            return 0
+        with lock:
+            waiting = store.has_pending()
+        return self.run_contained(store, lock) if waiting else 0
 
     def _run_once(
         self, store: ArchiveStore, lock: AbstractContextManager[object]

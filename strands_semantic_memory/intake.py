@@ -3,10 +3,13 @@
 Every message is validated first (a bad one raises, naming its position, and nothing is archived), then encoded
 exactly (:func:`~.archive.encode_message`), rendered to searchable text, keyed for idempotency
 (:func:`~.archive.record_key`) and stamped with when it was archived and, if the caller says, when it was said.
+After the store's ``add``, :class:`AddedCounter` tells the new messages from those already archived without asking
+the store again.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -18,7 +21,7 @@ from .archive import encode_message, record_key, searchable_text
 from .errors import InvalidMessageError, InvalidMessageTypeError
 from .recall import TimeBound, to_epoch
 from .rendering import render_message
-from .stores.archive_store import NewRecord
+from .stores.archive_store import ArchiveStore, NewRecord
 
 
 def said_at(message: Mapping[str, Any], given: TimeBound, position: int) -> float | None:
@@ -82,3 +85,43 @@ def new_records(messages: Sequence[Message], timestamps: Sequence[TimeBound] | N
             )
         )
     return records
+
+
+class AddedCounter:
+    """Tells new messages from those archived before among the indices ``add`` returns, without a store call.
+
+    A store hands out new indices above every index it ever used and returns the existing index of a message
+    archived before; so an index at or above the horizon (one past the newest index known to exist) is new, or
+    was archived by another process since, which is a change too. The horizon is read from the store once, and
+    again after a restore (which may hand out lower indices). Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        """Create a counter that knows no horizon yet."""
+        self._horizon: int | None = None
+        self._generation = 0
+        self._lock = threading.Lock()
+
+    def horizon(self, store: ArchiveStore) -> tuple[int, int]:
+        """The horizon to count the next ``add`` against, with its generation (take it just before the add)."""
+        with self._lock:
+            horizon, generation = self._horizon, self._generation
+        if horizon is None:
+            bounds = store.bounds()
+            horizon = 0 if bounds is None else bounds[1] + 1
+        return horizon, generation
+
+    def count(self, indices: Sequence[int], taken: tuple[int, int]) -> int:
+        """How many distinct ``indices`` are new, given the :meth:`horizon` taken before the ``add``."""
+        horizon, generation = taken
+        fresh = {i for i in indices if i >= horizon}
+        with self._lock:
+            if generation == self._generation:  # else a restore came in between: its horizon is read again
+                self._horizon = max(horizon, self._horizon or 0, max(fresh, default=-1) + 1)
+        return len(fresh)
+
+    def reset(self) -> None:
+        """Forget the horizon: the archive was replaced."""
+        with self._lock:
+            self._horizon = None
+            self._generation += 1

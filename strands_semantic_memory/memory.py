@@ -1,11 +1,20 @@
 """SemanticMemory: the engine behind the conversation manager, the hook and the Strands memory store.
 
-A facade: it holds the lock and orders the steps; each step is a module named after its job. Archiving: the
-messages are validated and encoded (:mod:`.archive`), committed to the store in one call, then embedded outside
-the lock (:mod:`.embedding_queue`); a failing embedder leaves them pending, never lost. Recall:
-:mod:`.recall`. Options: :mod:`.options`; state: :mod:`.state`; stats: :mod:`.stats`.
+A facade: it holds the lock, orders the steps and counts changes (:attr:`SemanticMemory.version`); each step is a
+module named after its job. Archiving: :mod:`.intake` checks and encodes the messages, the store commits them in
+one call, and :mod:`.embedding_queue` embeds them outside the lock (a failing embedder leaves them pending, never
+lost). Recall: :mod:`.recall`; reading by index: :mod:`.reading`; eviction and forgetting: :mod:`.removal`;
+options: :mod:`.options`; saved state: :mod:`.state`; stats: :mod:`.stats`.
 
 Every public method is safe to call from several threads at once.
+
+Example:
+    ```python
+    memory = SemanticMemory(top_k=3, context_radius=2)
+    memory.archive(messages)
+    for window in memory.retrieve("what was the order number?"):
+        print(window.start, window.end, window.messages)
+    ```
 """
 
 from __future__ import annotations
@@ -19,16 +28,15 @@ from typing import Any
 
 from strands.types.content import Message
 
-from .archive import decode_message
+from . import reading, removal
 from .embedding_queue import EmbeddingQueue
 from .embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
-from .errors import ConfigurationError, InvalidMessageError, InvalidMessageTypeError, SemanticMemoryError, StateError
-from .intake import new_records
+from .intake import AddedCounter, new_records
 from .options import MemoryOptions
 from .query_encoder import Encoder
 from .recall import Recall, SearchHit, TimeBound, make_filter
 from .rerank import Reranker
-from .state import check_compatibility, constructor_arguments
+from .state import check_compatibility, constructor_arguments, export_memory, restore_archive
 from .stats import MemoryStats, build_stats
 from .stores import resolve_store
 from .stores.archive_store import ArchiveStore, StoredRecord
@@ -40,16 +48,7 @@ __all__ = ["SearchHit", "SemanticMemory"]
 
 
 class SemanticMemory:
-    """A lossless, searchable archive of Strands messages.
-
-    Example:
-        ```python
-        memory = SemanticMemory(top_k=3, context_radius=2)
-        memory.archive(messages)
-        for window in memory.retrieve("what was the order number?"):
-            print(window.start, window.end, window.messages)
-        ```
-    """
+    """A lossless, searchable archive of Strands messages (an example: the module docstring; options: the README)."""
 
     def __init__(
         self,
@@ -71,32 +70,26 @@ class SemanticMemory:
         """Create a memory. Nothing is loaded until the first message is embedded.
 
         Args:
-            embedding_model: Local sentence-transformers model name or folder (default: the bundled
-                all-MiniLM-L6-v2), or ``"bedrock:<model id>"``. Ignored when ``embedder`` is given.
-            top_k: Hits returned by :meth:`search` and widened by :meth:`retrieve` unless overridden per call.
+            embedding_model: A sentence-transformers model name or folder (default: the bundled
+                all-MiniLM-L6-v2), or ``"bedrock:<model id>"``; ignored when ``embedder`` is given.
+            top_k: Hits per search (see :class:`~strands_semantic_memory.options.MemoryOptions`, as below).
             context_radius: Neighbouring messages added on each side of a hit by :meth:`retrieve`.
-            min_score: Minimum cosine similarity of a hit (-1..1), in every retrieval mode; None keeps all.
+            min_score: Minimum cosine similarity of a hit (-1..1); None keeps all.
             max_num_archived_messages: Keep at most this many messages (oldest evicted first); None: no limit.
             max_memory_archived_messages: Keep at most this many estimated bytes; None: no limit.
             embedder: A ready :class:`~strands_semantic_memory.embeddings.Embedder`, instead of a model name.
-            store: Where the archive lives, an :class:`~strands_semantic_memory.stores.ArchiveStore`: default in
-                process (:class:`InMemoryArchive`); ``PgVectorStore`` to share it between processes.
-            archive_path: A file for a durable archive on this machine (:class:`SqliteArchive`); reopened from
-                the same path by a new process. Not together with ``store``.
+            store: Where the archive lives (an :class:`~strands_semantic_memory.stores.ArchiveStore`; default in
+                process); ``PgVectorStore`` shares it between processes.
+            archive_path: A file for a durable archive (``SqliteArchive``); not together with ``store``.
             reranker: A :class:`~strands_semantic_memory.rerank.Reranker` to reorder candidates; default none.
             aws_region: Bedrock only: the region (default: the AWS SDK's resolution).
-            embedding_dimensions: Bedrock only: output dimension for models that offer a choice.
-            **options: Further :class:`~strands_semantic_memory.options.MemoryOptions` (``retrieval``,
-                ``ranking``, ``rerank_candidates``, ``chunk_chars``, ``max_chunks_per_message``,
-                ``query_cache_size``, ``embedding_retry_interval``, ``embedding_batch_size``).
+            embedding_dimensions: Bedrock only: the output dimension, for models that offer a choice.
+            **options: Further ``MemoryOptions`` fields (``retrieval``, ``ranking``, ``chunk_chars``, ...).
 
         Raises:
             ConfigurationError: If an option is unknown or out of range (the message names it).
         """
-        unknown = set(options) - MemoryOptions.names()
-        if unknown:
-            raise ConfigurationError(f"unknown option(s) {sorted(unknown)}; see MemoryOptions")
-        self._options = MemoryOptions(
+        self._options = MemoryOptions.from_arguments(
             top_k=top_k,
             context_radius=context_radius,
             min_score=min_score,
@@ -114,20 +107,16 @@ class SemanticMemory:
             contextlib.nullcontext() if self._archive.thread_safe else self._lock
         )
         self._encoder = Encoder(self.embedder, lambda: self._archive.dimension, self._options.query_cache_size)
-        self._queue = self._new_queue()
+        self._queue = EmbeddingQueue.for_options(self._encoder.documents, self._options)
         self._recall = Recall(self._archive, self._encoder, self._store_lock, lambda: self._options, reranker)
         self._version = 0
         self._searches = 0
+        self._added = AddedCounter()
 
-    def _new_queue(self) -> EmbeddingQueue:
-        options = self._options
-        return EmbeddingQueue(
-            self._encoder.documents,
-            chunk_chars=options.chunk_chars,
-            max_chunks=options.max_chunks_per_message,
-            retry_interval=options.embedding_retry_interval,
-            batch_size=options.embedding_batch_size,
-        )
+    def _changed(self, count: int = 1) -> None:
+        if count:
+            with self._lock:
+                self._version += 1
 
     # ------------------------------------------------------------------ options and properties
 
@@ -137,9 +126,11 @@ class SemanticMemory:
         return self._options
 
     def configure(self, **changes: Any) -> None:
-        """Change options (validated first; nothing changes on an error)."""
+        """Change options (validated first; nothing changes on an error). Saved state carries them: a change."""
         self._options = self._options.replace(**changes)
-        self._queue = self._new_queue() if {"chunk_chars", "max_chunks_per_message"} & set(changes) else self._queue
+        self._changed()
+        if {"chunk_chars", "max_chunks_per_message"} & set(changes):
+            self._queue = EmbeddingQueue.for_options(self._encoder.documents, self._options)
 
     def __getattr__(self, name: str) -> Any:
         if name != "_options" and name in MemoryOptions.names():
@@ -167,24 +158,18 @@ class SemanticMemory:
         """Where the archive is kept."""
         return self._archive
 
+    # ------------------------------------------------------------------ reading by index
+
     def __len__(self) -> int:
         """Number of archived messages."""
         with self._store_lock:
             return len(self._archive)
 
-    def _records(self, start: int | None = None, end: int | None = None) -> dict[int, StoredRecord]:
-        with self._store_lock:
-            bounds = self._archive.bounds()
-            if bounds is None:
-                return {}
-            lo = bounds[0] if start is None else max(start, bounds[0])
-            hi = bounds[1] if end is None else min(end, bounds[1])
-            return self._archive.get(list(range(lo, hi + 1)))
-
     @property
     def indices(self) -> list[int]:
         """The live archive indices, oldest first (forgotten messages leave holes)."""
-        return sorted(self._records())
+        with self._store_lock:
+            return sorted(reading.live_records(self._archive))
 
     def get(self, index: int) -> Message:
         """A copy of the archived message at ``index``.
@@ -201,108 +186,67 @@ class SemanticMemory:
             KeyError: If no message has that index.
         """
         with self._store_lock:
-            found = self._archive.get([index]).get(index)
-        if found is None:
-            raise KeyError(f"no archived message with index {index}")
-        return found
+            return reading.read_record(self._archive, index)
 
     def messages(self, start: int | None = None, end: int | None = None) -> list[tuple[int, Message]]:
         """Archived ``(index, message)`` pairs with ``start <= index <= end``, oldest first."""
-        return [(i, decode_message(r.data)) for i, r in sorted(self._records(start, end).items())]
+        with self._store_lock:
+            records = reading.live_records(self._archive, start, end)
+        return reading.decoded(records)
 
-    # ------------------------------------------------------------------ archiving
+    # ------------------------------------------------------------------ archiving and embedding
 
     def archive(self, messages: Sequence[Message], *, timestamps: Sequence[TimeBound] | None = None) -> list[int]:
-        """Archive messages verbatim, in order, in one commit, then make them searchable.
-
-        Archiving the same message again (same tracking id and content) returns its existing index. A message
-        with nothing to embed is archived without a vector. If embedding fails, the messages are archived all
-        the same and embedded later (see :mod:`.embedding_queue`).
+        """Archive messages verbatim in one commit (again: the existing index), then embed them if possible.
 
         Args:
             messages: Strands message dicts, oldest first (copied: later changes do not reach the archive).
-            timestamps: When each message was said (epoch seconds or datetimes), aligned with ``messages``. By
-                default a message's ``metadata.custom.timestamp`` (ISO 8601 or epoch seconds) is used if present.
+            timestamps: When each message was said (epoch seconds or datetimes), aligned with ``messages``; by
+                default a message's ``metadata.custom.timestamp`` (ISO 8601 or epoch seconds), if present.
 
         Returns:
             The archive index of each message, same order.
 
         Raises:
-            InvalidMessageError, InvalidMessageTypeError: If an item is not a message (nothing is archived).
-            StoreError: If the store cannot commit them; nothing is archived.
+            InvalidMessageError, InvalidMessageTypeError, StoreError: Nothing is archived.
         """
         records = new_records(messages, timestamps)
         with self._store_lock:
-            before = len(self._archive)
+            horizon = self._added.horizon(self._archive)  # a store call only the first time
             indices = self._archive.add(records)
-            added = len(self._archive) - before
+        added = self._added.count(indices, horizon)
+        self._changed(added)
         if added:
-            self._bump()
             logger.debug("archived=<%d> | messages archived", added)
         # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
         if self._queue.due():
-            self._embed(raise_errors=False)
+            self._changed(self._queue.run_contained(self._archive, self._store_lock))
         self._enforce_limits()
         return indices
 
-    def _embed(self, *, raise_errors: bool) -> int:
-        try:
-            updated = self._queue.run(self._archive, self._store_lock, raise_errors=raise_errors)
-        except SemanticMemoryError:
-            if raise_errors:
-                raise
-            return 0
-        except Exception as error:  # a store failing while saving vectors: the messages stay pending
-            if raise_errors:
-                raise
-            logger.warning("error=<%s> | storing vectors failed; the messages stay pending", error)
-            return 0
-        if updated:
-            self._bump()
-        return updated
-
     def embed_pending(self) -> int:
-        """Embed every message still waiting for its vectors, now (ignores the retry interval).
-
-        Returns:
-            How many messages were embedded.
+        """Embed every pending message now (ignoring the retry interval); returns how many were embedded.
 
         Raises:
             EmbeddingError: If the embedder fails (the messages stay archived and pending).
         """
-        return self._embed(raise_errors=True)
-
-    def _bump(self) -> None:
-        with self._lock:
-            self._version += 1
+        updated = self._queue.run(self._archive, self._store_lock, raise_errors=True)
+        self._changed(updated)
+        return updated
 
     # ------------------------------------------------------------------ removal
 
     def _enforce_limits(self) -> list[int]:
-        options = self._options
         with self._store_lock:
-            evicted = self._archive.enforce_limits(
-                options.max_num_archived_messages, options.max_memory_archived_messages
-            )
-            limit = options.max_memory_archived_messages
-            if limit is not None and self._archive.stats().total_bytes > limit:
-                logger.warning(
-                    "limit=<%d> | the newest archived message alone exceeds max_memory_archived_messages; it is kept",
-                    limit,
-                )
-        if evicted:
-            self._bump()
-            logger.info(
-                "evicted=<%d>, newest_evicted=<%d> | oldest archived messages evicted", len(evicted), evicted[-1]
-            )
+            evicted = removal.enforce_limits(self._archive, self._options)
+        self._changed(len(evicted))
         return evicted
 
     def evict_oldest(self, count: int = 1) -> list[int]:
         """Evict the ``count`` oldest messages from the archive and the indexes together; returns their indices."""
         with self._store_lock:
             evicted = self._archive.evict_oldest(count)
-        if evicted:
-            self._bump()
+        self._changed(len(evicted))
         return evicted
 
     def clear(self) -> None:
@@ -310,31 +254,19 @@ class SemanticMemory:
         self.evict_oldest(len(self))
 
     def forget(self, indices: Iterable[int] | None = None, *, query: str | None = None) -> list[int]:
-        """Delete messages for good (privacy): records, vectors, lexical entries, database rows.
-
-        A forgotten message is never returned again; state saved afterwards no longer holds it (save the session
-        again so older saved state is replaced).
+        """Delete messages for good (privacy): records, vectors, lexical entries; state saved later lacks them.
 
         Args:
             indices: Archive indices to delete (unknown ones are ignored).
-            query: Also delete every message whose text contains this, case-insensitively. Exact substring
-                matching, deliberately: deletion must be predictable, never "similar enough".
+            query: Also delete every message whose text contains this, case-insensitively (exact substring).
 
         Returns:
             The deleted indices, ascending.
         """
-        targets = list(indices or [])
-        if any(not isinstance(i, int) or isinstance(i, bool) for i in targets):
-            raise InvalidMessageTypeError("forget() takes integer archive indices")
-        if query is not None and (not isinstance(query, str) or not query.strip()):
-            raise InvalidMessageError("forget(query=...) needs a non-empty string")
+        targets = removal.forget_request(indices, query)
         with self._store_lock:
-            if query is not None:
-                targets.extend(self._archive.find_text(query))
-            removed = self._archive.forget(sorted(set(targets))) if targets else []
-        if removed:
-            self._bump()
-            logger.info("forgotten=<%d> | archived messages deleted on request", len(removed))
+            removed = removal.forget(self._archive, targets, query)
+        self._changed(len(removed))
         return removed
 
     # ------------------------------------------------------------------ recall
@@ -342,11 +274,7 @@ class SemanticMemory:
     def _prepare(self) -> None:
         with self._lock:
             self._searches += 1
-        if self._queue.due():
-            with self._store_lock:
-                waiting = self._archive.has_pending()
-            if waiting:
-                self._embed(raise_errors=False)
+        self._changed(self._queue.catch_up(self._archive, self._store_lock))
 
     def search(
         self,
@@ -358,27 +286,21 @@ class SemanticMemory:
         since: TimeBound = None,
         until: TimeBound = None,
     ) -> list[SearchHit]:
-        """Find the archived messages most relevant to ``query``.
+        """Find the archived messages most relevant to ``query`` (empty for an empty query or archive).
 
         Args:
             query: The text to look for.
             top_k: How many hits at most (default: ``options.top_k``).
-            min_score: Minimum cosine similarity (default: ``options.min_score``); messages without a vector
-                are not filtered by it.
+            min_score: Minimum cosine similarity (default: ``options.min_score``); unembedded messages pass.
             roles: Only messages of these roles.
             since: Only messages said (else archived) at or after this time (epoch seconds or datetime).
             until: Only messages said (else archived) at or before this time.
 
-        Returns:
-            Hits, most relevant first. Empty for an empty query or archive.
-
         Raises:
             EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
         """
-        k = self._options.top_k if top_k is None else top_k
         self._prepare()
-        threshold = self._options.min_score if min_score is None else min_score
-        return self._recall.search(query, k, threshold, make_filter(roles, since, until))[:k]
+        return self._recall.search(query, top_k, min_score, make_filter(roles, since, until))
 
     def retrieve(
         self,
@@ -391,20 +313,12 @@ class SemanticMemory:
         since: TimeBound = None,
         until: TimeBound = None,
     ) -> list[ContextWindow]:
-        """Search, widen each hit by the context radius, and merge overlapping or adjacent ranges.
+        """Search, widen each hit by ``context_radius`` (default: the option), merge into scored windows.
 
-        Each window is scored with every candidate inside it (the search looks ``3 * top_k`` deep), so a passage
-        whose neighbours also match outranks an isolated hit (see :func:`~.windows.window_score`). Arguments as
-        in :meth:`search`, plus ``context_radius`` (default: ``options.context_radius``).
-
-        Returns:
-            Windows in conversation order, each with its score.
+        Arguments and errors as in :meth:`search`; windows come in conversation order.
         """
-        k = self._options.top_k if top_k is None else top_k
-        radius = self._options.context_radius if context_radius is None else context_radius
         self._prepare()
-        threshold = self._options.min_score if min_score is None else min_score
-        return self._recall.windows(query, k, radius, threshold, make_filter(roles, since, until))
+        return self._recall.windows(query, top_k, context_radius, min_score, make_filter(roles, since, until))
 
     # ------------------------------------------------------------------ stats and state
 
@@ -412,41 +326,24 @@ class SemanticMemory:
         """Typed usage statistics (see :class:`~strands_semantic_memory.stats.MemoryStats`)."""
         with self._store_lock:
             stats = self._archive.stats()
-        return build_stats(
-            stats,
-            self._options,
-            embedding_model=self.embedder.model_id,
-            store=type(self._archive).__name__,
-            last_embedding_error=self._queue.last_error,
-            searches=self._searches,
-            query_cache_hits=self._encoder.cache_hits,
-            embedding_failures=self._queue.failures,
-        )
+        store, model_id = type(self._archive).__name__, self.embedder.model_id
+        return build_stats(stats, self._options, model_id, store, self._queue, self._encoder, self._searches)
 
     def get_memory_usage_stats(self) -> dict[str, Any]:
         """:meth:`stats` as a dict (``message_count``, ``total_memory``, ``pending_embedding_count``, ...)."""
         return self.stats().as_dict()
 
     def to_state(self) -> dict[str, Any]:
-        """Everything needed to restore this memory, as JSON types only (no pickle), versioned.
-
-        In process, the whole archive with its vectors; with a persistent store (SQLite, PostgreSQL), a
-        reference to it. The options are saved too, and restored by :meth:`from_state` unless overridden.
-        """
+        """What restores this memory, JSON types only, versioned: the archive (or a reference) and the options."""
         with self._store_lock:
-            state = self._archive.export_state(self.embedder.model_id)
-        state["options"] = self._options.to_dict()
-        return state
+            return export_memory(self._archive, self.embedder.model_id, self._options)
 
     def load_state(self, state: Mapping[str, Any], *, reembed: bool = False) -> None:
-        """Replace this memory's archive with a saved one, without calling the embedder.
-
-        Atomic: a state that fails validation leaves this memory exactly as it was.
+        """Replace the archive with a saved one, without calling the embedder; on an error nothing changes.
 
         Args:
             state: What :meth:`to_state` returned (possibly after a JSON round trip).
-            reembed: If another embedding model or dimension built it, embed every message again instead of
-                refusing.
+            reembed: Embed every message again, instead of refusing, if another model or dimension built it.
 
         Raises:
             StateError: If the state is corrupt, inconsistent, or not ours.
@@ -456,12 +353,10 @@ class SemanticMemory:
         known = getattr(self.embedder, "configured_dimension", None)
         mismatch = check_compatibility(state, self.embedder.model_id, known, reembed=reembed)
         with self._lock, self._store_lock:
-            try:
-                self._archive.load_state(state, reembed=mismatch)
-            except RecursionError as error:
-                raise StateError("saved state is nested too deeply to be an archive") from error
+            restore_archive(self._archive, state, reembed=mismatch)
             self._queue.reset()
             self._encoder.clear()
+            self._added.reset()  # the restored archive may hand out lower indices
             self._version += 1
         if mismatch:
             logger.info("messages=<%d> | re-embedding the restored archive with the configured model", len(self))
@@ -470,19 +365,13 @@ class SemanticMemory:
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], *, reembed: bool = False, **kwargs: Any) -> SemanticMemory:
-        """Build a memory from saved state without calling any embedder.
+        """Build a memory from saved state (see :meth:`load_state`) without calling any embedder.
 
-        Args:
-            state: What :meth:`to_state` returned.
-            reembed: See :meth:`load_state`.
-            **kwargs: Constructor arguments. Options saved with the state are restored unless given here;
-                ``embedding_model`` defaults to the model that built the archive.
+        ``kwargs`` are constructor arguments; the saved options and embedding model apply unless given here.
 
         Raises:
-            StateError: If the state is corrupt or not ours.
-            EmbeddingModelMismatchError: If the embedder differs from the archive's model and ``reembed`` is False.
+            StateError, EmbeddingModelMismatchError, DimensionMismatchError: As :meth:`load_state`.
         """
-        kwargs = constructor_arguments(state, kwargs)
-        memory = cls(**kwargs)
+        memory = cls(**constructor_arguments(state, kwargs))
         memory.load_state(state, reembed=reembed)
         return memory

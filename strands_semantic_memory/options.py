@@ -106,6 +106,18 @@ class MemoryOptions:
         return dataclasses.asdict(self)
 
     @classmethod
+    def from_arguments(cls, **values: Any) -> MemoryOptions:
+        """Options from ``SemanticMemory``'s keyword arguments.
+
+        Raises:
+            ConfigurationError: If a name is not an option, or a value is invalid (the message names it).
+        """
+        unknown = set(values) - cls.names()
+        if unknown:
+            raise ConfigurationError(f"unknown option(s) {sorted(unknown)}; see MemoryOptions")
+        return cls(**values)
+
+    @classmethod
     def from_dict(cls, saved: Mapping[str, Any]) -> MemoryOptions:
         """Options saved by :meth:`to_dict`; unknown keys (from a newer release) are ignored.
 

@@ -22,10 +22,10 @@ from .assembly import build_windows, window_ranges
 from .embeddings.base import Vectors
 from .errors import ConfigurationError, InvalidMessageTypeError, SemanticMemoryError
 from .query_encoder import Encoder
-from .ranking import candidate_depth, context_indices, rank
+from .ranking import Ranked, candidate_depth, context_indices, rank
 from .rendering import render_message
 from .rerank import Reranker
-from .stores.archive_store import ArchiveStore, SearchFilter
+from .stores.archive_store import ArchiveStore, SearchFilter, StoredRecord
 from .windows import ContextWindow
 
 if TYPE_CHECKING:
@@ -115,10 +115,19 @@ class Recall:
             logger.warning("error=<%s> | query embedding failed; using lexical results only", error)
             return None
 
-    def search(
-        self, query: str, k: int, threshold: float | None, search_filter: SearchFilter | None, pool: int = 0
-    ) -> list[SearchHit]:
-        """Hits, best first: at least ``max(k, pool)`` when that many match (the facade slices to ``k``)."""
+    def _ranked(
+        self,
+        query: str,
+        k: int,
+        threshold: float | None,
+        search_filter: SearchFilter | None,
+        pool: int,
+        seen: dict[int, StoredRecord],
+    ) -> Ranked:
+        """``(index, score, similarity)`` of the best ``max(k, pool)`` candidates (more for a reranker), best first.
+
+        Records read on the way (to filter the candidates' neighbours) are added to ``seen``.
+        """
         if not isinstance(query, str):
             raise InvalidMessageTypeError(f"query must be a string, got {type(query).__name__}")
         if threshold is not None and not -1.0 <= threshold <= 1.0:
@@ -148,6 +157,7 @@ class Recall:
                     candidates = dataclasses.replace(candidates, similarity={**candidates.similarity, **extra})
                 if search_filter is not None or vector is None:
                     found = self._store.get(needed)
+                    seen.update(found)
                     eligible = {
                         i for i, r in found.items() if search_filter is None or search_filter.accepts(r.role, r.time)
                     }
@@ -157,9 +167,19 @@ class Recall:
         if threshold is not None:
             # A message without a vector (pending, or nothing to embed) has no similarity; it was found lexically.
             ranked = [(i, s, sim) for i, s, sim in ranked if sim is None or sim >= threshold]
-        ranked = ranked[:want]
-        with self._lock:
-            records = self._store.get([i for i, _, _ in ranked])
+        return ranked[:want]
+
+    def _search(
+        self, query: str, k: int, threshold: float | None, search_filter: SearchFilter | None, pool: int
+    ) -> tuple[list[SearchHit], dict[int, StoredRecord]]:
+        records: dict[int, StoredRecord] = {}
+        ranked = self._ranked(query, k, threshold, search_filter, pool, records)
+        if not ranked:
+            return [], records
+        missing = [i for i, _, _ in ranked if i not in records]
+        if missing:
+            with self._lock:
+                records.update(self._store.get(missing))
         hits = [
             SearchHit(
                 index=i,
@@ -175,7 +195,16 @@ class Recall:
         ]
         if self.reranker is not None and hits:
             hits = self._rerank(query, hits)
-        return hits
+        return hits, records
+
+    def search(
+        self, query: str, top_k: int | None, min_score: float | None, search_filter: SearchFilter | None
+    ) -> list[SearchHit]:
+        """Hits, best first: at most ``top_k`` (None: the options' ``top_k``; ``min_score`` likewise)."""
+        options = self._options()
+        k = options.top_k if top_k is None else top_k
+        threshold = options.min_score if min_score is None else min_score
+        return self._search(query, k, threshold, search_filter, 0)[0][:k]
 
     def _rerank(self, query: str, hits: list[SearchHit]) -> list[SearchHit]:
         assert self.reranker is not None
@@ -189,17 +218,43 @@ class Recall:
         return sorted(rescored, key=lambda h: (-h.score, h.index))
 
     def windows(
-        self, query: str, k: int, radius: int, threshold: float | None, search_filter: SearchFilter | None
+        self,
+        query: str,
+        top_k: int | None,
+        context_radius: int | None,
+        min_score: float | None,
+        search_filter: SearchFilter | None,
     ) -> list[ContextWindow]:
-        """Search, widen the ``k`` best hits by ``radius``, merge, and build scored windows (two store calls)."""
+        """Search, widen the best hits by the radius, merge, and build scored windows (None: the option).
+
+        The records are read once, for the merged ranges (which hold the hits); with a reranker, which needs the
+        candidates' messages first, the ranges' other records are read in a second call.
+        """
+        options = self._options()
+        k = options.top_k if top_k is None else top_k
+        radius = options.context_radius if context_radius is None else context_radius
+        threshold = options.min_score if min_score is None else min_score
         if radius < 0:
             raise ConfigurationError(f"context_radius must be >= 0, got {radius}")
-        candidates = self.search(query, k, threshold, search_filter, pool=3 * k)
-        hits = {h.index: h.score for h in candidates[:k]}
-        if not hits:
-            return []
-        pool = {h.index: h.score for h in candidates}
-        ranges = window_ranges(hits, radius, (max(0, min(hits) - radius), max(hits) + radius))
-        with self._lock:
-            records = self._store.get([i for span in ranges for i in range(span.start, span.end + 1)])
-        return build_windows(ranges, records, hits, pool)
+        if self.reranker is None:
+            records: dict[int, StoredRecord] = {}
+            ranked = [(i, s) for i, s, _ in self._ranked(query, k, threshold, search_filter, 3 * k, records)]
+        else:
+            hits, records = self._search(query, k, threshold, search_filter, 3 * k)
+            ranked = [(h.index, h.score) for h in hits]
+        asked = set(records)
+        while True:
+            best = dict(ranked[:k])
+            if not best:
+                return []
+            ranges = window_ranges(best, radius, (max(0, min(best) - radius), max(best) + radius))
+            wanted = [i for span in ranges for i in range(span.start, span.end + 1) if i not in asked]
+            if wanted:
+                asked.update(wanted)
+                with self._lock:
+                    records.update(self._store.get(wanted))
+            gone = {i for i in best if i not in records}
+            if not gone:
+                return build_windows(ranges, records, best, {i: s for i, s in ranked if i in records})
+            # Removed between ranking and reading (forgotten meanwhile): the next candidates move up.
+            ranked = [(i, s) for i, s in ranked if i not in gone]

@@ -27,13 +27,17 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .archive import MAX_CHUNKS, MAX_INDEX, encode_json
 from .errors import ConfigurationError, DimensionMismatchError, EmbeddingModelMismatchError, StateError
+
+if TYPE_CHECKING:
+    from .options import MemoryOptions
+    from .stores.archive_store import ArchiveStore
 
 STATE_FORMAT = "strands-semantic-memory/archive"
 STATE_VERSION = 2
@@ -315,3 +319,18 @@ def constructor_arguments(state: Mapping[str, Any], overrides: Mapping[str, Any]
             arguments["embedding_dimensions"] = embedding.get("dimension")  # type: ignore[union-attr]
     arguments.update(overrides)
     return arguments
+
+
+def export_memory(store: ArchiveStore, model_id: str, options: MemoryOptions) -> dict[str, Any]:
+    """What ``SemanticMemory.to_state`` returns: the store's state (or reference) with the options added."""
+    state = store.export_state(model_id)
+    state["options"] = options.to_dict()
+    return state
+
+
+def restore_archive(store: ArchiveStore, state: Mapping[str, Any], *, reembed: bool) -> None:
+    """Replace the store's archive with a saved one (validated first); deep nesting is a StateError too."""
+    try:
+        store.load_state(state, reembed=reembed)
+    except RecursionError as error:
+        raise StateError("saved state is nested too deeply to be an archive") from error

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .embedding_queue import EmbeddingQueue
     from .options import MemoryOptions
+    from .query_encoder import Encoder
     from .stores.archive_store import StoreStats
 
 
@@ -73,13 +75,11 @@ class MemoryStats:
 def build_stats(
     stats: StoreStats,
     options: MemoryOptions,
-    *,
     embedding_model: str,
     store: str,
-    last_embedding_error: str | None,
+    queue: EmbeddingQueue,
+    encoder: Encoder,
     searches: int,
-    query_cache_hits: int,
-    embedding_failures: int,
 ) -> MemoryStats:
     """Combine a store's own figures with the engine's counters and options."""
     embedding_bytes = stats.vector_count * (stats.dimension or 0) * 4
@@ -96,7 +96,7 @@ def build_stats(
         retrieval=options.retrieval,
         store=store,
         pending_embedding_count=stats.pending_count,
-        last_embedding_error=last_embedding_error,
+        last_embedding_error=queue.last_error,
         evicted_count=stats.evicted_count,
         forgotten_count=stats.forgotten_count,
         archived_total=stats.archived_total,
@@ -106,6 +106,6 @@ def build_stats(
         max_memory_archived_messages=limit,
         memory_utilization=stats.total_bytes / limit if limit else None,
         searches=searches,
-        query_cache_hits=query_cache_hits,
-        embedding_failures=embedding_failures,
+        query_cache_hits=encoder.cache_hits,
+        embedding_failures=queue.failures,
     )

@@ -17,7 +17,7 @@ from .errors import ConfigurationError
 from .memory import SemanticMemory
 from .turn_state import Enrichment, Turn
 
-__all__ = ["memory_for", "preview_turn", "search_turn"]
+__all__ = ["is_empty", "memory_for", "preview_turn", "search_turn"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,15 @@ def memory_for(agent: Any, memory: SemanticMemory | None) -> SemanticMemory:
     return found
 
 
+def is_empty(memory: SemanticMemory) -> bool:
+    """Whether nothing is archived yet, without asking the store once this memory has changed.
+
+    A memory that archived or restored something (``version > 0``) is searched without counting first: counting is
+    a database round trip on PostgreSQL, and searching an archive whose messages were all forgotten finds nothing.
+    """
+    return memory.version == 0 and len(memory) == 0
+
+
 async def search_turn(
     agent: Any,
     memory: SemanticMemory | None,
@@ -63,7 +72,7 @@ async def search_turn(
     enrichment = Enrichment(query=turn.query)
     try:
         searched = memory_for(agent, memory)
-        if len(searched) == 0:
+        if is_empty(searched):
             return None  # nothing archived yet: no search
         turn.windows = await asyncio.to_thread(
             searched.retrieve, turn.query, top_k=top_k, context_radius=context_radius, min_score=min_score
@@ -98,7 +107,7 @@ async def preview_turn(
     turn = Turn(message={"role": "user", "content": [{"text": query}]}, query=query, searched=True)
     searched = memory_for(agent, memory)
     enrichment = Enrichment(query=query)
-    if len(searched) == 0:
+    if is_empty(searched):
         return enrichment
     turn.windows = searched.retrieve(query, top_k=top_k, context_radius=context_radius, min_score=min_score)
     model = agent.model if agent is not None else None

@@ -54,6 +54,7 @@ def test_retrieval_and_answer_right():
     # What the model received for the last question holds the planted turn, before the user's own question.
     final = last_user_text(model.chat_requests[-1]["messages"])
     assert reference in final and final.endswith(main.RECALL_QUESTION)
+    assert "[Message" not in final  # the demo's hook leaves out the labels the small model copied
     assert f"RESULT retrieval (the library): ok, {reference} reached the model" in output
     assert f"RESULT answer (the model):      ok, the reply contains {reference}" in output
 
@@ -227,3 +228,28 @@ def test_missing_local_chat_model_runtime_is_explained(monkeypatch):
     assert main.main([], out=out) == 2
     text = out.getvalue()
     assert "llama-cpp-python is not installed" in text and "scripts/demo.sh" in text and "Traceback" not in text
+
+
+def test_levers_apply_to_the_final_call_only_and_restore_the_conversation():
+    import argparse
+
+    from demo.console import Console
+    from demo.levers import Lever, ask_with
+
+    model = ScriptedModel(reading)
+    args = argparse.Namespace(**{**vars(main.build_parser().parse_args([])), "seed": 5, "turns": 6})
+    prepared = main.prepare_run(args, Console(io.StringIO()), model)
+    snapshot = [dict(m) for m in prepared.agent.messages]
+    as_is = ask_with(prepared, snapshot, Lever("as is"))
+    sent_as_is = model.chat_requests[-1]
+    bare = ask_with(prepared, snapshot, Lever("bare", include_metadata=False, system_prompt="Answer briefly."))
+    sent_bare = model.chat_requests[-1]
+    assert as_is.retrieved and as_is.answered and bare.retrieved and bare.answered
+    assert "[Message" in last_user_text(sent_as_is["messages"])
+    assert "[Message" not in last_user_text(sent_bare["messages"])
+    assert prepared.reference in last_user_text(sent_bare["messages"])
+    assert sent_as_is["system_prompt"] == main.SYSTEM_PROMPT and sent_bare["system_prompt"] == "Answer briefly."
+    # Each lever's question was asked on the same restored conversation, and the settings were undone.
+    assert len(sent_bare["messages"]) == len(sent_as_is["messages"]) == len(snapshot) + 1
+    assert prepared.hook.include_metadata is main.HOOK_OPTIONS["include_metadata"]
+    assert prepared.agent.system_prompt == main.SYSTEM_PROMPT and not model.get_config().get("stop")

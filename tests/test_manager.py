@@ -357,3 +357,58 @@ def test_archive_path_reaches_the_memory(embedder, tmp_path):
 def test_invalid_compaction_options_name_the_option(embedder, options, named):
     with pytest.raises(ConfigurationError, match=named):
         SemanticSummarizingConversationManager(embedder=embedder, **options)
+
+
+# ---------------------------------------------------------------------- get_state's cached archive string
+
+
+def archive_payload(manager):
+    from strands_semantic_memory.manager import STATE_KEY
+
+    return manager.get_state()[STATE_KEY]
+
+
+def note(text):
+    return {"role": "user", "content": [{"text": text}], "tracking_id": f"note-{text}"}
+
+
+def test_get_state_reuses_the_archive_string_until_the_archive_changes(embedder):
+    manager = manager_for(embedder)
+    manager.memory.archive([note("the locker code is 4471"), note("bring the blue folder")])
+    first = archive_payload(manager)
+    assert archive_payload(manager) is first  # nothing changed: the same string, not re-serialized
+    manager.memory.search("locker")  # reading changes nothing
+    assert archive_payload(manager) is first
+
+    manager.memory.archive([note("the locker code is 4471")])  # the same message again: nothing changes
+    assert archive_payload(manager) is first
+
+    manager.memory.archive([note("the train leaves at nine")])
+    after_archive = archive_payload(manager)
+    assert after_archive is not first and "train leaves" in after_archive
+
+    manager.memory.forget(query="locker code")
+    after_forget = archive_payload(manager)
+    assert after_forget is not after_archive and "4471" not in after_forget
+
+    manager.memory.evict_oldest(1)
+    after_evict = archive_payload(manager)
+    assert after_evict is not after_forget and "blue folder" not in after_evict
+
+
+def test_get_state_follows_a_restore_and_an_option_change(embedder):
+    manager = manager_for(embedder)
+    manager.memory.archive([note("the wifi password is tulip-42")])
+    saved = manager.memory.to_state()
+    manager.memory.archive([note("the meeting moved to room 7")])
+    before = archive_payload(manager)
+    assert "room 7" in before
+
+    manager.memory.load_state(saved)
+    restored = archive_payload(manager)
+    assert "room 7" not in restored and "tulip-42" in restored
+
+    manager.memory.configure(top_k=7)  # options are part of the saved archive state
+    assert '"top_k":7' in archive_payload(manager)
+    manager.memory.context_radius = 5
+    assert '"context_radius":5' in archive_payload(manager)

@@ -28,308 +28,25 @@ Needs the ``onnx`` extra (``onnxruntime``, and ``onnx`` to export and quantize).
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import logging
 import os
 import threading
-import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import ConfigurationError, EmbeddingError, MissingDependencyError
+from ..errors import ConfigurationError, EmbeddingError
 from .base import Vectors
-from .local import DEFAULT_MODEL, load_sentence_transformer_uncached, resolve_local_model
-
-if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
+from .local import DEFAULT_MODEL, resolve_local_model
+from .onnx_export import prepare_graphs, require_package
 
 logger = logging.getLogger(__name__)
 
-ONNX_EXTRA = "onnx"
-CACHE_FORMAT = 1
-"""Version of the exported graph and of the cache layout; a change makes old cache entries unused."""
 QUERY_PRECISIONS = ("int8", "float32")
-_OPSET = 17
-_QUANT_BITS = 7
-
-
-@dataclass(frozen=True)
-class ExportedModel:
-    """An exported model: the fp32 graph and what is needed to tokenize for it.
-
-    Attributes:
-        graph: The serialized ONNX model: inputs ``input_ids`` and ``attention_mask`` (int64, batch x tokens),
-            output ``embedding`` (float32, batch x dimension, unit rows: pooling and normalization included).
-        tokenizer: The ``tokenizers`` JSON of the model's fast tokenizer.
-        max_seq_length: Tokens kept per text (sentence-transformers' truncation).
-        do_lower_case: Whether sentence-transformers lower-cases texts before tokenizing.
-        dimension: Length of the vectors.
-    """
-
-    graph: bytes
-    tokenizer: str
-    max_seq_length: int
-    do_lower_case: bool
-    dimension: int
-
-
-def _require(package: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(package)
-    except ImportError as error:
-        raise MissingDependencyError("ONNX Runtime embeddings", ONNX_EXTRA, package) from error
-
-
-def _pooling_mode(model: SentenceTransformer) -> str:
-    """The pooling the model uses, checked to be one this export reproduces."""
-    modules: list[Any] = list(model)
-    names = [type(module).__name__ for module in modules]
-    if (
-        len(modules) < 2
-        or names[0] != "Transformer"
-        or names[1] != "Pooling"
-        or any(n != "Normalize" for n in names[2:])
-    ):
-        raise ConfigurationError(
-            f"the ONNX backend exports Transformer + Pooling (+ Normalize) models only, this one has {names}; "
-            "use backend='torch'"
-        )
-    pooling = modules[1]
-    config = pooling.get_config_dict() if hasattr(pooling, "get_config_dict") else {}
-    mode = str(config.get("pooling_mode", getattr(pooling, "pooling_mode", "")))
-    if mode not in ("mean", "cls") or config.get("include_prompt", True) is not True:
-        raise ConfigurationError(f"the ONNX backend supports mean or cls pooling, this model uses {mode!r}")
-    return mode
-
-
-def export_sentence_transformer(load_target: str) -> ExportedModel:
-    """Export a sentence-transformers model to an in-memory ONNX graph (fp32, pooling and normalization inside).
-
-    A private copy of the model is loaded with eager attention (its graph is the one ONNX Runtime fuses) and
-    dropped afterwards; nothing is written to disk.
-
-    Args:
-        load_target: A folder or hub name sentence-transformers can load.
-
-    Returns:
-        The exported model.
-
-    Raises:
-        MissingDependencyError: If ``onnx`` (needed by the exporter) is not installed.
-        ConfigurationError: If the model has modules the export does not reproduce.
-        EmbeddingError: If the model cannot be loaded or exported.
-    """
-    _require("onnx")
-    import torch
-
-    st_model = load_sentence_transformer_uncached(load_target, "cpu", {"attn_implementation": "eager"})
-    mode = _pooling_mode(st_model)
-    modules: list[Any] = list(st_model)
-    transformer, pooling = modules[0], modules[1]
-    encoder = transformer.auto_model.eval()
-    dimension = int(pooling.get_config_dict().get("embedding_dimension", 0) or encoder.config.hidden_size)
-    max_seq_length = int(st_model.max_seq_length or transformer.tokenizer.model_max_length)
-
-    class PooledEncoder(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.encoder = encoder
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-            hidden = self.encoder(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=torch.zeros_like(input_ids)
-            )[0]
-            if mode == "cls":
-                pooled = hidden[:, 0]
-            else:
-                mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(pooled, dim=1)
-
-    example_ids = torch.tensor([[101, 2023, 2003, 1037, 3231, 102], [101, 2023, 102, 0, 0, 0]])
-    example_mask = (example_ids != 0).to(torch.int64)
-    buffer: Any = io.BytesIO()
-    started = time.perf_counter()
-    try:
-        # The TorchScript exporter needs no extra package beyond onnx and exports this encoder in seconds;
-        # torch's newer exporter needs onnxscript and takes several times longer. Its deprecation and tracer
-        # warnings concern the export, not the caller: they are not shown.
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                PooledEncoder(),
-                (example_ids, example_mask),
-                buffer,
-                dynamo=False,
-                input_names=["input_ids", "attention_mask"],
-                output_names=["embedding"],
-                dynamic_axes={
-                    "input_ids": {0: "batch", 1: "tokens"},
-                    "attention_mask": {0: "batch", 1: "tokens"},
-                    "embedding": {0: "batch"},
-                },
-                opset_version=_OPSET,
-            )
-    except Exception as error:
-        raise EmbeddingError(f"exporting '{load_target}' to ONNX failed: {type(error).__name__}: {error}") from error
-    seconds = time.perf_counter() - started
-    logger.info(
-        "model=<%s>, seconds=<%.2f> | exported the embedding model to ONNX (pass cache_dir= to keep it)",
-        load_target,
-        seconds,
-    )
-    backend_tokenizer = transformer.tokenizer.backend_tokenizer
-    return ExportedModel(
-        graph=buffer.getvalue(),
-        tokenizer=backend_tokenizer.to_str(),
-        max_seq_length=max_seq_length,
-        do_lower_case=bool(getattr(transformer, "do_lower_case", False)),
-        dimension=dimension,
-    )
-
-
-def quantize_weights_int8(graph: bytes, bits: int = _QUANT_BITS) -> bytes:
-    """Dynamic int8 quantization of every MatMul with a constant 2-D weight, in memory.
-
-    Each such ``MatMul(x, W)`` becomes ``DynamicQuantizeLinear(x)`` (u8, per tensor, computed at run time),
-    ``MatMulInteger`` with ``W`` quantized per output column (symmetric, ``bits`` bits, zero point 0), a cast and a
-    rescale: the pattern ONNX Runtime fuses into its ``DynamicQuantizeMatMul`` kernel. Embeddings, attention
-    products, layer norms and pooling stay fp32. (onnxruntime's own ``quantize_dynamic`` writes temporary files
-    and also quantizes the embedding tables, which costs accuracy and gains no speed.)
-
-    Args:
-        graph: A serialized fp32 ONNX model.
-        bits: Bits of the weights, 2..8; 7 keeps u8 x s8 products within 16 bits on every x86 CPU.
-
-    Returns:
-        The serialized quantized model.
-
-    Raises:
-        MissingDependencyError: If ``onnx`` is not installed.
-        ConfigurationError: For bits outside 2..8.
-    """
-    if not 2 <= bits <= 8:
-        raise ConfigurationError(f"bits must be in 2..8, got {bits}")
-    onnx = _require("onnx")
-    from onnx import TensorProto, helper, numpy_helper
-
-    model = onnx.load_from_string(graph)
-    initializers = {init.name: init for init in model.graph.initializer}
-    limit = 2 ** (bits - 1) - 1
-    nodes: list[Any] = []
-    added: list[Any] = []
-    replaced: set[str] = set()
-    quantized_inputs: dict[str, tuple[str, str, str]] = {}
-    for node in model.graph.node:
-        weight = initializers.get(node.input[1]) if node.op_type == "MatMul" and len(node.input) == 2 else None
-        if weight is None or len(weight.dims) != 2:
-            nodes.append(node)
-            continue
-        values = numpy_helper.to_array(weight).astype(np.float32)
-        scale = np.abs(values).max(axis=0) / limit
-        scale[scale == 0] = 1.0
-        quantized = np.clip(np.rint(values / scale), -limit, limit).astype(np.int8)
-        source = node.input[0]
-        if source not in quantized_inputs:  # q, k and v share their input: quantize it once
-            quantized_inputs[source] = (f"{source}/q", f"{source}/scale", f"{source}/zero")
-            nodes.append(helper.make_node("DynamicQuantizeLinear", [source], list(quantized_inputs[source])))
-        q_input, input_scale, input_zero = quantized_inputs[source]
-        name = f"{weight.name}/int8"
-        replaced.add(weight.name)
-        added += [
-            numpy_helper.from_array(quantized, name),
-            numpy_helper.from_array(np.zeros(values.shape[1], np.int8), f"{name}/zero"),
-            numpy_helper.from_array(scale.astype(np.float32), f"{name}/scale"),
-        ]
-        out = node.output[0]
-        nodes += [
-            helper.make_node("MatMulInteger", [q_input, name, input_zero, f"{name}/zero"], [f"{out}/i32"]),
-            helper.make_node("Cast", [f"{out}/i32"], [f"{out}/f32"], to=TensorProto.FLOAT),
-            helper.make_node("Mul", [input_scale, f"{name}/scale"], [f"{out}/scale"]),
-            helper.make_node("Mul", [f"{out}/f32", f"{out}/scale"], [out]),
-        ]
-    kept = [init for init in model.graph.initializer if init.name not in replaced]
-    del model.graph.node[:]
-    model.graph.node.extend(nodes)
-    del model.graph.initializer[:]
-    model.graph.initializer.extend(kept + added)
-    logger.debug("matmuls=<%d> | quantized the query graph to int8", len(replaced))
-    return bytes(model.SerializeToString())
-
-
-def _folder_digest(folder: Path) -> str:
-    """sha256 over every file of a model folder (names and contents), for cache keys."""
-    digest = hashlib.sha256(f"format={CACHE_FORMAT}".encode())
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0")
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
-
-
-class _ModelCache:
-    """Exported graphs in a folder the caller chose: ``<key>.fp32.onnx``, ``<key>.int8.onnx``, ``<key>.json``."""
-
-    def __init__(self, folder: Path, digest: str) -> None:
-        self.folder = folder
-        self.digest = digest
-
-    def _path(self, suffix: str) -> Path:
-        return self.folder / f"{self.digest[:32]}.{suffix}"
-
-    def load(self, want_int8: bool) -> tuple[ExportedModel, bytes | None] | None:
-        try:
-            meta = json.loads(self._path("json").read_text(encoding="utf-8"))
-            if meta.get("format") != CACHE_FORMAT or meta.get("digest") != self.digest:
-                return None
-            exported = ExportedModel(
-                graph=self._path("fp32.onnx").read_bytes(),
-                tokenizer=str(meta["tokenizer"]),
-                max_seq_length=int(meta["max_seq_length"]),
-                do_lower_case=bool(meta["do_lower_case"]),
-                dimension=int(meta["dimension"]),
-            )
-            int8_path = self._path("int8.onnx")
-            int8 = int8_path.read_bytes() if want_int8 and int8_path.exists() else None
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            logger.debug("folder=<%s>, error=<%s> | no usable cached ONNX model", self.folder, error)
-            return None
-        return exported, int8
-
-    def save(self, exported: ExportedModel, int8: bytes | None) -> None:
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            _write_atomic(self._path("fp32.onnx"), exported.graph)
-            if int8 is not None:
-                _write_atomic(self._path("int8.onnx"), int8)
-            meta = {
-                "format": CACHE_FORMAT,
-                "digest": self.digest,
-                "max_seq_length": exported.max_seq_length,
-                "do_lower_case": exported.do_lower_case,
-                "dimension": exported.dimension,
-                "tokenizer": exported.tokenizer,
-            }
-            _write_atomic(self._path("json"), json.dumps(meta).encode("utf-8"))  # written last: marks complete
-        except OSError as error:
-            logger.warning("folder=<%s>, error=<%s> | could not cache the ONNX model", self.folder, error)
 
 
 @dataclass
@@ -349,7 +66,7 @@ _runtimes_lock = threading.Lock()
 
 
 def _session(graph: bytes, threads: int) -> Any:
-    ort = _require("onnxruntime")
+    ort = require_package("onnxruntime")
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -364,26 +81,10 @@ def _session(graph: bytes, threads: int) -> Any:
 def _load_runtime(
     load_target: str, query_precision: str, cache_dir: Path | None, document_threads: int, query_threads: int
 ) -> _Runtime:
-    _require("onnxruntime")
+    require_package("onnxruntime")
     from tokenizers import Tokenizer
 
-    want_int8 = query_precision == "int8"
-    folder = Path(load_target)
-    cache = _ModelCache(cache_dir, _folder_digest(folder)) if cache_dir is not None and folder.is_dir() else None
-    if cache_dir is not None and cache is None:
-        logger.info("model=<%s> | not a local folder: the ONNX export is not cached", load_target)
-    found = cache.load(want_int8) if cache is not None else None
-    if found is not None:
-        exported, int8 = found
-        logger.info("model=<%s>, cache=<%s> | loaded the ONNX model from the cache", load_target, cache_dir)
-    else:
-        exported, int8 = export_sentence_transformer(load_target), None
-    if want_int8 and int8 is None:
-        int8 = quantize_weights_int8(exported.graph)
-        if cache is not None:
-            cache.save(exported, int8)
-    elif found is None and cache is not None:
-        cache.save(exported, None)
+    exported, int8 = prepare_graphs(load_target, query_precision == "int8", cache_dir)
     tokenizer = Tokenizer.from_str(exported.tokenizer)
     tokenizer.no_padding()
     tokenizer.enable_truncation(exported.max_seq_length)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -13,6 +12,8 @@ import numpy.typing as npt
 from ..embeddings.base import Vectors
 from ..errors import ConfigurationError, DimensionMismatchError, MissingDependencyError
 from .base import Ids
+from .faiss_approximate import ApproximateIndex
+from .faiss_exact import ExactIndex
 
 logger = logging.getLogger(__name__)
 
@@ -25,13 +26,11 @@ _T = TypeVar("_T")
 class FaissVectorStore:
     """Inner-product search over FAISS: exact up to ``approximate_above`` vectors, approximate (IVF) beyond.
 
-    **Exact tier** (the default size of a conversation): ``IndexIDMap(IndexFlatIP)``. Results are identical to a
-    brute-force scan (tests check this). Ids are looked up by position in FAISS's own id array (binary search,
-    since the engine adds ids in ascending order), so there is no reverse id map: ``IndexIDMap2``'s costs 40-50
-    bytes per vector. Removal is lazy: removed ids go into a tombstone set that :meth:`search` excludes exactly
-    (an id selector, so ``k`` is not inflated), and the index is compacted once tombstones exceed
-    ``compact_ratio`` of it. Compacting a flat index moves every vector after the removed ones, so doing it on each
-    eviction would make eviction at the limit cost O(archive size) per archived message.
+    This class chooses the tier and switches between them; each tier is its own class.
+
+    **Exact tier** (the default size of a conversation, :class:`~.faiss_exact.ExactIndex`):
+    ``IndexIDMap(IndexFlatIP)``. Results are identical to a brute-force scan (tests check this); no reverse id map;
+    removal is lazy (tombstones, compacted past ``compact_ratio``).
 
     **Approximate tier**: exact search grows linearly (about 5 ms at 100k vectors on one idle core, 10 ms at 200k).
     Once the store holds more than ``approximate_above`` vectors it trains an inverted-file index
@@ -107,15 +106,10 @@ class FaissVectorStore:
         self._nlist = nlist
         self._nprobe = nprobe
         self._seed = seed
-        # Exact tier.
-        self._flat: Any = faiss.IndexIDMap(faiss.IndexFlatIP(dimension))
-        self._tombstones: set[int] = set()
-        self._selector: Any = None  # excludes the tombstones at search; rebuilt when they change
-        self._ascending = True  # ids in the flat index are in ascending order (the engine's order)
-        self._order: npt.NDArray[np.int64] | None = None  # argsort of the ids when they are not ascending
-        # Approximate tier.
-        self._ivf: Any = None
-        self._quantizer: Any = None
+        self._tier: ExactIndex | ApproximateIndex = self._exact()
+
+    def _exact(self) -> ExactIndex:
+        return ExactIndex(self._faiss, self._dimension, self._compact_ratio, self._min_compact)
 
     # ------------------------------------------------------------------ properties
 
@@ -127,26 +121,25 @@ class FaissVectorStore:
     @property
     def approximate(self) -> bool:
         """True while the store searches its approximate (IVF) index."""
-        return self._ivf is not None
+        return isinstance(self._tier, ApproximateIndex)
 
     def __len__(self) -> int:
         """Number of live vectors."""
-        if self._ivf is not None:
-            return int(self._ivf.ntotal)
-        return int(self._flat.ntotal) - len(self._tombstones)
+        return len(self._tier)
+
+    @property
+    def bytes_per_vector(self) -> int:
+        """What one more vector costs in the current tier.
+
+        Exact: ``4 * dimension + 8`` (the float32 vector and its int64 id). Approximate: the float16 code, the id
+        and its hash map entry (about 56 bytes), list centroids apart.
+        """
+        return self._tier.bytes_per_vector
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by vectors and ids.
-
-        Exact: ``4 * dimension + 8`` per vector. Approximate: float16 codes, ids, the id hash map (about 56 bytes
-        per vector) and the list centroids; the lists grow by doubling, so the process holds up to a quarter more
-        (measured at 1M vectors of 384 dimensions: 826 bytes counted here, 1,053 bytes of process memory).
-        """
-        if self._ivf is not None:
-            per_vector = int(self._ivf.code_size) + 8 + 56
-            return int(self._ivf.ntotal) * per_vector + int(self._ivf.nlist) * self._dimension * 4
-        return int(self._flat.ntotal) * (self._dimension * 4 + 8)
+        """Bytes held by vectors and ids (approximate tier: with the id hash map and the list centroids)."""
+        return self._tier.nbytes
 
     # ------------------------------------------------------------------ helpers
 
@@ -166,39 +159,6 @@ class FaissVectorStore:
         finally:
             self._faiss.omp_set_num_threads(previous)
 
-    def _flat_ids(self) -> Ids:
-        """A view of the flat index's ids by position (valid until the index changes)."""
-        total = int(self._flat.ntotal)
-        if total == 0:
-            return np.zeros(0, dtype=np.int64)
-        view: Ids = self._faiss.rev_swig_ptr(self._flat.id_map.data(), total)
-        return view
-
-    def _flat_vectors(self) -> Vectors:
-        """A view of the flat index's vectors by position (valid until the index changes)."""
-        total = int(self._flat.ntotal)
-        if total == 0:
-            return np.zeros((0, self._dimension), dtype=np.float32)
-        inner = self._faiss.downcast_index(self._flat.index)
-        view: Vectors = self._faiss.rev_swig_ptr(inner.get_xb(), total * self._dimension)
-        return view.reshape(total, self._dimension)
-
-    def _positions(self, ids: Ids) -> npt.NDArray[np.int64]:
-        """Positions of ids in the flat index, -1 for ids it does not hold."""
-        stored = self._flat_ids()
-        wanted = np.asarray(ids, dtype=np.int64)
-        if not len(stored) or not len(wanted):
-            return np.full(len(wanted), -1, dtype=np.int64)
-        if self._ascending:
-            found = np.searchsorted(stored, wanted)
-            clipped = np.minimum(found, len(stored) - 1)
-            return np.where(stored[clipped] == wanted, clipped, -1).astype(np.int64)
-        if self._order is None:  # out-of-order adds (an embedding retried later): sort once until the next change
-            self._order = np.argsort(stored, kind="stable").astype(np.int64)
-        ordered = stored[self._order]
-        found = np.minimum(np.searchsorted(ordered, wanted), len(ordered) - 1)
-        return np.where(ordered[found] == wanted, self._order[found], -1).astype(np.int64)
-
     # ------------------------------------------------------------------ writing
 
     def add(self, ids: Ids, vectors: Vectors) -> None:
@@ -209,97 +169,29 @@ class FaissVectorStore:
             raise ValueError(f"{len(id_array)} ids for {len(array)} vectors")
         if not len(id_array):
             return
-        if self._ivf is not None:
-            self._ivf.add_with_ids(array, id_array)
-            return
-        stored = self._flat_ids()
-        if self._ascending and (
-            (len(stored) and id_array[0] <= stored[-1]) or (len(id_array) > 1 and np.any(np.diff(id_array) <= 0))
-        ):
-            self._ascending = False
-            logger.debug("ids=<%d> | ids added out of order, positional lookups now sort", len(id_array))
-        self._flat.add_with_ids(array, id_array)
-        self._order = None
-        if self._approximate_above is not None and len(self) > self._approximate_above:
-            self._to_approximate()
+        self._tier.add(id_array, array)
+        if not self.approximate and self._approximate_above is not None and len(self) > self._approximate_above:
+            ids_now, vectors_now = self._tier.export()
+            self._tier = ApproximateIndex(
+                self._faiss, ids_now, vectors_now, nlist=self._nlist, nprobe=self._nprobe, seed=self._seed
+            )
 
     def remove(self, ids: Ids) -> None:
         """Remove ids; unknown ids are ignored (exact tier: lazily, see the class docstring)."""
         id_array = np.unique(np.asarray(ids, dtype=np.int64))
         if not len(id_array):
             return
-        if self._ivf is not None:
-            self._ivf.remove_ids(self._faiss.IDSelectorArray(id_array))
-            if self._approximate_above is not None and len(self) < self._approximate_above // 2:
-                self._to_exact()
-            return
-        present = id_array[self._positions(id_array) >= 0]
-        fresh = [i for i in present.tolist() if i not in self._tombstones]
-        if not fresh:
-            return
-        self._tombstones.update(fresh)
-        self._selector = None
-        if len(self._tombstones) >= max(self._min_compact, self._compact_ratio * self._flat.ntotal):
-            self.compact()
+        self._tier.remove(id_array)
+        if self.approximate and self._approximate_above is not None and len(self) < self._approximate_above // 2:
+            ids_now, vectors_now = self._tier.export()
+            self._tier = self._exact()
+            self._tier.add(ids_now, vectors_now)  # export is ascending by id
+            logger.info("vectors=<%d> | switched back to the exact index", len(ids_now))
 
     def compact(self) -> None:
         """Physically drop tombstoned vectors from the exact index (the approximate index removes at once)."""
-        if not self._tombstones:
-            return
-        selector = self._faiss.IDSelectorBatch(np.fromiter(self._tombstones, dtype=np.int64))
-        removed = self._flat.remove_ids(selector)  # keeps the order of the remaining vectors
-        logger.debug("removed=<%d> | compacted faiss index", removed)
-        self._tombstones.clear()
-        self._selector = None
-        self._order = None
-
-    # ------------------------------------------------------------------ switching tiers
-
-    def _choose_nlist(self, count: int) -> int:
-        if self._nlist is not None:
-            return self._nlist
-        target = 2 * math.sqrt(max(count, 1))
-        return int(min(2048, max(64, 2 ** round(math.log2(target)))))
-
-    def _to_approximate(self) -> None:
-        """Move every live vector into a freshly trained IVF index."""
-        faiss = self._faiss
-        ids, vectors = self.export()
-        nlist = self._choose_nlist(len(ids))
-        quantizer = faiss.IndexFlatIP(self._dimension)
-        index = faiss.IndexIVFScalarQuantizer(
-            quantizer, self._dimension, nlist, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
-        )
-        index.cp.spherical = True  # unit vectors compared by inner product: centroids on the sphere
-        index.cp.niter = 10
-        index.cp.max_points_per_centroid = 64
-        index.cp.seed = self._seed
-        sample_size = min(len(ids), 64 * nlist)
-        rng = np.random.default_rng(self._seed)
-        sample = vectors[np.sort(rng.choice(len(ids), size=sample_size, replace=False))]
-        index.train(sample)
-        index.set_direct_map_type(faiss.DirectMap.Hashtable)  # reconstruct (fetch) and removal by id
-        index.nprobe = self._nprobe or max(8, nlist // 32)
-        index.add_with_ids(vectors, ids)
-        self._quantizer, self._ivf = quantizer, index
-        self._flat = faiss.IndexIDMap(faiss.IndexFlatIP(self._dimension))
-        self._tombstones.clear()
-        self._selector = None
-        self._ascending, self._order = True, None
-        logger.info(
-            "vectors=<%d>, nlist=<%d>, nprobe=<%d> | switched to the approximate index", len(ids), nlist, index.nprobe
-        )
-
-    def _to_exact(self) -> None:
-        """Move every live vector back into an exact flat index."""
-        ids, vectors = self.export()
-        self._ivf = self._quantizer = None
-        self._flat = self._faiss.IndexIDMap(self._faiss.IndexFlatIP(self._dimension))
-        self._tombstones.clear()
-        self._selector = None
-        self._ascending, self._order = True, None
-        self._flat.add_with_ids(vectors, ids)  # export is ascending by id
-        logger.info("vectors=<%d> | switched back to the exact index", len(ids))
+        if isinstance(self._tier, ExactIndex):
+            self._tier.compact()
 
     # ------------------------------------------------------------------ reading
 
@@ -308,17 +200,8 @@ class FaissVectorStore:
         if k <= 0 or len(self) == 0:
             return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
         array = self._check(query)
-        if self._ivf is not None:
-            index, params, fetch = self._ivf, None, min(k, int(self._ivf.ntotal))
-        else:
-            index, fetch = self._flat, min(k, len(self))
-            params = None
-            if self._tombstones:
-                if self._selector is None:
-                    batch = self._faiss.IDSelectorBatch(np.fromiter(self._tombstones, dtype=np.int64))
-                    self._selector = (batch, self._faiss.IDSelectorNot(batch))  # keep batch alive beside its user
-                params = self._faiss.SearchParameters(sel=self._selector[1])
-        scores, ids = self._threaded(lambda: index.search(array, fetch, params=params))
+        tier, fetch = self._tier, min(k, len(self))
+        scores, ids = self._threaded(lambda: tier.search(array, fetch))
         scores, ids = scores[0], ids[0]
         keep = ids >= 0
         return scores[keep].astype(np.float32), ids[keep].astype(np.int64)
@@ -332,35 +215,8 @@ class FaissVectorStore:
         id_array = np.asarray(ids, dtype=np.int64)
         if not len(id_array):
             return np.zeros((0, self._dimension), dtype=np.float32)
-        if self._ivf is not None:
-            try:
-                vectors: Vectors = self._ivf.reconstruct_batch(id_array)
-            except RuntimeError as error:
-                raise KeyError(f"vector ids not stored: {error}") from error
-            return np.ascontiguousarray(vectors, dtype=np.float32)
-        positions = self._positions(id_array)
-        if np.any(positions < 0):
-            raise KeyError(f"vector ids not stored: {id_array[positions < 0][:5].tolist()}")
-        return np.array(self._flat_vectors()[positions], dtype=np.float32)
+        return self._tier.fetch(id_array)
 
     def export(self) -> tuple[Ids, Vectors]:
         """All live ids and vectors, ascending by id."""
-        if self._ivf is not None:
-            invlists = self._ivf.invlists
-            parts = [
-                np.array(self._faiss.rev_swig_ptr(invlists.get_ids(i), size), dtype=np.int64)
-                for i in range(int(self._ivf.nlist))
-                if (size := invlists.list_size(i))
-            ]
-            ids = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
-            return ids, self.fetch(ids)
-        stored, vectors = self._flat_ids(), self._flat_vectors()
-        keep = np.ones(len(stored), dtype=bool)
-        if self._tombstones:
-            keep &= ~np.isin(stored, np.fromiter(self._tombstones, dtype=np.int64))
-        ids = np.array(stored[keep], dtype=np.int64)
-        live = np.array(vectors[keep], dtype=np.float32)
-        if not self._ascending:
-            order = np.argsort(ids, kind="stable")
-            ids, live = ids[order], live[order]
-        return ids, live
+        return self._tier.export()

@@ -3,39 +3,33 @@
 from __future__ import annotations
 
 import logging
-import math
-from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..archive import ArchivedRecord, decode_message, key_number, message_index, searchable_text, vector_id
+from ..archive import key_number, vector_id
 from ..embeddings.base import Vectors
 from ..errors import DimensionMismatchError
 from ..lexical import LexicalIndex
-from ..rendering import render_message
 from ..state import SavedArchive, dump_state, load_state
 from .archive_store import Candidates, NewRecord, SearchFilter, StoredRecord, StoreStats
 from .faiss_store import FaissVectorStore
-from .in_memory_state import fill, to_saved
+from .in_memory_search import dense_hits, lexical_hits, similarities
+from .in_memory_state import Columns, columns_of_saved, fill, to_saved
+from .records import RecordTable, TextOf, default_text_of
 
 logger = logging.getLogger(__name__)
 
-TextOf = Callable[[bytes], str]
-
-
-def default_text_of(data: bytes) -> str:
-    """The searchable text of an archived message (what the engine embeds and indexes)."""
-    return searchable_text(render_message(decode_message(data)))
+Counted = tuple[Mapping[str, int], int]
+"""A text's :func:`~strands_semantic_memory.lexical.count_terms`."""
 
 
 class InMemoryArchive:
-    """Archived records in a list addressed by archive index, vectors in FAISS, BM25 beside them.
+    """Archived records in a column table addressed by archive index, vectors in FAISS, BM25 beside them.
 
-    Record ``i`` lives at ``self._records[i - self._base]``; evicted and forgotten slots are cleared at once and
-    the list is trimmed in batches (no per-record key objects, which a dict would need). Times are kept in two
-    parallel float arrays (8 bytes each per message). Vector ids encode the archive index
+    The records live in a :class:`~.records.RecordTable` (typed columns, no object per message); searching is in
+    :mod:`.in_memory_search`, saving and restoring in :mod:`.in_memory_state`. Vector ids encode the archive index
     (:func:`~strands_semantic_memory.archive.vector_id`), so removing a message removes exactly its vectors. Not
     thread-safe on its own: the engine holds its lock around every call.
     """
@@ -48,31 +42,15 @@ class InMemoryArchive:
                 restoring, so the text is never stored twice).
         """
         self._text_of = text_of
-        self._reset()
-
-    def _reset(self) -> None:
         self._vectors: FaissVectorStore | None = None
         self._lexical = LexicalIndex()
-        self._records: list[ArchivedRecord | None] = []
-        self._archived_at = array("d")
-        self._said_at = array("d")  # NaN: unknown
-        self._base = 0  # archive index of self._records[0]
-        self._oldest = 0  # the oldest live index (or _next_index when empty)
-        self._next_index = 0
-        self._live = 0
-        self._by_key: dict[int, int] = {}
-        self._pending: set[int] = set()
-        self._total_bytes = 0
-        self._message_bytes = 0
-        self._vector_count = 0
-        self._evicted_count = 0
-        self._forgotten_count = 0
+        self._table = RecordTable()
 
     # ------------------------------------------------------------------ protocol properties
 
     def __len__(self) -> int:
         """Number of live archived messages."""
-        return self._live
+        return self._table.live
 
     @property
     def dimension(self) -> int | None:
@@ -95,92 +73,55 @@ class InMemoryArchive:
     def close(self) -> None:
         """Nothing to release."""
 
-    # ------------------------------------------------------------------ helpers
+    @property
+    def text_of(self) -> TextOf:
+        """The searchable text of an archived message's bytes."""
+        return self._text_of
 
-    def _record(self, index: int) -> ArchivedRecord | None:
-        if self._oldest <= index < self._next_index:
-            return self._records[index - self._base]
-        return None
+    @property
+    def _base(self) -> int:
+        """Archive index of the record table's first slot (tests check that the evicted prefix is trimmed)."""
+        return self._table.base
 
-    def _nbytes(self, record: ArchivedRecord) -> int:
-        return record.nbytes(self.dimension or 0)
-
-    def _time(self, index: int) -> float:
-        said = self._said_at[index - self._base]
-        return self._archived_at[index - self._base] if math.isnan(said) else said
-
-    def _stored(self, index: int, record: ArchivedRecord) -> StoredRecord:
-        said = self._said_at[index - self._base]
-        return StoredRecord(
-            index=index,
-            data=record.data,
-            role=record.role,
-            archived_at=self._archived_at[index - self._base],
-            said_at=None if math.isnan(said) else said,
-        )
-
-    def _accepts(self, search_filter: SearchFilter | None, index: int) -> bool:
-        if search_filter is None or search_filter.is_empty:
-            return True
-        record = self._record(index)
-        return record is not None and search_filter.accepts(record.role, self._time(index))
-
-    def _advance_oldest(self) -> None:
-        while self._oldest < self._next_index and self._records[self._oldest - self._base] is None:
-            self._oldest += 1
-        dead = self._oldest - self._base
-        if dead and dead >= max(1024, self._live):
-            del self._records[:dead]
-            del self._archived_at[:dead]
-            del self._said_at[:dead]
-            self._base = self._oldest
+    def _vector_bytes(self) -> int:
+        return self._vectors.bytes_per_vector if self._vectors is not None else 0
 
     # ------------------------------------------------------------------ writing
 
-    def add(self, records: Sequence[NewRecord]) -> list[int]:
-        """Archive records (see :class:`~strands_semantic_memory.stores.archive_store.ArchiveStore`)."""
-        indices: list[int] = []
-        for new in records:
+    def add(self, records: Sequence[NewRecord], counted: Sequence[Counted] | None = None) -> list[int]:
+        """Archive records (see :class:`~strands_semantic_memory.stores.archive_store.ArchiveStore`).
+
+        Args:
+            records: The records, in order.
+            counted: Each record's :func:`~strands_semantic_memory.lexical.count_terms`, if the caller has them.
+        """
+        table, indices = self._table, []
+        for n, new in enumerate(records):
             key = key_number(new.key)
-            if key is not None and key in self._by_key:
-                indices.append(self._by_key[key])
+            if key is not None and key in table.by_key:
+                indices.append(table.by_key[key])
                 continue
-            index = self._next_index
-            terms = self._lexical.add(index, new.text)
-            has_text = bool(new.text.strip())
-            record = ArchivedRecord(
-                data=new.data, role=new.role, key=key, vector_count=0, pending=has_text, lexical_terms=terms
-            )
-            if not self._live:
-                self._oldest = index
-            self._next_index += 1
-            self._live += 1
-            self._records.append(record)
-            self._archived_at.append(new.archived_at)
-            self._said_at.append(math.nan if new.said_at is None else new.said_at)
-            self._total_bytes += self._nbytes(record)
-            self._message_bytes += len(record.data)
-            if key is not None:
-                self._by_key[key] = index
-            if has_text:
-                self._pending.add(index)
+            terms = self._lexical.add(table.next_index, new.text, counted[n] if counted is not None else None)
+            index = table.append(new.data, new.role, key, new.archived_at, new.said_at, terms)
+            if new.text.strip():
+                table.pending.add(index)
             indices.append(index)
         return indices
 
     def has_pending(self) -> bool:
         """Whether any message waits for its vectors."""
-        return bool(self._pending)
+        return bool(self._table.pending)
 
     def pending(self, exclude: set[int], limit: int | None = None) -> list[tuple[int, str]]:
         """Messages waiting for vectors, oldest first."""
-        waiting = sorted(self._pending - exclude)
+        waiting = sorted(self._table.pending - exclude)
         if limit is not None:
             waiting = waiting[:limit]
-        return [(i, self._text_of(self._records[i - self._base].data)) for i in waiting]  # type: ignore[union-attr]
+        return [(i, self._text_of(self._table.stored(i).data)) for i in waiting]
 
     def set_vectors(self, vectors: Mapping[int, Vectors]) -> int:
         """Store chunk vectors of pending messages (removed ones skipped)."""
-        live = [i for i in vectors if i in self._pending]  # pending implies live: removal clears it
+        live = [i for i in vectors if i in self._table.pending]  # pending implies live: removal clears it
         rows = [(i, n) for i in live for n in range(len(vectors[i]))]
         if rows:
             matrix = np.vstack([vectors[i] for i in live if len(vectors[i])])
@@ -190,31 +131,10 @@ class InMemoryArchive:
                 raise DimensionMismatchError(self._vectors.dimension, int(matrix.shape[1]))
             self._vectors.add(np.array([vector_id(i, n) for i, n in rows], dtype=np.int64), matrix)
         for index in live:
-            record = self._records[index - self._base]
-            assert record is not None
-            self._total_bytes -= self._nbytes(record)
-            record.vector_count = len(vectors[index])
-            self._vector_count += record.vector_count
-            record.pending = False
-            self._total_bytes += self._nbytes(record)
-            self._pending.discard(index)
+            self._table.set_vector_count(index, len(vectors[index]))
         return len(live)
 
     # ------------------------------------------------------------------ removal
-
-    def _remove(self, index: int) -> int:
-        """Drop one live record's bookkeeping; returns its vector count (its vectors are removed by the caller)."""
-        record = self._records[index - self._base]
-        assert record is not None
-        self._records[index - self._base] = None
-        self._live -= 1
-        self._total_bytes -= self._nbytes(record)
-        self._message_bytes -= len(record.data)
-        self._vector_count -= record.vector_count
-        self._pending.discard(index)
-        if record.key is not None and self._by_key.get(record.key) == index:
-            del self._by_key[record.key]
-        return record.vector_count
 
     def _drop_vectors(self, removed: list[tuple[int, int]]) -> None:
         ids = [vector_id(i, n) for i, count in removed for n in range(count)]
@@ -223,84 +143,49 @@ class InMemoryArchive:
 
     def evict_oldest(self, count: int) -> list[int]:
         """Evict the ``count`` oldest live messages."""
-        removed: list[tuple[int, int]] = []
-        while len(removed) < count and self._live:
-            index = self._oldest
-            removed.append((index, self._remove(index)))
-            self._advance_oldest()
+        table, removed = self._table, list[tuple[int, int]]()
+        while len(removed) < count and table.live:
+            index = table.oldest
+            removed.append((index, table.remove(index)))
+            table.advance_oldest()
         if removed:
-            self._evicted_count += len(removed)
-            self._lexical.evict_before(self._oldest)
+            table.evicted_count += len(removed)
+            self._lexical.evict_before(table.oldest)
             self._drop_vectors(removed)
         return [i for i, _ in removed]
 
     def forget(self, indices: Sequence[int]) -> list[int]:
         """Delete the given live messages for good."""
-        targets = sorted({i for i in indices if self._record(i) is not None})
+        table = self._table
+        targets = sorted({i for i in indices if i in table})
         if not targets:
             return []
-        texts = {i: self._text_of(self._records[i - self._base].data) for i in targets}  # type: ignore[union-attr]
-        removed = [(i, self._remove(i)) for i in targets]
+        texts = {i: self._text_of(table.stored(i).data) for i in targets}
+        removed = [(i, table.remove(i)) for i in targets]
         self._lexical.remove(targets, texts=texts)
         self._drop_vectors(removed)
-        self._forgotten_count += len(targets)
-        self._advance_oldest()
-        if not self._live:
-            self._lexical.evict_before(self._next_index)
+        table.forgotten_count += len(targets)
+        table.advance_oldest()
+        if not table.live:
+            self._lexical.evict_before(table.next_index)
         return targets
 
     def enforce_limits(self, max_count: int | None, max_bytes: int | None) -> list[int]:
         """Evict oldest-first while a limit is exceeded (one message is always kept for the byte limit)."""
-        excess = self._live - max_count if max_count is not None and self._live > max_count else 0
+        table = self._table
+        excess = table.live - max_count if max_count is not None and table.live > max_count else 0
         if max_bytes is not None:
-            total, index, removed = self._total_bytes, self._oldest, 0
-            while removed < excess or (total > max_bytes and self._live - removed > 1):
-                record = self._records[index - self._base]
-                index += 1
-                if record is not None:
-                    total -= self._nbytes(record)
+            vector_bytes = self._vector_bytes()
+            total, index, removed = table.total_bytes(vector_bytes), table.oldest, 0
+            while removed < excess or (total > max_bytes and table.live - removed > 1):
+                if index in table:
+                    total -= table.nbytes(index, vector_bytes)
                     removed += 1
+                index += 1
             excess = removed
         return self.evict_oldest(excess) if excess else []
 
     # ------------------------------------------------------------------ reading
-
-    def _dense(self, vector: Vectors, k: int, search_filter: SearchFilter | None) -> dict[int, float]:
-        store = self._vectors
-        if store is None or len(store) == 0 or k <= 0:
-            return {}
-        filtered = search_filter is not None and not search_filter.is_empty
-        best: dict[int, float] = {}
-        fetch = max(4 * k, 64) if filtered else k
-        while True:
-            scores, ids = store.search(vector, fetch)
-            best.clear()
-            for score, vid in zip(scores.tolist(), ids.tolist(), strict=True):
-                index = message_index(vid)
-                if index not in best and self._record(index) is not None and self._accepts(search_filter, index):
-                    best[index] = float(score)
-                    if len(best) >= k:
-                        return best
-            if len(ids) < fetch:
-                return best
-            fetch *= 2  # several chunks of one message, or filtered-out messages: look further
-
-    def _lexical_hits(self, query: str, k: int, search_filter: SearchFilter | None) -> dict[int, float]:
-        if k <= 0:
-            return {}
-        filtered = search_filter is not None and not search_filter.is_empty
-        fetch = max(4 * k, 64) if filtered else k
-        while True:
-            scores, ids = self._lexical.search(query, fetch)
-            found: dict[int, float] = {}
-            for index, score in zip(ids.tolist(), scores.tolist(), strict=True):
-                if self._record(index) is not None and self._accepts(search_filter, index):
-                    found[index] = score
-                    if len(found) >= k:
-                        return found
-            if len(ids) < fetch:
-                return found
-            fetch *= 2
 
     def candidates(
         self,
@@ -311,8 +196,9 @@ class InMemoryArchive:
         search_filter: SearchFilter | None = None,
     ) -> Candidates:
         """Dense and lexical candidates, and the similarity of each (see the protocol)."""
-        dense = self._dense(vector, dense_k, search_filter) if vector is not None else {}
-        lexical = self._lexical_hits(query, lexical_k, search_filter)
+        table = self._table
+        dense = dense_hits(table, self._vectors, vector, dense_k, search_filter) if vector is not None else {}
+        lexical = lexical_hits(table, self._lexical, query, lexical_k, search_filter)
         similarity = dict(dense)
         if vector is not None:
             similarity.update(self.similarities(vector, [i for i in lexical if i not in dense]))
@@ -320,61 +206,44 @@ class InMemoryArchive:
 
     def similarities(self, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the query to each message's best chunk."""
-        owners = [(i, n) for i in indices if (r := self._record(i)) is not None for n in range(r.vector_count)]
-        if self._vectors is None or not owners:
-            return {}
-        vectors = self._vectors.fetch(np.array([vector_id(i, n) for i, n in owners], dtype=np.int64))
-        result: dict[int, float] = {}
-        # einsum, not matmul: numpy sends a matrix-vector product to multithreaded OpenBLAS, whose spinning threads
-        # measured 16.7 ms against 0.14 ms at 2,700 x 384 on a busy 2-core machine.
-        for (index, _), score in zip(owners, np.einsum("ij,j->i", vectors, vector[0]).tolist(), strict=True):
-            result[index] = max(result.get(index, -1.0), float(score))
-        return result
+        return similarities(self._table, self._vectors, vector, indices)
 
     def get(self, indices: Sequence[int]) -> dict[int, StoredRecord]:
         """Live records by index."""
-        return {i: self._stored(i, r) for i in indices if (r := self._record(i)) is not None}
+        return {i: self._table.stored(i) for i in indices if i in self._table}
 
     def find_text(self, needle: str) -> list[int]:
         """Live indices whose searchable text contains ``needle`` (case-insensitive)."""
-        wanted = needle.casefold()
-        return [
-            i
-            for i in range(self._oldest, self._next_index)
-            if (r := self._records[i - self._base]) is not None and wanted in self._text_of(r.data).casefold()
-        ]
+        wanted, table = needle.casefold(), self._table
+        return [i for i in table.live_indices() if wanted in self._text_of(table.stored(i).data).casefold()]
 
     def bounds(self) -> tuple[int, int] | None:
         """Oldest and newest live index."""
-        if not self._live:
-            return None
-        newest = self._next_index - 1
-        while self._records[newest - self._base] is None:
-            newest -= 1
-        return self._oldest, newest
+        return self._table.bounds()
 
     def stats(self) -> StoreStats:
-        """Counts and bytes."""
-        bounds = self.bounds()
+        """Counts and bytes (bytes as defined in :mod:`~strands_semantic_memory.archive`)."""
+        table, bounds = self._table, self._table.bounds()
         return StoreStats(
-            message_count=self._live,
-            total_bytes=self._total_bytes,
-            message_bytes=self._message_bytes,
-            vector_count=self._vector_count,
+            message_count=table.live,
+            total_bytes=table.total_bytes(self._vector_bytes()),
+            message_bytes=table.message_bytes,
+            vector_count=table.vector_count,
             dimension=self.dimension,
-            pending_count=len(self._pending),
-            evicted_count=self._evicted_count,
-            archived_total=self._next_index,
+            pending_count=len(table.pending),
+            evicted_count=table.evicted_count,
+            archived_total=table.next_index,
             oldest_index=bounds[0] if bounds else None,
             newest_index=bounds[1] if bounds else None,
-            forgotten_count=self._forgotten_count,
+            forgotten_count=table.forgotten_count,
         )
 
     # ------------------------------------------------------------------ state
 
     def saved_archive(self, model_id: str) -> SavedArchive:
         """The archive as a :class:`~strands_semantic_memory.state.SavedArchive` (vectors included)."""
-        return to_saved(self, model_id)
+        ids, vectors = self._vectors.export() if self._vectors is not None else (None, None)
+        return to_saved(self._table, model_id, self.dimension, ids, vectors)
 
     def export_state(self, model_id: str) -> dict[str, Any]:
         """The full archive, vectors included (see :mod:`~strands_semantic_memory.state`)."""
@@ -394,7 +263,14 @@ class InMemoryArchive:
         Raises:
             StateError: If the archive is inconsistent.
         """
-        fresh = InMemoryArchive(text_of=self._text_of)
-        fill(fresh, saved, reembed)
-        self.__dict__.update(fresh.__dict__)
-        logger.debug("messages=<%d>, vectors=<%d> | archive restored", len(self), len(saved.vector_ids))
+        self.load_columns(columns_of_saved(saved, reembed, self._text_of))
+
+    def load_columns(self, columns: Columns) -> None:
+        """Replace the content with records given as columns, in bulk (validated and built aside, then swapped in).
+
+        Raises:
+            StateError: If the columns are inconsistent.
+        """
+        table, lexical, vectors = fill(columns)
+        self._table, self._lexical, self._vectors = table, lexical, vectors
+        logger.debug("messages=<%d>, vectors=<%d> | archive restored", len(self), len(columns.vector_ids))

@@ -5,6 +5,8 @@ import re
 
 from benchmarks import run
 from benchmarks.dataset import build_dataset
+from benchmarks.report import targets
+from strands_semantic_memory.embeddings import onnx_available
 
 
 def tiny_locomo(path):
@@ -50,13 +52,28 @@ def test_suite_runs_at_tiny_sizes_and_writes_report_and_plots(tmp_path):
         assert f"({plot})" in report
     for mode in ["dense", "lexical", "hybrid"]:
         assert re.search(rf"\| {mode} \| \d\.\d\d \|", report), f"a recall row for {mode}"
-        assert re.search(rf"\| this library, {mode} \| \d+\.\d \|", report), f"a LoCoMo row for {mode}"
+        assert re.search(rf"\| this library, {mode}( \(ONNX int8 queries\))? \| \d+\.\d \|", report), mode
     assert "| DRAGON (LoCoMo paper, all ten) | 56.7 | 66.2 | 76.7 | 82.7 |" in report
     assert "PostgreSQL hybrid" in report
     assert "What is scripted" in report
     raw = json.loads((out / "benchmarks.json").read_text())
     assert raw["locomo"]["questions"] == 3, "the malformed id is repaired, the missing one dropped"
     assert raw["meta"]["torch_threads"] == 1
+    backend = raw["meta"]["backend"]
+    assert backend["name"] == ("onnx" if onnx_available() else "torch"), "the default embedder of SemanticMemory()"
+    assert "**Embedder: the library's default**" in report and backend["long"] in report
+    assert raw["scale"]["with_embedding"]["embedder"] == backend, "ours and the naive pattern embed alike"
+    assert "no worse than round 1 (12 ms" in report and "no worse than round 1 (19 ms" in report
+    large = raw["large"]
+    assert all(r["sqlite_open_spread"]["runs"] == 2 for r in large["durable_open"])
+    assert large["session_turns"][-1]["sqlite_overhead_rounds"]["runs"] == 2
+    assert [r["rounds"]["runs"] for r in large["engine"] if r["mode"] == "hybrid" and r["default"]] == [2]
+    if backend["name"] == "onnx":  # PyTorch measured beside the default, over the same document vectors
+        assert raw["meta"]["pool_compare"]["max_cosine_difference"] < 1e-4
+        assert all("latency_compare" in r for r in raw["scale"]["rows"])
+        assert set(raw["locomo"]["compare"]["modes"]) == {"hybrid", "dense"}
+        assert re.search(r"\| 16 \| LoCoMo dev recall within 0\.5 points of the PyTorch model.*\| \d+\.\d \(", report)
+        assert any(r["queries"] == "PyTorch" for r in large["engine"])
 
 
 def test_locomo_section_is_skipped_with_one_line_when_the_file_is_absent(tmp_path, capsys):
@@ -76,3 +93,39 @@ def test_dataset_is_reproducible_and_its_evidence_is_where_it_says():
             assert first.messages[position]["role"] == "user"
         if question.kind == "multi_turn":
             assert question.evidence[1] - question.evidence[0] <= 6, "a few turns apart"
+
+
+def test_targets_compare_recall_with_pytorch_and_read_the_spread_of_scale_rows():
+    def recall(r5):
+        return {"all": {"r5": r5, "r10": 80.0, "r25": 87.0, "r50": 91.0}}
+
+    results = {
+        "locomo": {
+            "modes": {"hybrid": recall(70.6), "dense": recall(44.0)},
+            "compare": {"backend": {"short": "PyTorch"}, "modes": {"hybrid": recall(70.5), "dense": recall(43.3)}},
+        },
+        "large": {
+            "durable_open": [
+                {"size": 100_000, "sqlite_open_seconds": 1.5, "sqlite_open_spread": _spread(1.5, 1.4, 2.1)}
+            ],
+            "session_turns": [{"size": 100_000, "sqlite_overhead_ms": 2.0, "sqlite_overhead_rounds": _spread(2, 1, 3)}],
+            "engine": [
+                {"size": 1_000_000, "mode": "hybrid", "default": False, "rounds": _spread(40, 30, 50)},
+                {"size": 1_000_000, "mode": "hybrid", "default": True, "rounds": _spread(12, 11, 14)},
+            ],
+        },
+    }
+    rows = {label: (measured, met) for _, label, measured, met in targets(results)}
+
+    def row(start):
+        return next(value for label, value in rows.items() if label.startswith(start))
+
+    assert row("LoCoMo dev recall within 0.5 points") == ("0.1 (deterministic: same on every run)", "yes")
+    assert row("the same in dense mode")[1] == "**no**", "0.7 points apart"
+    assert row("reopen a durable archive of 100k")[1] == "**no** (target inside the spread)"
+    assert row("FileSessionManager turn at 100k") == ("2.0 (1.0 to 3.0, 3 runs)", "yes")
+    assert row("retrieve p50 <= 15 ms at 1M") == ("12.00 (11.00 to 14.00, 3 runs)", "yes"), "the default's row"
+
+
+def _spread(median, low, high):
+    return {"median": median, "min": low, "max": high, "runs": 3}

@@ -39,7 +39,7 @@ def exported(tmp_path_factory):
     """One in-memory export of the bundled model, checked to write no file in the working or temp folder."""
     if not onnx_available():
         pytest.skip("the onnx extra is not installed")
-    from strands_semantic_memory.embeddings.onnx_runtime import export_sentence_transformer
+    from strands_semantic_memory.embeddings.onnx_export import export_sentence_transformer
 
     work = tmp_path_factory.mktemp("cwd")
     scratch = tmp_path_factory.mktemp("tmp")
@@ -58,7 +58,7 @@ def exported(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cache_dir(tmp_path_factory, exported) -> Path:
     """A cache folder filled from the export (so the embedders below load without exporting again)."""
-    from strands_semantic_memory.embeddings.onnx_runtime import _folder_digest, _ModelCache, quantize_weights_int8
+    from strands_semantic_memory.embeddings.onnx_export import _folder_digest, _ModelCache, quantize_weights_int8
 
     folder = tmp_path_factory.mktemp("onnx-cache")
     model_folder = bundled_model_path()
@@ -108,7 +108,7 @@ def test_float32_queries_equal_pytorch(cache_dir, embedder):
 def test_quantization_replaces_every_weight_matmul(exported):
     import onnx
 
-    from strands_semantic_memory.embeddings.onnx_runtime import quantize_weights_int8
+    from strands_semantic_memory.embeddings.onnx_export import quantize_weights_int8
 
     def ops(graph: bytes) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -142,7 +142,7 @@ def test_cached_model_loads_in_a_new_process_without_pytorch(cache_dir, onnx_emb
 
 @needs_onnx
 def test_a_damaged_cache_entry_is_ignored(tmp_path, exported):
-    from strands_semantic_memory.embeddings.onnx_runtime import _ModelCache
+    from strands_semantic_memory.embeddings.onnx_export import _ModelCache
 
     cache = _ModelCache(tmp_path, "0" * 64)
     cache.save(exported, None)
@@ -175,7 +175,7 @@ def test_models_the_export_does_not_reproduce_are_refused(embedder):
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.models import Dense
 
-    from strands_semantic_memory.embeddings.onnx_runtime import _pooling_mode
+    from strands_semantic_memory.embeddings.onnx_export import _pooling_mode
 
     base = embedder.model
     assert _pooling_mode(base) == "mean"

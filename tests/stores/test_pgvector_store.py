@@ -35,8 +35,14 @@ from strands_semantic_memory.errors import ConfigurationError, DimensionMismatch
 from strands_semantic_memory.lexical import TOKENIZER_VERSION
 from strands_semantic_memory.stores.archive_store import ArchiveStore, NewRecord, SearchFilter
 from strands_semantic_memory.stores.pgvector_store import SCHEMA_VERSION, PgVectorStore
-from strands_semantic_memory.stores.postgres.queries import Plan, candidates_sql
-from strands_semantic_memory.stores.postgres.text import MAX_LEXEME_BYTES, tsquery_literal, tsvector_literal
+from strands_semantic_memory.stores.postgres.queries import LEXICAL, Plan, candidates_sql
+from strands_semantic_memory.stores.postgres.text import (
+    MAX_LEXEME_BYTES,
+    query_lexemes,
+    quoted,
+    tsquery_literal,
+    tsvector_literal,
+)
 from tests.support.conversations import (
     PLANTED_TURN,
     REFERENCE,
@@ -111,6 +117,14 @@ def hnsw_index_is_valid(uri):
             "WHERE c.relname = 'ssm_archive_hnsw_384'"
         ).fetchone()
     return row is not None and row[0]
+
+
+def wait_for_index(store, uri, seconds=120.0):
+    """Wait for the background HNSW build a search started to finish (True once the index is valid).
+
+    The builder's ANALYZE must be over before the test's database is dropped with FORCE.
+    """
+    return store._builder.wait(seconds) and hnsw_index_is_valid(uri)
 
 
 def embed(embedder, texts):
@@ -282,6 +296,39 @@ def test_candidates_match_an_independent_numpy_search(make_store, embedder):
     assert store.similarities(query, [3, 7, 999]) == pytest.approx({3: float(scores[3]), 7: float(scores[7])}, abs=1e-5)
 
 
+def lexical_side(uri, namespace, query, lexical_k, budget):
+    """The store's lexical candidates for ``query`` with a given scan budget (the statement, run directly)."""
+    lexemes = query_lexemes(query)
+    params = {"ns": namespace, "tsq": tsquery_literal(query), "terms": lexemes, "budget": budget}
+    params.update(literals=[quoted(t) for t in lexemes], lexical_k=lexical_k, dense_k=0)
+    with psycopg.connect(uri, autocommit=True) as connection:
+        rows = connection.execute(candidates_sql(Plan(False, True, False, None, None)), params).fetchall()
+    return {int(i): s for kind, i, s in rows if kind == LEXICAL}
+
+
+def test_frequent_terms_are_ranked_only_when_the_selective_ones_match_too_few(make_store, fresh_database):
+    """Issue 16: over the scan budget, messages matching only the query's frequent terms are not ranked (unless
+    needed to fill the list); the scores of those ranked are the whole query's."""
+    store = make_store(fresh_database)
+    texts = [f"the weather report number {i}" for i in range(400)]  # "weather" and "report": frequent
+    texts[50] = "the weather report mentions the lighthouse keeper"
+    texts[120] = "a lighthouse keeper wrote the weather report, the weather report again"
+    texts[300] = "lighthouse only"
+    store.add([make_record(t) for t in texts])
+    with psycopg.connect(fresh_database, autocommit=True) as connection:
+        connection.execute("ANALYZE ssm_archive")  # the term frequencies come from the column's statistics
+    query = "weather report from the lighthouse"
+    everything = lexical_side(fresh_database, store.namespace, query, 10, budget=10**9)
+    assert len(everything) == 10 and 300 not in everything, "ranking every match: common words repeated win"
+    pruned = lexical_side(fresh_database, store.namespace, query, 3, budget=50)
+    assert sorted(pruned) == [50, 120, 300], "only the messages that mention the rare term were ranked"
+    for index in set(pruned) & set(everything):
+        assert pruned[index] == pytest.approx(everything[index]), "scores are the whole query's"
+    filled = lexical_side(fresh_database, store.namespace, query, 10, budget=50)
+    assert {50, 120, 300} < set(filled) and len(filled) == 10, "frequent-only matches fill a short list"
+    assert store.candidates(None, query, 0, 10).lexical == everything, "below the real budget: unchanged"
+
+
 def test_hnsw_path_is_used_above_the_threshold_and_agrees_with_exact_search(make_store, fresh_database, embedder):
     """Issue 15: PostgreSQL's HNSW path, against the exact scan on the same data."""
     messages = distractor_conversation(400)
@@ -295,7 +342,10 @@ def test_hnsw_path_is_used_above_the_threshold_and_agrees_with_exact_search(make
     assert not hnsw_index_is_valid(fresh_database), "below the threshold no index is kept up to date row by row"
     store.add([make_record(t, role=r) for t, r in list(zip(texts, roles, strict=True))[200:]])
     store.set_vectors({i: v for i, v in vectors.items() if i >= 200})
-    assert hnsw_index_is_valid(fresh_database), "built in one pass when the namespace reached the threshold"
+    assert not hnsw_index_is_valid(fresh_database), "a bulk load crossing the threshold does not build it half-way"
+    first = store.candidates(embedder.embed_queries(["When is the meeting?"]), "meeting", 10, 10)
+    assert len(first.dense) == 10, "searches are exact while the index is built"
+    assert wait_for_index(store, fresh_database), "the first search over the threshold builds it, in one pass"
     with psycopg.connect(fresh_database, autocommit=True) as connection:
         register_vector(connection)
         query = embedder.embed_queries(["What was my booking reference?"])
@@ -334,7 +384,8 @@ def test_a_small_namespace_in_a_shared_hnsw_table_falls_back_to_exact_results(ma
     big = make_store(fresh_database, exact_search_below=100)
     big.add([make_record(t) for t in big_texts])
     big.set_vectors(embed(embedder, big_texts))
-    assert hnsw_index_is_valid(fresh_database)
+    big.candidates(embedder.embed_queries(["anything"]), "", 5, 0)
+    assert wait_for_index(big, fresh_database)
     small_texts = [f"note {i}: {t}" for i, t in enumerate(TOPIC_TURNS)]
     small = make_store(fresh_database, exact_search_below=0)
     small.add([make_record(t) for t in small_texts])
@@ -419,6 +470,28 @@ def test_forget_by_text_finds_case_insensitive_substrings(make_store):
     assert store.find_text("ÉMILE") == [0, 2]
     assert store.find_text("call émile at noon") == [0]
     assert store.find_text("100% match") == []
+
+
+FOLDING_TEXTS = ["Die Straße ist lang", "STRASSE gesperrt", "ΣΊΣΥΦΟΣ", "σίσυφος rolls", "the ﬁle is here", "nothing"]
+
+
+@pytest.mark.parametrize("kind", ["in_memory", "pgvector"])
+def test_forget_by_text_folds_case_like_str_casefold_on_every_store(kind, pg_uri, embedder):
+    """Issue 16: forget(query=) matches the same messages in process and on PostgreSQL (``lower()`` did not fold
+    ß to ss, final sigma to sigma, or the ﬁ ligature)."""
+    store = PgVectorStore(pg_uri, new_namespace("fold")) if kind == "pgvector" else None
+    memory = SemanticMemory(embedder=embedder, **({"store": store} if store is not None else {}))
+    try:
+        memory.archive([text_message("user", t) for t in FOLDING_TEXTS])
+        for needle, expected in [("strasse", [0, 1]), ("Σίσυφος", [2, 3]), ("FILE", [4])]:
+            assert [i for i, t in enumerate(FOLDING_TEXTS) if needle.casefold() in t.casefold()] == expected
+            assert memory.archive_store.find_text(needle) == expected, needle
+        assert memory.forget(query="STRASSE") == [0, 1]
+        assert memory.forget(query="strasse") == []
+        assert sorted(memory.indices) == [2, 3, 4, 5]
+    finally:
+        if store is not None:
+            store.drop_namespace()
 
 
 def test_eviction_and_limits_work_around_forgotten_holes(make_store):

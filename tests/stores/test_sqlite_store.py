@@ -14,13 +14,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from strands_semantic_memory.archive import decode_message, encode_message, record_key
 from strands_semantic_memory.embeddings import normalize_rows
 from strands_semantic_memory.errors import EmbeddingModelMismatchError, StateError, StoreError
+from strands_semantic_memory.lexical import TOKENIZER_VERSION, count_terms
 from strands_semantic_memory.stores.archive_store import NewRecord, SearchFilter
 from strands_semantic_memory.stores.in_memory import InMemoryArchive, default_text_of
-from strands_semantic_memory.stores.sqlite_store import SqliteArchive
+from strands_semantic_memory.stores.sqlite.writes import decode_terms
+from strands_semantic_memory.stores.sqlite_store import SCHEMA_VERSION, SqliteArchive
 
 REPO = Path(__file__).resolve().parents[2]
 DIMENSION = 16
@@ -348,7 +352,7 @@ def test_state_is_a_small_reference_that_reopens(path: Path, tmp_path: Path):
     embed_all(archive)
     state = json.loads(json.dumps(archive.export_state("model-a")))
     assert len(json.dumps(state)) < 400
-    assert state["store"] == {"kind": "sqlite", "path": str(path), "schema_version": 1}
+    assert state["store"] == {"kind": "sqlite", "path": str(path), "schema_version": SCHEMA_VERSION}
     assert state["embedding"] == {"model_id": "model-a", "dimension": DIMENSION}
     archive.load_state(state, reembed=False)  # the same file: nothing to do
     assert len(archive) == 50
@@ -453,3 +457,108 @@ def test_semantic_memory_reopens_a_durable_archive(tmp_path: Path, counting_embe
     assert reopened.search("which invoice was for plumbing?", top_k=1)[0].index == 0
     assert counting_embedder.documents_embedded == embedded  # reopened from the file, nothing embedded again
     reopened.archive_store.close()
+
+
+# ---------------------------------------------------------------------------------------- stored terms, migration
+
+V1_SCHEMA = """
+CREATE TABLE ssm_meta (key TEXT PRIMARY KEY, value);
+CREATE TABLE ssm_messages (idx INTEGER PRIMARY KEY, data BLOB NOT NULL, role TEXT NOT NULL,
+    archived_at REAL NOT NULL, said_at REAL, key TEXT, has_text INTEGER NOT NULL);
+CREATE TABLE ssm_vectors (idx INTEGER PRIMARY KEY, count INTEGER NOT NULL, data BLOB NOT NULL);
+"""
+
+
+def varied_archive(path: Path) -> SqliteArchive:
+    """An archive with chunks, pending messages, a tracked duplicate, said times, eviction and holes."""
+    archive = SqliteArchive(path)
+    archive.bind("model-a")
+    texts = [f"alpha topic BK-{n}-QZ painted" if n % 3 == 0 else f"beta filler {n} running" for n in range(40)]
+    records = [
+        record(message(t, role="assistant" if n % 2 else "user"), said_at=1_700_000_000.0 + n if n % 5 else None)
+        for n, t in enumerate(texts)
+    ]
+    archive.add(records[:30] + [record(message("tracked"), tracking_id="t-1")])
+    embed_all(archive, chunks=2)
+    archive.add(records[30:])
+    archive.evict_oldest(2)
+    archive.forget([7, 20, 40])
+    return archive
+
+
+def write_v1_copy(source: Path, target: Path) -> None:
+    """The archive at ``source`` written in the layout of schema version 1 (no term columns)."""
+    old = sqlite3.connect(source)
+    new = sqlite3.connect(target)
+    new.executescript(V1_SCHEMA)
+    new.executemany("INSERT INTO ssm_meta VALUES (?, ?)", old.execute("SELECT key, value FROM ssm_meta"))
+    new.execute("UPDATE ssm_meta SET value = 1 WHERE key = 'schema_version'")
+    new.executemany(
+        "INSERT INTO ssm_messages VALUES (?, ?, ?, ?, ?, ?, ?)",
+        old.execute("SELECT idx, data, role, archived_at, said_at, key, has_text FROM ssm_messages"),
+    )
+    new.executemany("INSERT INTO ssm_vectors VALUES (?, ?, ?)", old.execute("SELECT idx, count, data FROM ssm_vectors"))
+    new.commit()
+    new.close()
+    old.close()
+
+
+def stored_terms(path: Path) -> list[tuple]:
+    connection = sqlite3.connect(path)
+    rows = connection.execute("SELECT idx, terms, term_counts, tokenizer FROM ssm_messages ORDER BY idx").fetchall()
+    connection.close()
+    return rows
+
+
+def test_an_archive_of_schema_version_1_opens_migrated_and_identical(tmp_path: Path):
+    current = varied_archive(tmp_path / "current.sqlite3")
+    expected = snapshot(current)
+    current.close()
+    legacy = tmp_path / "legacy.sqlite3"
+    write_v1_copy(tmp_path / "current.sqlite3", legacy)
+
+    migrated = SqliteArchive(legacy)
+    assert snapshot(migrated) == expected
+    assert migrated.add([record(message("tracked"), tracking_id="t-1")]) == [30]  # its key survived the migration
+    migrated.close()
+    connection = sqlite3.connect(legacy)
+    assert connection.execute("SELECT value FROM ssm_meta WHERE key = 'schema_version'").fetchone() == (SCHEMA_VERSION,)
+    connection.close()
+    assert stored_terms(legacy) == stored_terms(tmp_path / "current.sqlite3")  # tokenized once, written back
+    assert snapshot(SqliteArchive(legacy)) == expected
+
+
+def test_terms_of_another_tokenizer_version_are_rebuilt_at_open(path: Path):
+    archive = varied_archive(path)
+    expected = snapshot(archive)
+    archive.close()
+    good = stored_terms(path)
+    connection = sqlite3.connect(path)
+    connection.execute(
+        "UPDATE ssm_messages SET terms = CAST('stale' AS BLOB), term_counts = zeroblob(4), tokenizer = 1"
+    )
+    connection.commit()
+    connection.close()
+    reopened = SqliteArchive(path)
+    assert snapshot(reopened) == expected  # the stale terms were not used
+    reopened.close()
+    assert stored_terms(path) == good
+
+
+@settings(max_examples=40, deadline=None)
+@given(texts=st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=80), min_size=1, max_size=6))
+def test_stored_terms_are_the_terms_of_tokenizing_again(tmp_path_factory, texts):
+    path = tmp_path_factory.mktemp("terms") / "archive.sqlite3"
+    archive = SqliteArchive(path)
+    records = [record(message(t + " \ud800 BK-7731-QZ")) for t in texts]
+    archive.add(records)
+    archive.close()
+    for (_, terms, counts, version), new in zip(stored_terms(path), records, strict=True):
+        assert version == TOKENIZER_VERSION
+        assert decode_terms(terms, counts) == count_terms(default_text_of(new.data))[0]
+    reopened = SqliteArchive(path)  # loaded from the stored terms: the same scores as tokenizing at open
+    fresh = InMemoryArchive()
+    fresh.add(records)
+    for query in [*texts, "BK-7731-QZ"]:
+        assert reopened.candidates(None, query, 0, 20).lexical == fresh.candidates(None, query, 0, 20).lexical
+    reopened.close()

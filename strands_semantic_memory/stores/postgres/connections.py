@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from ...errors import ConfigurationError, StoreError
+from ...errors import ConfigurationError, MissingDependencyError, StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +29,30 @@ def _seconds(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ConfigurationError(f"{name} must be a positive number of seconds, got {value!r}")
     return float(value)
+
+
+def check_options(namespace: Any, exact_search_below: Any, pending_check_interval: Any) -> tuple[int, float]:
+    """Validate the store's own options and that its dependencies are installed.
+
+    Returns:
+        ``exact_search_below`` and ``pending_check_interval`` (as a float).
+
+    Raises:
+        ConfigurationError: If an option is invalid.
+        MissingDependencyError: If psycopg or pgvector is not installed.
+    """
+    if not isinstance(namespace, str) or not namespace:
+        raise ConfigurationError(f"namespace must be a non-empty string, got {namespace!r}")
+    if not isinstance(pending_check_interval, (int, float)) or not pending_check_interval >= 0:
+        raise ConfigurationError(f"pending_check_interval must be >= 0, got {pending_check_interval!r}")
+    try:
+        import psycopg  # noqa: F401
+        from pgvector.psycopg import register_vector  # noqa: F401
+    except ImportError as error:
+        raise MissingDependencyError("PgVectorStore", "pgvector", "psycopg and pgvector") from error
+    if isinstance(exact_search_below, bool) or not isinstance(exact_search_below, int) or exact_search_below < 0:
+        raise ConfigurationError(f"exact_search_below must be an integer >= 0, got {exact_search_below!r}")
+    return exact_search_below, float(pending_check_interval)
 
 
 def _milliseconds(seconds: float) -> str:
@@ -135,8 +159,6 @@ class Connections:
         """
         if self._given is not None or self._pool is not None:
             return
-        from ...errors import MissingDependencyError
-
         try:
             from psycopg_pool import ConnectionPool
         except ImportError as error:

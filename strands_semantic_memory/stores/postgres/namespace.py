@@ -9,6 +9,7 @@ from ...errors import EmbeddingModelMismatchError, StoreError
 from .connections import Connections
 from .reads import View
 from .schema import bind_model, prepare
+from .writes import reembed
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +32,6 @@ class Namespace:
         self.connections = connections
         self.view = View()
         self.model_id: str | None = None
-        self.pending_at_open = 0
         self._ready = False
         self._lock = threading.Lock()
 
@@ -65,14 +65,8 @@ class Namespace:
             stored, wanted = info.model_id, self.model_id
             if stored is not None and wanted is not None and stored != wanted and not rebinding:
                 raise EmbeddingModelMismatchError(stored, wanted)
-            if not info.unicode_lower:
-                logger.warning(
-                    "namespace=<%s> | this database's lower() folds ASCII only (its ctype): find_text and "
-                    "forget(query=...) match non-ASCII letters case-sensitively",
-                    self.name,
-                )
             self.view = View(info.dimension, info.live, set(info.hnsw_dimensions), legacy=info.legacy_keys)
-            self.pending_at_open = info.pending
+            self.view.pending_count = info.pending
             self.connections.start()
             self._ready = True
             if info.reindexed:
@@ -98,6 +92,22 @@ class Namespace:
                 stored = bind_model(connection, self.name, model_id)
             if stored != model_id:
                 raise EmbeddingModelMismatchError(stored, model_id)
+
+    def reembed(self) -> None:
+        """Drop the namespace's vectors and re-bind it to this store's model, in one transaction."""
+        self.open(rebinding=True)  # the namespace is re-bound to this store's model below
+        with self.connections.write("dropping vectors to embed again") as connection:
+            reembed(connection, self.name, self.model_id)
+        self.view.dimension = None
+        self.view.saw_pending(None)
+
+    def drop(self) -> None:
+        """Delete the namespace's archive and bookkeeping from the database, then close."""
+        self.open()
+        with self.connections.write("dropping the namespace") as connection:
+            connection.execute("DELETE FROM ssm_archive WHERE namespace = %s", (self.name,))
+            connection.execute("DELETE FROM ssm_namespaces WHERE namespace = %s", (self.name,))
+        self.close()
 
     def close(self) -> None:
         """Close its connections; it opens again on next use."""

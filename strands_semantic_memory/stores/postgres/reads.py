@@ -26,6 +26,7 @@ from .queries import (
     HNSW_MAX_EF,
     INDEXED,
     LEXICAL,
+    LEXICAL_SCAN_BUDGET,
     META,
     PENDING,
     SIMILARITIES_SQL,
@@ -34,7 +35,7 @@ from .queries import (
     Plan,
     candidates_sql,
 )
-from .text import storable, tsquery_literal
+from .text import query_lexemes, quoted, storable, tsquery_literal
 
 
 @dataclass
@@ -48,6 +49,7 @@ class View:
         pending: Whether messages were waiting for vectors, and when that was seen (monotonic seconds).
         legacy: Whether the namespace holds messages archived under schema version 1.
         hnsw_retry_at: Monotonic time before which a failed index build is not tried again.
+        pending_count: Messages waiting for vectors as last counted (at opening and by each vector write).
     """
 
     dimension: int | None = None
@@ -56,6 +58,7 @@ class View:
     pending: tuple[bool, float] | None = None
     legacy: bool = False
     hnsw_retry_at: float = 0.0
+    pending_count: int = 0
 
     def saw_pending(self, pending: bool | None) -> None:
         """Record whether messages are pending (None: unknown, ask next time)."""
@@ -101,6 +104,9 @@ def candidates(
     hnsw = dense and view.dimension in view.hnsw and view.live >= exact_search_below
     fetch = min(HNSW_MAX_EF, max(40, dense_k * (8 if search_filter is not None else 2)))
     params: dict[str, Any] = {"ns": namespace, "tsq": tsquery, "dense_k": dense_k, "lexical_k": lexical_k}
+    if tsquery is not None:
+        lexemes = query_lexemes(query)
+        params.update(terms=lexemes, literals=[quoted(t) for t in lexemes], budget=LEXICAL_SCAN_BUDGET)
     if vector is not None:
         params["q"] = np.asarray(vector[0], dtype=np.float32)
     if search_filter is not None:
@@ -180,14 +186,30 @@ def get(connection: Any, namespace: str, indices: Sequence[int]) -> dict[int, St
     }
 
 
+FIND_TEXT_BATCH = 5000
+"""Messages read per statement by :func:`find_text`."""
+
+
 def find_text(connection: Any, namespace: str, needle: str) -> list[int]:
-    """Live indices whose searchable text contains ``needle`` (PostgreSQL's ``lower`` on both), ascending."""
-    rows = connection.execute(
-        "SELECT idx FROM ssm_archive WHERE namespace = %s AND chunk = 0 AND strpos(lower(body), lower(%s)) > 0 "
-        "ORDER BY idx",
-        (namespace, storable(needle)),
-    ).fetchall()
-    return [int(i) for (i,) in rows]
+    """Live indices whose searchable text contains ``needle`` under Python's ``str.casefold``, ascending.
+
+    The comparison runs here, not in SQL, so that it is exactly the in-process stores' (``casefold`` maps ``ß`` to
+    ``ss`` and final sigma to sigma; PostgreSQL's ``lower()`` does neither, and folds only ASCII under the ``C``
+    ctype). The namespace's searchable texts are read in pages of :data:`FIND_TEXT_BATCH` by index: deletion by
+    text reads them all (a privacy operation, not a search).
+    """
+    wanted = storable(needle).casefold()
+    found: list[int] = []
+    last = -1
+    while True:
+        rows = connection.execute(
+            "SELECT idx, body FROM ssm_archive WHERE namespace = %s AND chunk = 0 AND idx > %s ORDER BY idx LIMIT %s",
+            (namespace, last, FIND_TEXT_BATCH),
+        ).fetchall()
+        found.extend(int(i) for i, body in rows if wanted in (body or "").casefold())
+        if len(rows) < FIND_TEXT_BATCH:
+            return found
+        last = int(rows[-1][0])
 
 
 def bounds(connection: Any, namespace: str) -> tuple[int, int] | None:

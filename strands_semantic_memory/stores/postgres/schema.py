@@ -17,8 +17,8 @@ engine's idempotency key (unique per namespace among live messages). ``embedding
 namespaces with different models can share the table; it is stored ``MAIN`` (in the row unless the row cannot fit
 a page otherwise: pgvector's default, ``EXTERNAL``, moved most 384-dimension vectors out of line and made an exact
 scan read seven times the pages); each dimension gets a partial HNSW index on
-``embedding::vector(d)`` (pgvector's documented pattern), built when a namespace of that dimension first reaches
-the store's ``exact_search_below`` (see :func:`build_hnsw`).
+``embedding::vector(d)`` (pgvector's documented pattern), built when a search first finds a namespace of that
+dimension at the store's ``exact_search_below`` (see :mod:`.hnsw`).
 
 Migration from version 1 (run once, by the first process of version 2 that opens the database, in one
 transaction): ``data`` becomes ``bytea`` (the same UTF-8 bytes), the time and key columns are added (messages
@@ -45,8 +45,6 @@ from typing import Any
 from ...errors import StateError, StoreError
 from ...lexical import TOKENIZER_VERSION
 from ...state import STATE_FORMAT, STATE_VERSION
-from .connections import Connections
-from .reads import View
 from .writes import reindex_terms
 
 logger = logging.getLogger(__name__)
@@ -54,12 +52,6 @@ logger = logging.getLogger(__name__)
 SCHEMA_VERSION = 2
 
 _SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtext('strands_semantic_memory_schema'))"
-_HNSW_TRY_LOCK = "SELECT pg_try_advisory_lock(hashtext('strands_semantic_memory_hnsw'))"
-_HNSW_UNLOCK = "SELECT pg_advisory_unlock(hashtext('strands_semantic_memory_hnsw'))"
-_INDEX_VALID = (
-    "SELECT i.indisvalid FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid "
-    "WHERE c.relname = %s AND c.relkind = 'i'"
-)
 
 _CREATE = """
 CREATE TABLE IF NOT EXISTS ssm_namespaces (
@@ -129,7 +121,6 @@ class NamespaceInfo:
         live: Its number of live messages.
         legacy_keys: Whether it holds messages archived under schema version 1 (their keys have the legacy form).
         hnsw_dimensions: Dimensions that already have an HNSW index.
-        unicode_lower: Whether ``lower()`` folds non-ASCII letters in this database (its ctype).
         pending: Messages waiting for vectors (counted up to 100,000).
         reindexed: Whether this opening re-indexed the terms (the table then wants a VACUUM).
     """
@@ -139,69 +130,8 @@ class NamespaceInfo:
     live: int
     legacy_keys: bool
     hnsw_dimensions: frozenset[int]
-    unicode_lower: bool
     pending: int = 0
     reindexed: bool = False
-
-
-MAX_BUILD_MEMORY = 1 << 30
-"""Most ``maintenance_work_mem`` (bytes) an HNSW build raises its session to (estimated from the vector count)."""
-
-
-def hnsw_index_name(dimension: int) -> str:
-    """The name of the partial HNSW index of one dimension."""
-    return f"ssm_archive_hnsw_{dimension}"
-
-
-def build_hnsw(connection: Any, dimension: int) -> bool:
-    """Build the HNSW index of a dimension without blocking writers (``CREATE INDEX CONCURRENTLY``).
-
-    Building the graph in one pass is several times faster than growing it row by row (2,000 vectors of 384
-    dimensions: 2.3 s to build against 30 s of per-row inserts on the same loaded machine), so the index is created
-    only when a namespace first needs it. One process builds at a time (a session advisory lock; the others keep
-    searching exactly meanwhile); an invalid index left by a builder that died is dropped and built again.
-
-    Args:
-        connection: An autocommit connection whose ``statement_timeout`` allows the build.
-        dimension: The vector length.
-
-    Returns:
-        True if a valid index exists afterwards.
-    """
-    name = hnsw_index_name(dimension)
-    (locked,) = connection.execute(_HNSW_TRY_LOCK).fetchone()
-    if not locked:
-        return False
-    try:
-        row = connection.execute(_INDEX_VALID, (name,)).fetchone()
-        if row is not None and row[0]:
-            return True
-        if row is not None:
-            connection.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
-        started = time.perf_counter()
-        # The graph must fit maintenance_work_mem, or pgvector finishes the build row by row on disk (a 100k build
-        # under the 64 MB default took 500 s on the loaded test machine). Raise it for this session only.
-        connection.execute(
-            "SELECT set_config('maintenance_work_mem', (greatest("
-            "pg_size_bytes(current_setting('maintenance_work_mem')), "
-            "least(%s::bigint, (SELECT count(*) FROM ssm_archive WHERE dimension = %s) * %s)) / 1024)::text || 'kB', "
-            "false)",
-            (MAX_BUILD_MEMORY, dimension, dimension * 4 * 2 + 1024),
-        )
-        try:
-            connection.execute(
-                f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON ssm_archive "
-                f"USING hnsw ((embedding::vector({dimension})) vector_ip_ops) WHERE dimension = {dimension}"
-            )
-        finally:
-            connection.execute("RESET maintenance_work_mem")
-        # Fresh statistics, or the planner may still think the namespace is small and scan it by primary key.
-        connection.execute("ANALYZE ssm_archive")
-        elapsed = time.perf_counter() - started
-        logger.info("dimension=<%d>, seconds=<%.1f> | HNSW index built", dimension, elapsed)
-        return True
-    finally:
-        connection.execute(_HNSW_UNLOCK)
 
 
 def _migrate(connection: Any, version: int) -> None:
@@ -303,44 +233,12 @@ def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceI
             "SELECT c.relname FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid "
             "WHERE c.relname LIKE 'ssm_archive_hnsw_%' AND i.indisvalid"
         ).fetchall()
-        (unicode_lower,) = connection.execute("SELECT lower('ÀΣ') = 'àσ'").fetchone()
         (pending,) = connection.execute(
             "SELECT count(*) FROM (SELECT 1 FROM ssm_archive WHERE namespace = %s AND pending LIMIT 100000) AS p",
             (namespace,),
         ).fetchone()
     hnsw = frozenset(int(name.rsplit("_", 1)[1]) for (name,) in indexes if name.rsplit("_", 1)[1].isdigit())
-    return NamespaceInfo(
-        stored_model, dimension, int(live), bool(legacy), hnsw, bool(unicode_lower), int(pending), reindexed
-    )
-
-
-def wants_hnsw(live: int, pending: int, exact_search_below: int) -> bool:
-    """Whether a namespace should have its HNSW index now.
-
-    It should once it reached the threshold and a bulk load has (nearly) finished embedding: one pass over the
-    vectors instead of a graph insert per row (a few poison messages left pending do not stop it).
-    """
-    return live - pending >= exact_search_below and pending <= max(64, live // 100)
-
-
-def ensure_hnsw(connections: Connections, view: View, dimension: int) -> None:
-    """Build the dimension's HNSW index unless it exists (see :func:`build_hnsw`).
-
-    The caller's vectors are committed already: a build that fails (``lock_timeout`` behind a long transaction,
-    say) is logged and tried again a minute later; searches stay exact meanwhile.
-    """
-    if dimension in view.hnsw or time.monotonic() < view.hnsw_retry_at:
-        return
-    try:
-        with connections.maintenance("building the HNSW index") as connection:
-            built = build_hnsw(connection, dimension)
-    except StoreError as error:
-        logger.warning("dimension=<%d>, error=<%s> | HNSW index not built; searching exactly", dimension, error)
-        built = False
-    if built:
-        view.hnsw.add(dimension)
-    else:
-        view.hnsw_retry_at = time.monotonic() + 60.0
+    return NamespaceInfo(stored_model, dimension, int(live), bool(legacy), hnsw, int(pending), reindexed)
 
 
 def reference(namespace: str, model_id: str, dimension: int | None) -> dict[str, Any]:

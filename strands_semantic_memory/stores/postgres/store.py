@@ -2,7 +2,8 @@
 
 Install with ``pip install 'strands-semantic-memory[pgvector]'`` (psycopg 3, psycopg_pool and the ``pgvector``
 adapter). The schema is described in :mod:`.schema`, the search statement in :mod:`.queries`, reads in
-:mod:`.reads`, writes in :mod:`.writes`, connections and bounded waits in :mod:`.connections`.
+:mod:`.reads`, writes in :mod:`.writes`, the HNSW index in :mod:`.hnsw`, opening a namespace in :mod:`.namespace`,
+connections and bounded waits in :mod:`.connections`.
 
 Round trips: a search is one statement (:meth:`PgVectorStore.candidates`), fetching the windows' messages another
 (:meth:`PgVectorStore.get`); ``has_pending`` is answered from what the last statement reported, for at most
@@ -13,19 +14,21 @@ archiving a small batch costs two (a pipeline carrying ``BEGIN`` ... ``COMMIT``)
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from ...embeddings.base import Vectors
-from ...errors import ConfigurationError, DimensionMismatchError, MissingDependencyError
 from ..archive_store import Candidates, NewRecord, SearchFilter, StoredRecord, StoreStats
 from . import reads, writes
-from .connections import Connections
+from .connections import Connections, check_options
+from .hnsw import Builder
 from .namespace import Namespace
-from .schema import check_reference, ensure_hnsw, reference, wants_hnsw
+from .schema import check_reference, reference
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 
 class PgVectorStore:
@@ -58,7 +61,8 @@ class PgVectorStore:
             dsn: A libpq connection string or URI.
             namespace: The archive's key (a session id, an agent id): one namespace never sees another's messages.
             exact_search_below: Namespaces with fewer messages are searched exactly; the HNSW index of their
-                dimension is built (once, concurrently) when a namespace first reaches this many embedded messages.
+                dimension is built (once, in one pass, in the background) when a search first finds a namespace
+                with this many embedded messages.
             connect_timeout: Seconds to wait for a connection (a new one, or a free one from the pool).
             lock_timeout: Seconds a statement may wait for a lock another session holds (a writer blocked by
                 another writer); then the call fails with ``StoreError`` and nothing is committed.
@@ -76,20 +80,10 @@ class PgVectorStore:
             ConfigurationError: If an option is invalid.
             MissingDependencyError: If psycopg or pgvector is not installed.
         """
-        if not isinstance(namespace, str) or not namespace:
-            raise ConfigurationError(f"namespace must be a non-empty string, got {namespace!r}")
-        if not isinstance(pending_check_interval, (int, float)) or not pending_check_interval >= 0:
-            raise ConfigurationError(f"pending_check_interval must be >= 0, got {pending_check_interval!r}")
-        try:
-            import psycopg  # noqa: F401
-            from pgvector.psycopg import register_vector  # noqa: F401
-        except ImportError as error:
-            raise MissingDependencyError("PgVectorStore", "pgvector", "psycopg and pgvector") from error
         self.namespace = namespace
-        if isinstance(exact_search_below, bool) or not isinstance(exact_search_below, int) or exact_search_below < 0:
-            raise ConfigurationError(f"exact_search_below must be an integer >= 0, got {exact_search_below!r}")
-        self.exact_search_below = exact_search_below
-        self.pending_check_interval = float(pending_check_interval)
+        self.exact_search_below, self.pending_check_interval = check_options(
+            namespace, exact_search_below, pending_check_interval
+        )
         self._connections = Connections(
             dsn,
             namespace,
@@ -101,21 +95,26 @@ class PgVectorStore:
             connection=connection,
         )
         self._namespace = Namespace(namespace, self._connections)
+        self._builder = Builder(self._connections)
 
     @property
     def _view(self) -> reads.View:
         return self._namespace.view
 
-    def _ensure(self) -> None:
-        if self._namespace.ready:
-            return
+    def _read(self, action: str, read: Callable[..., _T], *args: Any) -> _T:
+        """Run one read (a function of :mod:`.reads`) on a connection of its own."""
         self._namespace.open()
-        view = self._view
-        if view.dimension is not None and view.dimension not in view.hnsw:
-            if wants_hnsw(view.live, self._namespace.pending_at_open, self.exact_search_below):
-                ensure_hnsw(self._connections, view, view.dimension)  # missing, or dropped by a re-index
+        with self._connections.read(action) as connection:
+            return read(connection, self.namespace, *args)
 
-    # ------------------------------------------------------------------ configuration and connection
+    def _write(self, action: str, write: Callable[..., list[int]], *args: Any) -> list[int]:
+        """Run one write (a function of :mod:`.writes`) in a transaction; what it reported pending is now unknown."""
+        self._namespace.open()
+        with self._connections.write(action) as connection:
+            removed = write(connection, self.namespace, *args)
+        if removed:
+            self._view.saw_pending(None)
+        return removed
 
     @property
     def dsn(self) -> str:
@@ -154,8 +153,6 @@ class PgVectorStore:
         """Close the pool; the data stays in the database and the store reconnects on next use."""
         self._namespace.close()
 
-    # ------------------------------------------------------------------ writing
-
     def add(self, records: Sequence[NewRecord]) -> list[int]:
         """Archive records in one transaction; a record whose key is live gets its existing index (idempotent).
 
@@ -164,12 +161,8 @@ class PgVectorStore:
         """
         if not records:
             return []
-        self._ensure()
-        with self._connections.write("archiving", pipeline=len(records) < writes.COPY_FROM) as connection:
-            indices, pending = writes.add_records(connection, self.namespace, records, self._view.legacy)
-        if pending:
-            self._view.saw_pending(True)
-        return indices
+        self._namespace.open()
+        return writes.archive(self._connections, self.namespace, self._view, records)
 
     def set_vectors(self, vectors: Mapping[int, Vectors]) -> int:
         """Store chunk vectors of still-pending messages (another worker may have done it already).
@@ -179,61 +172,29 @@ class PgVectorStore:
         """
         if not vectors:
             return 0
-        self._ensure()
-        view = self._view
-        for offered in {int(v.shape[1]) for v in vectors.values() if len(v)}:
-            if view.dimension is not None and offered != view.dimension:
-                raise DimensionMismatchError(view.dimension, offered)
-        chunks = sum(len(v) for v in vectors.values())
-        with self._connections.write("storing vectors", pipeline=chunks < writes.COPY_FROM) as connection:
-            updated, dimension, pending, live = writes.set_vectors(connection, self.namespace, vectors)
-        view.dimension, view.live = dimension, live
-        view.saw_pending(pending > 0)
-        if dimension is not None and wants_hnsw(live, pending, self.exact_search_below):
-            ensure_hnsw(self._connections, view, dimension)
-        return updated
+        self._namespace.open()
+        return writes.store_vectors(self._connections, self.namespace, self._view, vectors)
 
     def evict_oldest(self, count: int) -> list[int]:
         """Evict the ``count`` oldest live messages."""
-        if count <= 0:
-            return []
-        self._ensure()
-        with self._connections.write("evicting") as connection:
-            evicted = writes.evict_oldest(connection, self.namespace, count)
-        self._view.saw_pending(None)
-        return evicted
+        return self._write("evicting", writes.evict_oldest, count) if count > 0 else []
 
     def enforce_limits(self, max_count: int | None, max_bytes: int | None) -> list[int]:
         """Evict oldest-first while a limit is exceeded, in one transaction."""
         if max_count is None and max_bytes is None:
             return []
-        self._ensure()
-        with self._connections.write("enforcing limits") as connection:
-            evicted = writes.enforce_limits(connection, self.namespace, max_count, max_bytes)
-        if evicted:
-            self._view.saw_pending(None)
-        return evicted
+        return self._write("enforcing limits", writes.enforce_limits, max_count, max_bytes)
 
     def forget(self, indices: Sequence[int]) -> list[int]:
         """Delete these messages for good: every row of each (message, text, lexical entry, vectors).
 
         PostgreSQL reclaims the space of deleted rows at its next (auto)vacuum.
         """
-        if not indices:
-            return []
-        self._ensure()
-        with self._connections.write("forgetting") as connection:
-            removed = writes.forget(connection, self.namespace, sorted({int(i) for i in indices}))
-        self._view.saw_pending(None)
-        return removed
-
-    # ------------------------------------------------------------------ reading
+        return self._write("forgetting", writes.forget, sorted({int(i) for i in indices})) if indices else []
 
     def __len__(self) -> int:
         """Number of live messages in the namespace (from its counters: one indexed row)."""
-        self._ensure()
-        with self._connections.read("counting messages") as connection:
-            self._view.live = reads.live_count(connection, self.namespace)
+        self._view.live = self._read("counting messages", reads.live_count)
         return self._view.live
 
     def has_pending(self) -> bool:
@@ -241,17 +202,13 @@ class PgVectorStore:
         recent = self._view.recent_pending(self.pending_check_interval)
         if recent is not None:
             return recent
-        self._ensure()
-        with self._connections.read("checking pending messages") as connection:
-            waiting = reads.any_pending(connection, self.namespace)
+        waiting = self._read("checking pending messages", reads.any_pending)
         self._view.saw_pending(waiting)
         return waiting
 
     def pending(self, exclude: set[int], limit: int | None = None) -> list[tuple[int, str]]:
         """``(index, searchable text)`` of messages waiting for vectors, oldest first."""
-        self._ensure()
-        with self._connections.read("listing pending messages") as connection:
-            waiting = reads.pending(connection, self.namespace, exclude, limit)
+        waiting = self._read("listing pending messages", reads.pending, exclude, limit)
         if not waiting and not exclude and (limit is None or limit > 0):
             self._view.saw_pending(False)
         return waiting
@@ -264,48 +221,39 @@ class PgVectorStore:
         lexical_k: int,
         search_filter: SearchFilter | None = None,
     ) -> Candidates:
-        """Dense and lexical candidates and their similarities in one statement (see :mod:`.queries`)."""
-        self._ensure()
+        """Dense and lexical candidates and their similarities in one statement (see :mod:`.queries`).
+
+        A namespace found at or over ``exact_search_below`` without its HNSW index gets it built in the background
+        (see :mod:`.hnsw`); this search and those until the build ends are exact.
+        """
+        self._namespace.open()
         search = (vector, query, dense_k, lexical_k, search_filter)
-        return reads.candidates(self._connections, self.namespace, self._view, search, self.exact_search_below)
+        found = reads.candidates(self._connections, self.namespace, self._view, search, self.exact_search_below)
+        if vector is not None and dense_k > 0:
+            self._builder.maybe_start(self._view, self.exact_search_below)
+        return found
 
     def similarities(self, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the query to each message's best chunk (messages without vectors left out)."""
-        if not indices:
-            return {}
-        self._ensure()
-        with self._connections.read("computing similarities") as connection:
-            return reads.similarities(connection, self.namespace, vector, indices)
+        return self._read("computing similarities", reads.similarities, vector, indices) if indices else {}
 
     def get(self, indices: Sequence[int]) -> dict[int, StoredRecord]:
         """Live records by index, with the archived bytes exactly as they were given."""
-        if not indices:
-            return {}
-        self._ensure()
-        with self._connections.read("reading messages") as connection:
-            return reads.get(connection, self.namespace, indices)
+        return self._read("reading messages", reads.get, indices) if indices else {}
 
     def find_text(self, needle: str) -> list[int]:
-        """Live indices whose searchable text contains ``needle``, case-insensitively (PostgreSQL's ``lower``)."""
-        self._ensure()
-        with self._connections.read("finding text") as connection:
-            return reads.find_text(connection, self.namespace, needle)
+        """Live indices whose text contains ``needle`` under ``str.casefold``, as in process (see :mod:`.reads`)."""
+        return self._read("finding text", reads.find_text, needle)
 
     def bounds(self) -> tuple[int, int] | None:
         """Oldest and newest live index."""
-        self._ensure()
-        with self._connections.read("reading bounds") as connection:
-            return reads.bounds(connection, self.namespace)
+        return self._read("reading bounds", reads.bounds)
 
     def stats(self) -> StoreStats:
         """Counts and bytes, from the database (one statement)."""
-        self._ensure()
-        with self._connections.read("reading statistics") as connection:
-            stats = reads.stats(connection, self.namespace)
+        stats = self._read("reading statistics", reads.stats)
         self._view.live = stats.message_count
         return stats
-
-    # ------------------------------------------------------------------ state
 
     def export_state(self, model_id: str) -> dict[str, Any]:
         """A reference to the namespace: the database is the persistence."""
@@ -322,16 +270,12 @@ class PgVectorStore:
         """
         check_reference(state, self.namespace)
         if reembed:
-            self._namespace.open(rebinding=True)  # the namespace is re-bound to this store's model below
-            with self._connections.write("dropping vectors to embed again") as connection:
-                writes.reembed(connection, self.namespace, self._namespace.model_id)
-            self._view.dimension = None
-            self._view.saw_pending(None)
+            self._namespace.reembed()
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
         """A pooled connection inside one transaction, for ad-hoc SQL and diagnostics (errors become StoreError)."""
-        self._ensure()
+        self._namespace.open()
         with self._connections.write("running ad-hoc SQL", pipeline=False) as connection:
             yield connection
 
@@ -339,8 +283,4 @@ class PgVectorStore:
 
     def drop_namespace(self) -> None:
         """Delete this namespace's archive and bookkeeping from the database."""
-        self._ensure()
-        with self._connections.write("dropping the namespace") as connection:
-            connection.execute("DELETE FROM ssm_archive WHERE namespace = %s", (self.namespace,))
-            connection.execute("DELETE FROM ssm_namespaces WHERE namespace = %s", (self.namespace,))
-        self.close()
+        self._namespace.drop()

@@ -95,7 +95,17 @@ def tsvector_literal(text: str) -> tuple[str, int]:
     return literal, len(set(terms))
 
 
+def query_lexemes(query: str) -> list[str]:
+    """The distinct lexemes of a query, in order (as :func:`tsvector_literal` stores them)."""
+    return list(dict.fromkeys(index_term(t) for t in tokenize(storable(query))))
+
+
+def quoted(lexeme: str) -> str:
+    """A lexeme as a ``tsquery`` / ``tsvector`` literal operand."""
+    return _quote(lexeme)
+
+
 def tsquery_literal(query: str) -> str | None:
     """A ``tsquery`` literal matching any of the query's terms, or None when it has none."""
-    lexemes = dict.fromkeys(index_term(t) for t in tokenize(storable(query)))
+    lexemes = query_lexemes(query)
     return " | ".join(_quote(lexeme) for lexeme in lexemes) if lexemes else None

@@ -20,6 +20,8 @@ from ...archive import LEXICAL_ENTRY_BYTES, RECORD_OVERHEAD, record_nbytes
 from ...embeddings.base import Vectors
 from ...errors import DimensionMismatchError
 from ..archive_store import NewRecord
+from .connections import Connections
+from .reads import View
 from .text import legacy_key, storable, storable_key, tsvector_literal
 
 COPY_FROM = 200
@@ -46,6 +48,33 @@ _INSERT = (
 _REMOVED = (
     "SELECT idx FROM gone WHERE chunk = 0 ORDER BY idx"  # the messages (chunk 0 rows) a DELETE ... RETURNING removed
 )
+
+
+def archive(connections: Connections, namespace: str, view: View, records: Sequence[NewRecord]) -> list[int]:
+    """Archive records in one transaction (:func:`add_records`: COPY for large batches) and note what is pending."""
+    with connections.write("archiving", pipeline=len(records) < COPY_FROM) as connection:
+        indices, pending = add_records(connection, namespace, records, view.legacy)
+    if pending:
+        view.saw_pending(True)
+    return indices
+
+
+def store_vectors(connections: Connections, namespace: str, view: View, vectors: Mapping[int, Vectors]) -> int:
+    """Store chunk vectors in one transaction (:func:`set_vectors`) and note what the namespace reported.
+
+    Raises:
+        DimensionMismatchError: If their length differs from the namespace's as last seen (checked before
+            connecting) or as stored.
+    """
+    for offered in {int(v.shape[1]) for v in vectors.values() if len(v)}:
+        if view.dimension is not None and offered != view.dimension:
+            raise DimensionMismatchError(view.dimension, offered)
+    chunks = sum(len(v) for v in vectors.values())
+    with connections.write("storing vectors", pipeline=chunks < COPY_FROM) as connection:
+        updated, dimension, pending, live = set_vectors(connection, namespace, vectors)
+    view.dimension, view.live, view.pending_count = dimension, live, pending
+    view.saw_pending(pending > 0)
+    return updated
 
 
 def add_records(connection: Any, namespace: str, records: Sequence[NewRecord], legacy: bool) -> tuple[list[int], bool]:
@@ -115,6 +144,7 @@ def _insert(connection: Any, rows: list[tuple[Any, ...]]) -> None:
 
 
 _VECTOR_COLUMNS = "namespace, idx, chunk, dimension, embedding, role, archived_at, said_at"
+_VECTOR_TYPES = ["text", "int8", "int4", "int4", "vector", "text", "float8", "float8"]
 
 
 def _insert_vectors(connection: Any, rows: list[tuple[Any, ...]]) -> None:
@@ -126,7 +156,9 @@ def _insert_vectors(connection: Any, rows: list[tuple[Any, ...]]) -> None:
                 )
             return
         for start in range(0, len(rows), COPY_SLICE):
-            with cursor.copy(f"COPY ssm_archive ({_VECTOR_COLUMNS}) FROM STDIN") as copy:
+            # Binary: formatting each float as text in Python took most of a bulk load's vector writes.
+            with cursor.copy(f"COPY ssm_archive ({_VECTOR_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(_VECTOR_TYPES)
                 for row in rows[start : start + COPY_SLICE]:
                     copy.write_row(row)
 
@@ -253,7 +285,7 @@ def reindex_terms(connection: Any) -> int:
 
     Runs inside the caller's transaction (the schema lock's), without ``statement_timeout``; every namespace of the
     table is re-indexed at once, in batches through a temporary table. HNSW indexes are dropped first and built
-    again later in one pass (see :func:`.schema.build_hnsw`).
+    again later in one pass (see :func:`.hnsw.build_hnsw`).
 
     Returns:
         How many messages were re-indexed.
