@@ -769,6 +769,14 @@ def _scale(add: Any, scale: dict[str, Any], out: Path) -> None:
         add(
             "PostgreSQL bulk archiving (vectors precomputed, batches of 5,000 through `memory.archive`): "
             + ", ".join(f"{size:,} messages in {pg['fill_seconds']:.1f} s" for size, pg in fills)
+            + ". Then `store.build_index()` (what a bulk load should be followed by; otherwise the first search starts "
+            "the build in the background and searches are exact until it ends), before the latency is measured: "
+            + ", ".join(
+                f"{size:,} messages {pg['index_seconds']:.1f} s"
+                + ("" if pg.get("indexed") else " (below the exact-search threshold: no index)")
+                for size, pg in fills
+                if "index_seconds" in pg
+            )
             + "."
         )
         add("")

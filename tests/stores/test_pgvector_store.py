@@ -374,6 +374,22 @@ def test_hnsw_path_is_used_above_the_threshold_and_agrees_with_exact_search(make
     assert len(users.dense) == 20 and all(roles[i] == "user" for i in users.dense)
 
 
+def test_build_index_after_a_bulk_load_builds_it_once_and_waits(make_store, fresh_database, embedder):
+    """After a bulk load the caller can build the HNSW index at once instead of at the first search."""
+    messages = distractor_conversation(120)
+    texts = [m["content"][0]["text"] for m in messages]
+    store = make_store(fresh_database, exact_search_below=100)
+    store.add([make_record(t, role=m["role"]) for t, m in zip(texts[:60], messages[:60], strict=True)])
+    store.set_vectors({i: v for i, v in embed(embedder, texts[:60]).items()})
+    assert store.build_index() is False, "under the threshold there is nothing to build"
+    assert not hnsw_index_is_valid(fresh_database)
+    store.add([make_record(t, role=m["role"]) for t, m in zip(texts[60:], messages[60:], strict=True)])
+    store.set_vectors({i + 60: v for i, v in embed(embedder, texts[60:]).items()})
+    assert store.build_index() is True
+    assert hnsw_index_is_valid(fresh_database), "built and valid when build_index returns"
+    assert store.build_index() is True, "a second call finds it built"
+
+
 def approximate_for(store, query):
     return store.candidates(query, "meeting", 10, 10).dense
 

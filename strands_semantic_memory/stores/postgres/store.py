@@ -233,6 +233,18 @@ class PgVectorStore:
             self._builder.maybe_start(self._view, self.exact_search_below)
         return found
 
+    def build_index(self, timeout: float | None = None) -> bool:
+        """After a bulk load: build the HNSW index now, if this namespace wants one, instead of at the first search.
+
+        Returns:
+            True when the namespace's dimension has its index afterwards (False: the namespace is under
+            ``exact_search_below``, still embedding, or the build did not end within ``timeout`` seconds).
+        """
+        len(self)  # refreshes the live count the decision reads
+        self._builder.maybe_start(self._view, self.exact_search_below)
+        self._builder.wait(timeout)
+        return self._view.dimension in self._view.hnsw
+
     def similarities(self, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the query to each message's best chunk (messages without vectors left out)."""
         return self._read("computing similarities", reads.similarities, vector, indices) if indices else {}
