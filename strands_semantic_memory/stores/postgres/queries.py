@@ -183,8 +183,13 @@ SIMILARITIES_SQL = (
 )
 
 GET_SQL = (
-    "SELECT idx, data, role, archived_at, said_at FROM ssm_archive "
-    "WHERE namespace = %s AND chunk = 0 AND idx = ANY(%s::bigint[])"
+    # One primary-key lookup per wanted index, whatever the planner believes about the namespace's size: with
+    # ``idx = ANY(...)`` and stale statistics (a namespace just filled in bulk) it walked the whole namespace by
+    # (namespace, chunk) and filtered on idx (12 ms for 15 records of 10k, against 0.2 ms; OFFSET 0 keeps the
+    # lateral subquery from being flattened into that join).
+    "SELECT a.idx, a.data, a.role, a.archived_at, a.said_at FROM unnest(%(indices)s::bigint[]) AS wanted(idx) "
+    "CROSS JOIN LATERAL (SELECT idx, data, role, archived_at, said_at FROM ssm_archive "
+    "WHERE namespace = %(ns)s AND idx = wanted.idx AND chunk = 0 OFFSET 0) AS a"
 )
 
 STATS_SQL = """

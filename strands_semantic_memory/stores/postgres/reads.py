@@ -179,7 +179,7 @@ def similarities(connection: Any, namespace: str, vector: Vectors, indices: Sequ
 
 def get(connection: Any, namespace: str, indices: Sequence[int]) -> dict[int, StoredRecord]:
     """Live records by index, with the archived bytes exactly as they were given."""
-    rows = connection.execute(GET_SQL, (namespace, list(indices))).fetchall()
+    rows = connection.execute(GET_SQL, {"ns": namespace, "indices": sorted(set(indices))}).fetchall()
     return {
         int(i): StoredRecord(index=int(i), data=bytes(data), role=role, archived_at=float(at), said_at=said)
         for i, data, role, at, said in rows
