@@ -79,8 +79,22 @@ def check_summary(summary: str, replaced_texts: Iterable[str], reference: str) -
     texts = list(replaced_texts)
     replaced = [t for t in TOPICS if any(t.question in text for text in texts)]
     lowered = summary.lower()
-    named = [t for t in replaced if any(k in lowered for k in t.keywords)]
+    named = [t for t in replaced if names_topic(lowered, t)]
     return SummaryCheck(replaced=replaced, named=named, has_reference=reference in summary)
+
+
+def names_topic(lowered: str, topic: Topic) -> bool:
+    """Whether a lower-cased text names the topic; a phrase of another topic counts for that one only.
+
+    ("priority queue" names heaps, not stacks and queues, although it contains "queue".)
+    """
+    text = lowered
+    for other in TOPICS:
+        if other is not topic:
+            for phrase in other.keywords:
+                if any(own != phrase and own in phrase for own in topic.keywords):
+                    text = text.replace(phrase, " ")
+    return any(k in text for k in topic.keywords)
 
 
 @dataclass

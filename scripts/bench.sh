@@ -4,5 +4,5 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup-env.sh"
 echo "==> installing strands-semantic-memory with the bench and onnx extras (onnx: the default embedder backend)"
 pip install --quiet -e ".[bench]"
-echo "==> running the benchmark suite (about 15 minutes at full size on 2 cores; on 2 cores pass --torch-threads 1 for the PyTorch comparison rows)"
+echo "==> running the benchmark suite (about 8 minutes at full size on 2 quiet cores; on 2 cores pass --torch-threads 1 for the PyTorch comparison rows)"
 exec python -m benchmarks.run "$@"

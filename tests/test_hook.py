@@ -515,3 +515,9 @@ def test_preview_shows_what_a_turn_would_be_sent_with(embedder):
     model = ScriptedModel()
     make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
     assert sent_question(model) == preview.text
+
+
+def test_preview_without_an_agent_or_a_memory_says_what_to_pass():
+    """A hook made without memory= has no archive of its own: preview() names both ways to give it one."""
+    with pytest.raises(ConfigurationError, match=r"agent=.*SemanticMemoryHook\(memory="):
+        SemanticMemoryHook().preview("what was the order number?")

@@ -10,7 +10,7 @@ import re
 import pytest
 
 import main
-from demo.checks import check_summary
+from demo.checks import TOPICS, check_summary, names_topic
 from tests.support.scripted_model import ScriptedModel, default_responder, last_user_text
 
 REFERENCE = re.compile(r"REF-\d{5}-[A-Z]\d{2}")
@@ -253,3 +253,12 @@ def test_levers_apply_to_the_final_call_only_and_restore_the_conversation():
     assert len(sent_bare["messages"]) == len(sent_as_is["messages"]) == len(snapshot) + 1
     assert prepared.hook.include_metadata is main.HOOK_OPTIONS["include_metadata"]
     assert prepared.agent.system_prompt == main.SYSTEM_PROMPT and not model.get_config().get("stop")
+
+
+def test_a_phrase_of_one_topic_does_not_name_another():
+    """'priority queues' names heaps only, not stacks and queues (it contains 'queue')."""
+    stacks = next(t for t in TOPICS if t.name == "stacks and queues")
+    heaps = next(t for t in TOPICS if t.name == "heaps")
+    assert names_topic("we discussed priority queues.", heaps)
+    assert not names_topic("we discussed priority queues.", stacks)
+    assert names_topic("a queue is first in, first out; priority queues are heaps.", stacks)
