@@ -7,9 +7,11 @@ leaves messages pending, never lost, and is contained:
   failing messages are isolated (at most ``MAX_CALLS_PER_RUN`` calls per run, so an outage costs a bounded
   number of calls);
 - after a failure, automatic retries (from ``archive`` and ``search``) wait ``retry_interval`` seconds, so an
-  outage does not resend the growing backlog on every call; :meth:`EmbeddingQueue.run` with ``force`` retries now;
+  outage does not resend the growing backlog on every call; :meth:`EmbeddingQueue.run` (``embed_pending``) retries now;
 - a restore (``load_state``) starts a new generation: vectors computed for the old archive are dropped, never
-  attached to a restored message that happens to reuse the index.
+  attached to a restored message that happens to reuse the index;
+- changed options (:meth:`EmbeddingQueue.reconfigure`) apply from the next claim on; claims in flight, the
+  generation and the failure clock are kept, so no message is embedded twice.
 """
 
 from __future__ import annotations
@@ -83,6 +85,14 @@ class EmbeddingQueue:
             batch_size=options.embedding_batch_size,
         )
 
+    def reconfigure(self, options: MemoryOptions) -> None:
+        """Apply changed options (chunking, retry interval, batch size) from the next claim on; keeps the claims."""
+        with self._state_lock:
+            self._chunk_chars = options.chunk_chars
+            self._max_chunks = options.max_chunks_per_message
+            self._retry_interval = options.embedding_retry_interval
+            self._batch_size = options.embedding_batch_size
+
     def reset(self) -> None:
         """Forget claims and failures: the archive was replaced (vectors being computed now are dropped)."""
         with self._state_lock:
@@ -153,12 +163,12 @@ class EmbeddingQueue:
         with lock, self._state_lock:
             claimed = store.pending(exclude=set(self._in_flight), limit=self._batch_size)
             self._in_flight.update(i for i, _ in claimed)
-            generation = self._generation
+            generation, chunking = self._generation, (self._chunk_chars, self._max_chunks)
         if not claimed:
             return 0, None
         ids = [i for i, _ in claimed]
         try:
-            chunks = {index: self._chunks(index, text) for index, text in claimed}
+            chunks = {index: self._chunks(index, text, *chunking) for index, text in claimed}
             vectors, errors = self._embed_isolating(ids, chunks)
             with lock:
                 with self._state_lock:
@@ -195,8 +205,8 @@ class EmbeddingQueue:
         error.__cause__ = first
         return updated, error
 
-    def _chunks(self, index: int, text: str) -> list[str]:
-        chunks, truncated = chunk_text(text, self._chunk_chars, self._max_chunks)
+    def _chunks(self, index: int, text: str, chunk_chars: int, max_chunks: int) -> list[str]:
+        chunks, truncated = chunk_text(text, chunk_chars, max_chunks)
         if truncated:
             logger.warning(
                 "index=<%d>, chars=<%d>, chunks=<%d> | message text beyond the last chunk is archived but not "

@@ -34,7 +34,7 @@ from .context_budget import InjectionSettings
 from .errors import ConfigurationError
 from .memory import SemanticMemory
 from .model_call import View, build_view, record_view, shrink
-from .turn_search import memory_for, preview_turn, search_turn
+from .turn_search import completed, memory_for, preview_turn, search_turn
 from .turn_state import AgentState, Enrichment, Turn, user_text
 
 if TYPE_CHECKING:
@@ -138,8 +138,8 @@ class SemanticMemoryHook(HookProvider):
         Searches the archive (``memory``, or ``agent``'s manager's) and applies ``max_context_length`` and
         ``max_context_tokens`` (counted with ``agent.model.count_tokens`` when an agent is given, else Strands'
         characters / 4 estimate). The room left in a real model call is not known here, so the automatic token
-        budget does not apply. Does not change :attr:`last_enrichment`. For debugging and benchmarks; it runs
-        its own event loop, so call it from synchronous code.
+        budget does not apply. Does not change :attr:`last_enrichment`. For debugging and benchmarks; call it
+        from synchronous code (with ``agent``, it runs its own event loop for the model's token counter).
 
         Args:
             query: The user's text.
@@ -148,6 +148,8 @@ class SemanticMemoryHook(HookProvider):
         Returns:
             The windows that would be injected, those left out, and the full text the turn would be sent with.
         """
+        if agent is None:  # no model to count tokens with: nothing awaits, so no event loop is needed
+            return completed(self._preview(query, None))
         return asyncio.run(self._preview(query, agent))
 
     async def _preview(self, query: str, agent: Agent | None) -> Enrichment:

@@ -1,10 +1,12 @@
 """SemanticMemory: the engine behind the conversation manager, the hook and the Strands memory store.
 
-A facade: it holds the lock, orders the steps and counts changes (:attr:`SemanticMemory.version`); each step is a
-module named after its job. Archiving: :mod:`.intake` checks and encodes the messages, the store commits them in
-one call, and :mod:`.embedding_queue` embeds them outside the lock (a failing embedder leaves them pending, never
-lost). Recall: :mod:`.recall`; reading by index: :mod:`.reading`; eviction and forgetting: :mod:`.removal`;
-options: :mod:`.options`; saved state: :mod:`.state`; stats: :mod:`.stats`.
+A facade: it validates the arguments and hands each call to a module named after its job. :mod:`.wiring` builds
+the running parts (store lock, encoder, embedding queue, recall path), keeps them in step with :meth:`configure`
+and counts changes (:attr:`SemanticMemory.version`). Archiving: :mod:`.archiving` (:mod:`.intake` checks and
+encodes the messages, one store call commits them, :mod:`.embedding_queue` embeds them outside the lock; a failing
+embedder leaves them pending, never lost). Recall: :mod:`.recall`; reading by index: :mod:`.reading`; eviction and
+forgetting: :mod:`.removal`; options: :mod:`.options`; saved state: :mod:`.state` and :mod:`.restoring`; stats:
+:mod:`.stats`.
 
 Every public method is safe to call from several threads at once.
 
@@ -19,36 +21,30 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
-import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from strands.types.content import Message
 
-from . import reading, removal
-from .embedding_queue import EmbeddingQueue
+from . import reading, removal, restoring
+from .archiving import archive_messages
 from .embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
-from .intake import AddedCounter, new_records
 from .options import MemoryOptions
-from .query_encoder import Encoder
-from .recall import Recall, SearchHit, TimeBound, make_filter
+from .recall import SearchHit, TimeBound, make_filter
 from .rerank import Reranker
-from .state import check_compatibility, constructor_arguments, export_memory, restore_archive
-from .stats import MemoryStats, build_stats
+from .state import constructor_arguments, export_memory
+from .stats import MemoryStats
 from .stores import resolve_store
 from .stores.archive_store import ArchiveStore, StoredRecord
 from .windows import ContextWindow
-
-logger = logging.getLogger(__name__)
+from .wiring import MemoryParts
 
 __all__ = ["SearchHit", "SemanticMemory"]
 
 
 class SemanticMemory:
-    """A lossless, searchable archive of Strands messages (an example: the module docstring; options: the README)."""
+    """A lossless, searchable archive of Strands messages (an example: the module docstring; options: MemoryOptions)."""
 
     def __init__(
         self,
@@ -70,16 +66,14 @@ class SemanticMemory:
         """Create a memory. Nothing is loaded until the first message is embedded.
 
         Args:
-            embedding_model: A sentence-transformers model name or folder (default: the bundled
-                all-MiniLM-L6-v2), or ``"bedrock:<model id>"``; ignored when ``embedder`` is given.
-            top_k: Hits per search (see :class:`~strands_semantic_memory.options.MemoryOptions`, as below).
+            embedding_model: A sentence-transformers name or folder (default: all-MiniLM-L6-v2) or ``"bedrock:<id>"``.
+            top_k: Hits per search (this and the next four: :class:`~strands_semantic_memory.options.MemoryOptions`).
             context_radius: Neighbouring messages added on each side of a hit by :meth:`retrieve`.
             min_score: Minimum cosine similarity of a hit (-1..1); None keeps all.
             max_num_archived_messages: Keep at most this many messages (oldest evicted first); None: no limit.
             max_memory_archived_messages: Keep at most this many estimated bytes; None: no limit.
             embedder: A ready :class:`~strands_semantic_memory.embeddings.Embedder`, instead of a model name.
-            store: Where the archive lives (an :class:`~strands_semantic_memory.stores.ArchiveStore`; default in
-                process); ``PgVectorStore`` shares it between processes.
+            store: Where the archive lives (:mod:`~strands_semantic_memory.stores`; default: in process).
             archive_path: A file for a durable archive (``SqliteArchive``); not together with ``store``.
             reranker: A :class:`~strands_semantic_memory.rerank.Reranker` to reorder candidates; default none.
             aws_region: Bedrock only: the region (default: the AWS SDK's resolution).
@@ -97,28 +91,11 @@ class SemanticMemory:
             max_memory_archived_messages=max_memory_archived_messages,
             **options,
         )
-        self._archive = resolve_store(store, archive_path)
+        archive = resolve_store(store, archive_path)
         self.embedder: Embedder = embedder or resolve_embedder(
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
         )
-        self._archive.bind(self.embedder.model_id)  # shared stores refuse a namespace built by another model
-        self._lock = threading.RLock()
-        self._store_lock: contextlib.AbstractContextManager[object] = (
-            contextlib.nullcontext() if self._archive.thread_safe else self._lock
-        )
-        self._encoder = Encoder(self.embedder, lambda: self._archive.dimension, self._options.query_cache_size)
-        self._queue = EmbeddingQueue.for_options(self._encoder.documents, self._options)
-        self._recall = Recall(self._archive, self._encoder, self._store_lock, lambda: self._options, reranker)
-        self._version = 0
-        self._searches = 0
-        self._added = AddedCounter()
-
-    def _changed(self, count: int = 1) -> None:
-        if count:
-            with self._lock:
-                self._version += 1
-
-    # ------------------------------------------------------------------ options and properties
+        self._parts = MemoryParts.build(archive, self.embedder, lambda: self._options, reranker)
 
     @property
     def options(self) -> MemoryOptions:
@@ -126,11 +103,11 @@ class SemanticMemory:
         return self._options
 
     def configure(self, **changes: Any) -> None:
-        """Change options (validated first; nothing changes on an error). Saved state carries them: a change."""
-        self._options = self._options.replace(**changes)
-        self._changed()
-        if {"chunk_chars", "max_chunks_per_message"} & set(changes):
-            self._queue = EmbeddingQueue.for_options(self._encoder.documents, self._options)
+        """Change options, in effect from the next call (validated first; nothing changes on an error); a change."""
+        with self._parts.lock:
+            self._options = self._options.replace(**changes)
+            self._parts.reconfigure(self._options)
+        self._parts.changed()
 
     def __getattr__(self, name: str) -> Any:
         if name != "_options" and name in MemoryOptions.names():
@@ -146,30 +123,26 @@ class SemanticMemory:
     @property
     def reranker(self) -> Reranker | None:
         """The configured reranker, if any."""
-        return self._recall.reranker
+        return self._parts.recall.reranker
 
     @property
     def version(self) -> int:
         """Increases on every change made through this object; lets callers cache work derived from it."""
-        return self._version
+        return self._parts.version
 
     @property
     def archive_store(self) -> ArchiveStore:
         """Where the archive is kept."""
-        return self._archive
-
-    # ------------------------------------------------------------------ reading by index
+        return self._parts.archive
 
     def __len__(self) -> int:
         """Number of archived messages."""
-        with self._store_lock:
-            return len(self._archive)
+        return self._parts.locked(len)
 
     @property
     def indices(self) -> list[int]:
         """The live archive indices, oldest first (forgotten messages leave holes)."""
-        with self._store_lock:
-            return sorted(reading.live_records(self._archive))
+        return sorted(self._parts.locked(reading.live_records))
 
     def get(self, index: int) -> Message:
         """A copy of the archived message at ``index``.
@@ -185,24 +158,18 @@ class SemanticMemory:
         Raises:
             KeyError: If no message has that index.
         """
-        with self._store_lock:
-            return reading.read_record(self._archive, index)
+        return self._parts.locked(reading.read_record, index)
 
     def messages(self, start: int | None = None, end: int | None = None) -> list[tuple[int, Message]]:
         """Archived ``(index, message)`` pairs with ``start <= index <= end``, oldest first."""
-        with self._store_lock:
-            records = reading.live_records(self._archive, start, end)
-        return reading.decoded(records)
-
-    # ------------------------------------------------------------------ archiving and embedding
+        return reading.decoded(self._parts.locked(reading.live_records, start, end))
 
     def archive(self, messages: Sequence[Message], *, timestamps: Sequence[TimeBound] | None = None) -> list[int]:
         """Archive messages verbatim in one commit (again: the existing index), then embed them if possible.
 
         Args:
             messages: Strands message dicts, oldest first (copied: later changes do not reach the archive).
-            timestamps: When each message was said (epoch seconds or datetimes), aligned with ``messages``; by
-                default a message's ``metadata.custom.timestamp`` (ISO 8601 or epoch seconds), if present.
+            timestamps: When each was said (epoch seconds or datetimes); default: ``metadata.custom.timestamp``.
 
         Returns:
             The archive index of each message, same order.
@@ -210,19 +177,7 @@ class SemanticMemory:
         Raises:
             InvalidMessageError, InvalidMessageTypeError, StoreError: Nothing is archived.
         """
-        records = new_records(messages, timestamps)
-        with self._store_lock:
-            horizon = self._added.horizon(self._archive)  # a store call only the first time
-            indices = self._archive.add(records)
-        added = self._added.count(indices, horizon)
-        self._changed(added)
-        if added:
-            logger.debug("archived=<%d> | messages archived", added)
-        # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
-        if self._queue.due():
-            self._changed(self._queue.run_contained(self._archive, self._store_lock))
-        self._enforce_limits()
-        return indices
+        return archive_messages(self._parts, self._options, messages, timestamps)
 
     def embed_pending(self) -> int:
         """Embed every pending message now (ignoring the retry interval); returns how many were embedded.
@@ -230,24 +185,11 @@ class SemanticMemory:
         Raises:
             EmbeddingError: If the embedder fails (the messages stay archived and pending).
         """
-        updated = self._queue.run(self._archive, self._store_lock, raise_errors=True)
-        self._changed(updated)
-        return updated
-
-    # ------------------------------------------------------------------ removal
-
-    def _enforce_limits(self) -> list[int]:
-        with self._store_lock:
-            evicted = removal.enforce_limits(self._archive, self._options)
-        self._changed(len(evicted))
-        return evicted
+        return self._parts.embed_pending()
 
     def evict_oldest(self, count: int = 1) -> list[int]:
         """Evict the ``count`` oldest messages from the archive and the indexes together; returns their indices."""
-        with self._store_lock:
-            evicted = self._archive.evict_oldest(count)
-        self._changed(len(evicted))
-        return evicted
+        return self._parts.removed(self._parts.locked(lambda store: store.evict_oldest(count)))
 
     def clear(self) -> None:
         """Forget every archived message by eviction. Indices keep increasing from where they were."""
@@ -263,18 +205,7 @@ class SemanticMemory:
         Returns:
             The deleted indices, ascending.
         """
-        targets = removal.forget_request(indices, query)
-        with self._store_lock:
-            removed = removal.forget(self._archive, targets, query)
-        self._changed(len(removed))
-        return removed
-
-    # ------------------------------------------------------------------ recall
-
-    def _prepare(self) -> None:
-        with self._lock:
-            self._searches += 1
-        self._changed(self._queue.catch_up(self._archive, self._store_lock))
+        return self._parts.removed(self._parts.locked(removal.forget, removal.forget_request(indices, query), query))
 
     def search(
         self,
@@ -299,8 +230,7 @@ class SemanticMemory:
         Raises:
             EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
         """
-        self._prepare()
-        return self._recall.search(query, top_k, min_score, make_filter(roles, since, until))
+        return self._parts.ready_recall().search(query, top_k, min_score, make_filter(roles, since, until))
 
     def retrieve(
         self,
@@ -317,17 +247,12 @@ class SemanticMemory:
 
         Arguments and errors as in :meth:`search`; windows come in conversation order.
         """
-        self._prepare()
-        return self._recall.windows(query, top_k, context_radius, min_score, make_filter(roles, since, until))
-
-    # ------------------------------------------------------------------ stats and state
+        recall = self._parts.ready_recall()
+        return recall.windows(query, top_k, context_radius, min_score, make_filter(roles, since, until))
 
     def stats(self) -> MemoryStats:
         """Typed usage statistics (see :class:`~strands_semantic_memory.stats.MemoryStats`)."""
-        with self._store_lock:
-            stats = self._archive.stats()
-        store, model_id = type(self._archive).__name__, self.embedder.model_id
-        return build_stats(stats, self._options, model_id, store, self._queue, self._encoder, self._searches)
+        return self._parts.stats(self._options, self.embedder.model_id)
 
     def get_memory_usage_stats(self) -> dict[str, Any]:
         """:meth:`stats` as a dict (``message_count``, ``total_memory``, ``pending_embedding_count``, ...)."""
@@ -335,8 +260,7 @@ class SemanticMemory:
 
     def to_state(self) -> dict[str, Any]:
         """What restores this memory, JSON types only, versioned: the archive (or a reference) and the options."""
-        with self._store_lock:
-            return export_memory(self._archive, self.embedder.model_id, self._options)
+        return self._parts.locked(export_memory, self.embedder.model_id, self._options)
 
     def load_state(self, state: Mapping[str, Any], *, reembed: bool = False) -> None:
         """Replace the archive with a saved one, without calling the embedder; on an error nothing changes.
@@ -350,24 +274,11 @@ class SemanticMemory:
             EmbeddingModelMismatchError: If another embedding model built it and ``reembed`` is False.
             DimensionMismatchError: If another dimension built it and ``reembed`` is False.
         """
-        known = getattr(self.embedder, "configured_dimension", None)
-        mismatch = check_compatibility(state, self.embedder.model_id, known, reembed=reembed)
-        with self._lock, self._store_lock:
-            restore_archive(self._archive, state, reembed=mismatch)
-            self._queue.reset()
-            self._encoder.clear()
-            self._added.reset()  # the restored archive may hand out lower indices
-            self._version += 1
-        if mismatch:
-            logger.info("messages=<%d> | re-embedding the restored archive with the configured model", len(self))
-            self.embed_pending()
-        self._enforce_limits()
+        restoring.load_state(self._parts, self.embedder, self._options, state, reembed=reembed)
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], *, reembed: bool = False, **kwargs: Any) -> SemanticMemory:
-        """Build a memory from saved state (see :meth:`load_state`) without calling any embedder.
-
-        ``kwargs`` are constructor arguments; the saved options and embedding model apply unless given here.
+        """Build a memory from saved state without calling any embedder; ``kwargs`` override the saved arguments.
 
         Raises:
             StateError, EmbeddingModelMismatchError, DimensionMismatchError: As :meth:`load_state`.

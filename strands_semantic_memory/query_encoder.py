@@ -72,12 +72,21 @@ class Encoder:
                 self.cache_hits += 1
                 return cached
         vector = self._checked([text], query=True)
-        if self._cache_size:
-            with self._lock:
+        with self._lock:
+            if self._cache_size:
                 self._cache[text] = vector
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+                self._evict()
         return vector
+
+    def resize_cache(self, size: int) -> None:
+        """Keep at most ``size`` query embeddings from now on (the least recently used go first; 0: none)."""
+        with self._lock:
+            self._cache_size = size
+            self._evict()
+
+    def _evict(self) -> None:
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
 
     def clear(self) -> None:
         """Drop cached query vectors (after a restore, the model may differ)."""

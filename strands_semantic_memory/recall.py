@@ -5,11 +5,18 @@ store answers with dense and lexical candidates in one call
 (:meth:`~strands_semantic_memory.stores.archive_store.ArchiveStore.candidates`), the ranking orders them
 (:mod:`~strands_semantic_memory.ranking`, pure), ``min_score`` and an optional reranker apply, and for windows the
 hits are widened and merged (:mod:`~strands_semantic_memory.assembly`).
+
+Store calls per search: ``candidates`` also answers the neighbours the ranking scores (a
+:class:`~strands_semantic_memory.stores.archive_store.ContextRequest`), so a search is one call and a window
+search two (``candidates``, then ``get`` for the windows' records). A store that does not serve that request (one
+written before it existed) still works: the neighbours it did not cover are read with ``similarities`` and, for a
+lexical or filtered search, ``get``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
 from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
@@ -17,15 +24,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .archive import decode_message
 from .assembly import build_windows, window_ranges
 from .embeddings.base import Vectors
 from .errors import ConfigurationError, InvalidMessageTypeError, SemanticMemoryError
 from .query_encoder import Encoder
-from .ranking import Ranked, candidate_depth, context_indices, rank
+from .ranking import Ranked, RankingOptions, candidate_depth, context_indices, lookup_mask, rank, within
 from .rendering import render_message
 from .rerank import Reranker
-from .stores.archive_store import ArchiveStore, SearchFilter, StoredRecord
+from .stores.archive_store import ArchiveStore, Candidates, ContextRequest, SearchFilter, StoredRecord
 from .windows import ContextWindow
 
 if TYPE_CHECKING:
@@ -86,6 +95,43 @@ def make_filter(roles: Collection[str] | None, since: TimeBound, until: TimeBoun
     return None if search_filter.is_empty else search_filter
 
 
+def takes_context(store: ArchiveStore) -> bool:
+    """Whether ``store.candidates`` accepts the ``context`` keyword (stores written before it do not)."""
+    try:
+        parameters = inspect.signature(store.candidates).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "context" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def context_request(mode: str, want: int, options: RankingOptions) -> ContextRequest | None:
+    """The neighbours :func:`~strands_semantic_memory.ranking.context_indices` may ask for (None: none).
+
+    They lie within ``options.reach`` of the ``context_factor * want`` strongest candidates by base score (the
+    same weights, so a store that follows the request covers exactly those).
+    """
+    if options.reach == 0 or want <= 0 or (options.fusion == "rrf" and mode == "hybrid"):
+        return None
+    return ContextRequest(
+        radius=options.reach,
+        leading=options.context_factor * want,
+        dense_weight=1.0 if mode == "dense" else 0.0 if mode == "lexical" else options.dense_weight,
+        lexical_power=options.lexical_power,
+        dense_floor=options.dense_floor,
+    )
+
+
+def split_covered(candidates: Candidates, needed: list[int]) -> tuple[list[int], list[int]]:
+    """``(covered, missing)``: the needed indices the store answered in ``candidates.context``, and the others."""
+    context = candidates.context
+    if context is None or not context.around:
+        return [], needed
+    hits = lookup_mask(within(sorted(context.around), context.radius), np.asarray(needed, dtype=np.int64)).tolist()
+    covered = [i for i, hit in zip(needed, hits, strict=True) if hit]
+    missing = [i for i, hit in zip(needed, hits, strict=True) if not hit]
+    return covered, missing
+
+
 class Recall:
     """Runs searches against one store. The facade owns the lock and passes it in."""
 
@@ -103,6 +149,7 @@ class Recall:
         self._lock = lock
         self._options = options
         self.reranker = reranker
+        self._takes_context = takes_context(store)
 
     def _query_vector(self, query: str, mode: str, threshold: float | None) -> Vectors | None:
         if mode == "lexical" and threshold is None:
@@ -140,6 +187,8 @@ class Recall:
         want = max(k, pool, options.rerank_candidates if self.reranker is not None else 0)
         depth = candidate_depth(want, ranking)
         vector = self._query_vector(query, mode, threshold)
+        request = context_request(mode, want, ranking) if self._takes_context else None
+        extra = {"context": request} if request is not None else {}
         with self._lock:
             candidates = self._store.candidates(
                 vector,
@@ -147,20 +196,11 @@ class Recall:
                 dense_k=0 if mode == "lexical" or vector is None else depth,
                 lexical_k=0 if mode == "dense" else depth,
                 search_filter=search_filter,
+                **extra,
             )
             # Conversation context: neighbours of the best candidates are scored too (see ranking).
             needed = context_indices(candidates, mode=mode, want=want, options=ranking)
-            eligible: set[int] | None = None
-            if needed:
-                if vector is not None:
-                    extra = self._store.similarities(vector, needed)  # unfiltered: neighbours are context
-                    candidates = dataclasses.replace(candidates, similarity={**candidates.similarity, **extra})
-                if search_filter is not None or vector is None:
-                    found = self._store.get(needed)
-                    seen.update(found)
-                    eligible = {
-                        i for i, r in found.items() if search_filter is None or search_filter.accepts(r.role, r.time)
-                    }
+            candidates, eligible = self._neighbours(candidates, needed, vector, search_filter, seen)
         ranked = rank(
             candidates, mode=mode, want=want if threshold is None else 2 * depth, options=ranking, eligible=eligible
         )
@@ -168,6 +208,46 @@ class Recall:
             # A message without a vector (pending, or nothing to embed) has no similarity; it was found lexically.
             ranked = [(i, s, sim) for i, s, sim in ranked if sim is None or sim >= threshold]
         return ranked[:want]
+
+    def _neighbours(
+        self,
+        candidates: Candidates,
+        needed: list[int],
+        vector: Vectors | None,
+        search_filter: SearchFilter | None,
+        seen: dict[int, StoredRecord],
+    ) -> tuple[Candidates, set[int] | None]:
+        """The candidates with the needed neighbours' similarities added, and which neighbours may be ranked.
+
+        Neighbours the store answered with the candidates are taken from there; the others are asked for (the
+        store's similarities are unfiltered: neighbours are context). Which neighbours may be ranked is only
+        needed for a filtered or lexical search (None otherwise: those with a similarity).
+        """
+        if not needed:
+            return candidates, None
+        covered, missing = split_covered(candidates, needed)
+        context = candidates.context
+        similarity: dict[int, float] = {}
+        eligible: set[int] | None = None
+        if search_filter is not None or vector is None:
+            eligible = set()
+        if covered and context is not None:
+            if vector is not None:
+                similarity = {i: context.similarity[i] for i in covered if i in context.similarity}
+            if eligible is not None:
+                eligible.update(i for i in covered if i in context.live)
+        if missing:
+            if vector is not None:
+                similarity.update(self._store.similarities(vector, missing))
+            if eligible is not None:
+                found = self._store.get(missing)
+                seen.update(found)
+                eligible.update(
+                    i for i, r in found.items() if search_filter is None or search_filter.accepts(r.role, r.time)
+                )
+        if similarity:
+            candidates = dataclasses.replace(candidates, similarity={**candidates.similarity, **similarity})
+        return candidates, eligible
 
     def _search(
         self, query: str, k: int, threshold: float | None, search_filter: SearchFilter | None, pool: int

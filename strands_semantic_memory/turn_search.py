@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from .context_budget import InjectionSettings, select_windows
 from .enrichment import render_context_block
@@ -91,6 +92,26 @@ async def search_turn(
         "windows=<%d>, ms=<%.1f> | archive searched for the user turn", len(turn.windows), enrichment.elapsed_ms
     )
     return enrichment
+
+
+_T = TypeVar("_T")
+
+
+def completed(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """The result of a coroutine that finishes without suspending, run without an event loop.
+
+    A preview without a model awaits nothing that suspends (token counts are estimated), and starting and
+    closing an event loop per call cost more than a lexical search of 10k messages.
+
+    Raises:
+        RuntimeError: If the coroutine suspends after all (it is closed first).
+    """
+    try:
+        coroutine.send(None)
+    except StopIteration as finished:
+        return finished.value  # type: ignore[no-any-return]
+    coroutine.close()
+    raise RuntimeError("the preview suspended without an event loop; pass agent= to run it on one")
 
 
 async def preview_turn(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import math
@@ -19,6 +20,7 @@ from strands_semantic_memory import (
 )
 from strands_semantic_memory.enrichment import ARCHIVE_BEGIN, ARCHIVE_END, CONTEXT_HEADER, QUESTION_PREFIX
 from strands_semantic_memory.rendering import render_message
+from strands_semantic_memory.turn_search import completed
 from tests.support.conversations import PLANTED_TURN, REFERENCE, TOPIC_TURNS, distractor_conversation, make_agent
 from tests.support.embedders import FlakyEmbedder
 from tests.support.scripted_model import ScriptedModel, ToolCall, default_responder
@@ -521,3 +523,30 @@ def test_preview_without_an_agent_or_a_memory_says_what_to_pass():
     """A hook made without memory= has no archive of its own: preview() names both ways to give it one."""
     with pytest.raises(ConfigurationError, match=r"agent=.*SemanticMemoryHook\(memory="):
         SemanticMemoryHook().preview("what was the order number?")
+
+
+def test_preview_without_an_agent_runs_without_an_event_loop_and_matches_the_agent_path(embedder):
+    """Without an agent nothing awaits, so preview() needs no event loop (it may be called inside one)."""
+    memory = SemanticMemory(embedder=embedder)
+    memory.archive([{"role": "user", "content": [{"text": PLANTED_TURN}]}, *distractor_conversation(12)])
+    hook = SemanticMemoryHook(memory=memory, max_context_length=2_000)
+    agent = make_agent(ScriptedModel(), SlidingWindowConversationManager())  # its model counts the tokens
+    with_agent = hook.preview(QUESTION, agent=agent)
+
+    async def inside_a_running_loop() -> str:
+        return hook.preview(QUESTION).text  # asyncio.run() would refuse to start here
+
+    assert asyncio.run(inside_a_running_loop()) == with_agent.text and PLANTED_TURN in with_agent.text
+
+
+def test_completed_returns_a_finished_coroutines_value_and_refuses_one_that_suspends():
+    async def finishes() -> int:
+        return 7
+
+    async def suspends() -> int:
+        await asyncio.sleep(0)
+        return 7
+
+    assert completed(finishes()) == 7
+    with pytest.raises(RuntimeError, match="suspended"):
+        completed(suspends())

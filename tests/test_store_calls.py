@@ -1,6 +1,9 @@
 """How many store calls one hook-style retrieval makes (issue 15: one hook turn is one or two transactions).
 
-The store is a real :class:`InMemoryArchive`, wrapped in a proxy that only counts the calls it forwards.
+The store is a real :class:`InMemoryArchive`, wrapped in a proxy that only counts the calls it forwards. A search
+is one ``candidates`` call that also answers the neighbours the ranking scores (a ``ContextRequest``); the windows'
+records are one ``get``. A store written before that request existed (``LegacyStore``) still gives the same
+results, through ``similarities`` and ``get``.
 """
 
 from collections import Counter
@@ -54,15 +57,25 @@ def counted(embedder):
     return memory, store
 
 
+class LegacyStore(CountingStore):
+    """A store whose ``candidates`` predates the ``context`` keyword (a third-party store, say)."""
+
+    def candidates(self, vector, query, dense_k, lexical_k, search_filter=None):
+        self.calls["candidates"] += 1
+        return self._store.candidates(vector, query, dense_k, lexical_k, search_filter)
+
+
+@pytest.mark.parametrize("roles", [None, ["user"]])
 @pytest.mark.parametrize("retrieval", ["hybrid", "dense", "lexical"])
-def test_retrieve_reads_the_records_in_one_get(counted, retrieval):
+def test_retrieve_reads_the_records_in_one_get(counted, retrieval, roles):
     memory, store = counted
     memory.configure(retrieval=retrieval)
     store.calls.clear()
-    windows = memory.retrieve("what is the locker code?")
+    windows = memory.retrieve("what is the locker code?", roles=roles)
     assert windows and any("4471" in str(w.messages) for w in windows)
     assert store.calls["get"] == 1, store.calls
     assert store.calls["candidates"] == 1, store.calls
+    assert store.calls["similarities"] == 0, store.calls  # the neighbours came with the candidates
     for window in windows:  # the windows hold exactly the live messages of their ranges
         assert window.indices == list(range(window.start, window.end + 1))
         assert window.messages == [memory.get(i) for i in window.indices]
@@ -90,3 +103,49 @@ def test_archive_does_not_count_the_store(counted):
     assert memory.archive([kites]) == first  # the same message again: its index, and no change
     assert memory.version == version  # nothing was added: nothing changed
     assert store.calls["__len__"] == 0, store.calls
+
+
+QUESTIONS = [
+    "what is the locker code?",
+    "who reviews the migration plan?",
+    "when is the standup?",
+    "toner for the printer",
+    "backup of the staging database",
+]
+
+
+@pytest.mark.parametrize("roles", [None, ["assistant"]])
+@pytest.mark.parametrize("retrieval", ["hybrid", "dense", "lexical"])
+def test_a_store_without_the_context_keyword_gives_the_same_results(embedder, retrieval, roles):
+    archive = InMemoryArchive()
+    serving, legacy = CountingStore(archive), LegacyStore(archive)
+    memories = [SemanticMemory(embedder=embedder, store=s, top_k=3, retrieval=retrieval) for s in (serving, legacy)]
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": t}]} for i, t in enumerate(TOPICS)]
+    memories[0].archive(messages * 4)
+    memories[0].embed_pending()
+    found = 0
+    for question in QUESTIONS:
+        ours, theirs = (m.retrieve(question, roles=roles) for m in memories)
+        found += bool(ours)
+        assert [(w.start, w.end, w.hit_indices, w.hit_scores) for w in ours] == [
+            (w.start, w.end, w.hit_indices, w.hit_scores) for w in theirs
+        ]
+        assert [(h.index, h.score) for h in memories[0].search(question, top_k=5, roles=roles)] == [
+            (h.index, h.score) for h in memories[1].search(question, top_k=5, roles=roles)
+        ]
+    assert found >= 3
+    assert serving.calls["similarities"] == 0, serving.calls
+    # The legacy store is asked for the neighbours separately: similarities with a query vector, records without.
+    assert legacy.calls["similarities" if retrieval != "lexical" else "get"] > len(QUESTIONS), legacy.calls
+
+
+def test_neighbours_forgotten_after_archiving_are_not_ranked(counted):
+    memory, store = counted
+    best = memory.search("what is the locker code?", top_k=1)[0].index
+    memory.forget([i for i in range(best - 3, best + 4) if i != best and i >= 0])  # its whole neighbourhood
+    live = set(store._store.get(list(range(18))))
+    store.calls.clear()
+    found = memory.search("what is the locker code?", top_k=18)
+    assert found and best in {h.index for h in found}
+    assert {h.index for h in found} <= live
+    assert store.calls["similarities"] == 0 and store.calls["get"] == 1, store.calls

@@ -10,7 +10,16 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
-from .archive_store import ArchiveStore, Candidates, NewRecord, SearchFilter, StoredRecord, StoreStats
+from .archive_store import (
+    ArchiveStore,
+    Candidates,
+    ContextRequest,
+    NeighbourContext,
+    NewRecord,
+    SearchFilter,
+    StoredRecord,
+    StoreStats,
+)
 from .in_memory import InMemoryArchive
 
 if TYPE_CHECKING:
@@ -20,7 +29,9 @@ if TYPE_CHECKING:
 __all__ = [
     "ArchiveStore",
     "Candidates",
+    "ContextRequest",
     "InMemoryArchive",
+    "NeighbourContext",
     "NewRecord",
     "PgVectorStore",
     "SearchFilter",

@@ -24,7 +24,7 @@ Contract shared by all of them (checked by the shared test suite, parametrized b
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from strands.types.content import Message
@@ -117,6 +117,60 @@ class SearchFilter:
 
 
 @dataclass(frozen=True)
+class ContextRequest:
+    """The candidates' neighbours a search would like answered with the candidates (see ``candidates``).
+
+    The ranking scores the archive neighbours of its strongest candidates too (conversation context, see
+    :mod:`~strands_semantic_memory.ranking`). A store that answers them in the same call saves the engine a
+    ``similarities`` call (and, for a lexical or filtered search, a ``get``): one round trip fewer on a database.
+
+    The strongest candidates are those of best base score ``dense_weight * dense + (1 - dense_weight) *
+    max(lexical / best_lexical, 0) ** lexical_power``, ties by index, where ``dense`` is the candidate's
+    similarity (0 without one; with ``dense_floor``, ``max(similarity - floor, 0)`` where ``floor`` is the lowest
+    ``dense`` candidate's similarity), ``lexical`` its lexical score (0 if not a lexical candidate) and
+    ``best_lexical`` the best lexical score (when it is positive; else 1). The engine checks which
+    neighbourhoods were answered and asks for the rest, so a store may approximate this order or cover more.
+
+    Attributes:
+        radius: Every index at most this far from a covered candidate (and not negative) is wanted.
+        leading: How many of the strongest candidates to cover.
+        dense_weight: Weight of the dense score in the base score (0..1).
+        lexical_power: Exponent of the lexical share (> 0).
+        dense_floor: Count only the similarity above the last dense candidate's.
+    """
+
+    radius: int
+    leading: int
+    dense_weight: float = 0.5
+    lexical_power: float = 2.0
+    dense_floor: bool = True
+
+
+@dataclass(frozen=True)
+class NeighbourContext:
+    """A store's answer to a :class:`ContextRequest`.
+
+    The indices it covers are every non-negative index within ``radius`` of one of ``around``; for each of them:
+
+    Attributes:
+        radius: The distance covered around each index of ``around``.
+        around: The candidates whose neighbourhoods are covered.
+        similarity: Index -> cosine similarity of its best chunk, for every covered index that is live and has
+            vectors (whatever the search filter says: neighbours are context), when a query vector was given.
+            It may hold other indices too.
+        live: The covered indices that are live and accepted by the search filter.
+
+    Covered indices that are candidates themselves (in ``dense`` or ``lexical``) may be left out of both: what the
+    ranking needs of them is in the candidates' answer already.
+    """
+
+    radius: int
+    around: frozenset[int]
+    similarity: dict[int, float]
+    live: frozenset[int]
+
+
+@dataclass(frozen=True)
 class Candidates:
     """What one search asks of a store, answered in one round trip.
 
@@ -125,11 +179,14 @@ class Candidates:
         lexical: Index -> lexical score (BM25 in process, ``ts_rank`` in PostgreSQL), higher is better.
         similarity: Index -> cosine similarity for every candidate (dense or lexical) that has vectors, when a
             query vector was given.
+        context: The neighbours answered for a :class:`ContextRequest` (None: not asked, or not served; the
+            engine then asks ``similarities`` and ``get`` for them).
     """
 
     dense: dict[int, float]
     lexical: dict[int, float]
     similarity: dict[int, float]
+    context: NeighbourContext | None = field(default=None)
 
 
 @dataclass(frozen=True)
@@ -238,6 +295,8 @@ class ArchiveStore(Protocol):
         dense_k: int,
         lexical_k: int,
         search_filter: SearchFilter | None = None,
+        *,
+        context: ContextRequest | None = None,
     ) -> Candidates:
         """Dense and lexical candidates for one query, and the similarity of every candidate, in one call.
 
@@ -247,6 +306,11 @@ class ArchiveStore(Protocol):
             dense_k: How many dense candidates (0 skips the dense side).
             lexical_k: How many lexical candidates (0 skips the lexical side).
             search_filter: Only messages it accepts are returned.
+            context: The candidates' neighbours wanted as well (:attr:`Candidates.context`). Optional for a store:
+                one whose ``candidates`` does not take this keyword is called without it, and one that takes it
+                may leave ``context`` None; the engine then reads the neighbours with ``similarities`` and ``get``.
+                A store that answers it covers at least what was asked; the engine checks which candidates'
+                neighbourhoods were covered and asks for the rest.
         """
         ...
 

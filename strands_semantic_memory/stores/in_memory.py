@@ -13,9 +13,9 @@ from ..embeddings.base import Vectors
 from ..errors import DimensionMismatchError
 from ..lexical import LexicalIndex
 from ..state import SavedArchive, dump_state, load_state
-from .archive_store import Candidates, NewRecord, SearchFilter, StoredRecord, StoreStats
+from .archive_store import Candidates, ContextRequest, NewRecord, SearchFilter, StoredRecord, StoreStats
 from .faiss_store import FaissVectorStore
-from .in_memory_search import dense_hits, lexical_hits, similarities
+from .in_memory_search import dense_hits, lexical_hits, neighbour_context, similarities, strongest
 from .in_memory_state import Columns, columns_of_saved, fill, to_saved
 from .records import RecordTable, TextOf, default_text_of
 
@@ -194,15 +194,22 @@ class InMemoryArchive:
         dense_k: int,
         lexical_k: int,
         search_filter: SearchFilter | None = None,
+        *,
+        context: ContextRequest | None = None,
     ) -> Candidates:
-        """Dense and lexical candidates, and the similarity of each (see the protocol)."""
+        """Dense and lexical candidates, the similarity of each, and the neighbours asked for (see the protocol)."""
         table = self._table
         dense = dense_hits(table, self._vectors, vector, dense_k, search_filter) if vector is not None else {}
         lexical = lexical_hits(table, self._lexical, query, lexical_k, search_filter)
         similarity = dict(dense)
         if vector is not None:
             similarity.update(self.similarities(vector, [i for i in lexical if i not in dense]))
-        return Candidates(dense=dense, lexical=lexical, similarity=similarity)
+        around = None
+        if context is not None:
+            leading = strongest(dense, lexical, similarity, context)
+            found = dense.keys() | lexical.keys()
+            around = neighbour_context(table, self._vectors, vector, leading, context, search_filter, found)
+        return Candidates(dense=dense, lexical=lexical, similarity=similarity, context=around)
 
     def similarities(self, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the query to each message's best chunk."""

@@ -440,6 +440,49 @@ def test_a_search_is_one_round_trip_and_a_hook_turn_two(pg_uri, make_store, embe
     assert first.count <= 2, "a statement's first use on a connection may add one round trip to prepare it"
 
 
+class LegacyCandidates:
+    """A store whose ``candidates`` predates the ``context`` keyword: the engine reads neighbours separately."""
+
+    def __init__(self, store):
+        self._store = store
+
+    def __len__(self):
+        return len(self._store)
+
+    def candidates(self, vector, query, dense_k, lexical_k, search_filter=None):
+        return self._store.candidates(vector, query, dense_k, lexical_k, search_filter)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+@pytest.mark.parametrize("roles", [None, ["user"]])
+@pytest.mark.parametrize("retrieval", ["hybrid", "dense", "lexical"])
+def test_an_engine_hook_turn_is_two_round_trips_with_unchanged_results(pg_uri, make_store, embedder, retrieval, roles):
+    """Issue 15: the neighbours the ranking scores come with the candidates; then one read for the windows."""
+    connection = psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0)  # as the pool's connections are
+    store = make_store(connection=connection)
+    options = {"retrieval": retrieval, "top_k": 3, "ranking": {"min_depth": 20}}  # fewer candidates than messages
+    memory = SemanticMemory(embedder=embedder, store=store, context_radius=1, **options)
+    memory.archive(distractor_conversation(80))
+    memory.embed_pending()
+    legacy = SemanticMemory(embedder=embedder, store=LegacyCandidates(store), **options)
+    for warming in (memory, legacy):
+        warming.retrieve("warm up: prepare the statements for solar panels", roles=roles, context_radius=1)
+    for question in ("How much did the sourdough cost?", "Who reviews the job interview?", "the hiking trip plan"):
+        with RoundTrips(connection) as turn:
+            windows = memory.retrieve(question, roles=roles)
+        assert windows, question
+        assert turn.count == 2, (question, turn.count)
+        with RoundTrips(connection) as old:
+            same = legacy.retrieve(question, roles=roles, context_radius=1)
+        assert [(w.start, w.end, w.hit_indices, w.hit_scores) for w in windows] == [
+            (w.start, w.end, w.hit_indices, w.hit_scores) for w in same
+        ]
+        if retrieval != "lexical":  # (a lexical turn may find every window record among the neighbours read)
+            assert old.count >= 3, "without the context keyword the neighbours cost a round trip of their own"
+
+
 def test_has_pending_reports_other_writers_within_the_check_interval(make_store):
     reader = make_store(pending_check_interval=0)
     writer = make_store(namespace=reader.namespace)

@@ -5,14 +5,20 @@ One round trip answers a search (see :func:`candidates_sql`); its rows are tagge
 - ``DENSE``: nearest messages by their best chunk (cosine, unit vectors: ``-(a <#> b)``);
 - ``LEXICAL``: full-text matches ranked by ``ts_rank`` over this library's terms (over the messages matching
   the query's selective terms first: see :func:`_lexical_ctes`);
-- ``SIMILARITY``: the best-chunk cosine of every candidate that has vectors (a dense candidate's is its dense
-  score);
+- ``SIMILARITY``: the best-chunk cosine of every candidate that has vectors, when a query vector is given (a
+  dense candidate's is its dense score);
 - ``META``: the namespace's live count (``idx``) and dimension (``score``);
 - ``PENDING``: ``idx`` is 1 when messages of the namespace wait for their vectors (so ``has_pending`` can be
   answered without another round trip);
 - ``INDEXED``: on the exact path, 1 when the HNSW index of the namespace's dimension exists (built by another
   process, say), so the next search can use it;
-- ``FETCHED``: how many chunk rows the nearest-vector scan returned (to tell "no more" from "look further").
+- ``FETCHED``: how many chunk rows the nearest-vector scan returned (to tell "no more" from "look further");
+- ``AROUND``, ``NEAR_LIVE``, ``NEAR``: the candidates' neighbours, when the search asks for them (a
+  :class:`~strands_semantic_memory.stores.archive_store.ContextRequest`): ``AROUND`` lists the candidates whose
+  neighbourhoods are answered (the ``leading`` strongest by the request's base score), ``NEAR_LIVE`` each live
+  neighbour the filter accepts, ``NEAR`` each other live neighbour that has vectors; ``score`` is the neighbour's
+  best-chunk cosine (NULL without vectors or query vector). See :func:`_context_ctes`: the engine then needs no
+  ``similarities`` or ``get`` round trip before reading the windows.
 
 Both dense paths take the ``fetch`` nearest chunk rows (a top-N sort, not an aggregate over every message) and
 keep each message's best. Dense search is exact (a scan of the namespace's vectors) below the store's
@@ -30,7 +36,7 @@ from dataclasses import dataclass
 
 from ..archive_store import SearchFilter
 
-DENSE, LEXICAL, SIMILARITY, META, PENDING, FETCHED, INDEXED = 0, 1, 2, 3, 4, 5, 6
+DENSE, LEXICAL, SIMILARITY, META, PENDING, FETCHED, INDEXED, AROUND, NEAR_LIVE, NEAR = range(10)
 
 HNSW_MAX_EF = 1000
 """pgvector's largest ``hnsw.ef_search``: an HNSW scan returns at most this many rows."""
@@ -62,6 +68,10 @@ class Plan:
         hnsw: Use the HNSW index for the dense side (else an exact scan).
         dimension: The namespace's dimension (needed for the HNSW expression).
         search_filter: Conditions every candidate must meet.
+        context: Answer the neighbours of the leading candidates too (parameters ``radius`` and ``leading``).
+        vector: A query vector was given (the neighbours' similarities are computed; the lexical side may be
+            searched with a vector for ``min_score`` even when the dense side is not).
+        floor: The context request's ``dense_floor``.
     """
 
     dense: bool
@@ -69,6 +79,9 @@ class Plan:
     hnsw: bool
     dimension: int | None
     search_filter: SearchFilter | None
+    context: bool = False
+    vector: bool = False
+    floor: bool = True
 
 
 def candidates_sql(plan: Plan) -> str:
@@ -110,13 +123,22 @@ def candidates_sql(plan: Plan) -> str:
         # A dense candidate's score is already its best chunk's similarity (its nearest chunk row was fetched):
         # only the lexical candidates the dense side did not find are computed.
         selects.append(f"SELECT {SIMILARITY}, idx, score FROM dense")
-    if plan.dense and plan.lexical:
+    if (plan.dense or plan.vector) and plan.lexical:
+        # With a query vector but no dense side (a lexical search with ``min_score``) every lexical candidate's.
+        lexical_only = "SELECT idx FROM lexical" + (" EXCEPT SELECT idx FROM dense" if plan.dense else "")
         ctes.append(
             "similarities AS (SELECT idx, max(-(embedding <#> %(q)s)) AS score FROM ssm_archive "
-            "WHERE namespace = %(ns)s AND idx = ANY(ARRAY(SELECT idx FROM lexical EXCEPT SELECT idx FROM dense)) "
+            f"WHERE namespace = %(ns)s AND idx = ANY(ARRAY({lexical_only})) "
             "AND embedding IS NOT NULL GROUP BY idx)"
         )
         selects.append(f"SELECT {SIMILARITY}, idx, score FROM similarities")
+    if plan.context and (plan.dense or plan.lexical):
+        ctes.extend(_context_ctes(plan, where))
+        selects.append(f"SELECT {AROUND}, idx, NULL FROM around")
+        selects.append(
+            f"SELECT CASE WHEN live THEN {NEAR_LIVE} ELSE {NEAR} END, idx, score FROM context "
+            "WHERE live OR score IS NOT NULL"
+        )
     selects.append(
         f"SELECT {META}, next_index - evicted_count - forgotten_count, dimension::float8 FROM ssm_namespaces "
         "WHERE namespace = %(ns)s"
@@ -126,6 +148,46 @@ def candidates_sql(plan: Plan) -> str:
     )
     head = ("WITH " + ", ".join(ctes) + " ") if ctes else ""
     return head + " UNION ALL ".join(selects)
+
+
+def _context_ctes(plan: Plan, where: str) -> list[str]:
+    """The neighbours within ``radius`` of the ``leading`` strongest candidates (base score: see the protocol).
+
+    The neighbours are read in one primary-key scan (``idx = ANY(...)``, as ``similarities`` does; per-neighbour
+    lateral lookups cost about 2 ms more at 100k messages): each one's message row and vector rows tell whether it
+    is live (its message row exists) and accepted by the filter, and its best-chunk cosine. Candidates are left
+    out (what the engine needs of them is already in the answer). Parameters: ``radius``, ``leading``,
+    ``weight``, ``power``, ``ns``, ``q`` (with a vector) and the filter's.
+    """
+    sides, joins, parts = [], [], []
+    if plan.dense:
+        sides.append("SELECT idx FROM dense")
+        known = "SELECT idx, score FROM dense" + (
+            " UNION ALL SELECT idx, score FROM similarities" if plan.lexical else ""
+        )
+        joins.append(f"LEFT JOIN ({known}) AS k ON k.idx = p.idx")
+        if plan.floor:
+            joins.append("CROSS JOIN (SELECT min(score) AS floor FROM dense) AS f")
+            parts.append("%(weight)s * coalesce(greatest(k.score - f.floor, 0), 0)")
+        else:
+            parts.append("%(weight)s * coalesce(k.score, 0)")
+    if plan.lexical:
+        sides.append("SELECT idx FROM lexical")
+        joins.append("LEFT JOIN lexical AS l ON l.idx = p.idx CROSS JOIN (SELECT max(score) AS best FROM lexical) AS b")
+        parts.append(
+            "(1 - %(weight)s) * power(greatest(coalesce(l.score / CASE WHEN b.best > 0 THEN b.best ELSE 1 END, 0), 0), "
+            "%(power)s)"
+        )
+    score = "max(-(embedding <#> %(q)s))" if plan.vector else "NULL::float8"
+    return [
+        f"around AS (SELECT p.idx FROM ({' UNION '.join(sides)}) AS p {' '.join(joins)} "
+        f"ORDER BY {' + '.join(parts)} DESC, p.idx LIMIT %(leading)s)",
+        "nearby AS (SELECT a.idx + o AS idx FROM around AS a, "
+        "generate_series(-%(radius)s::int, %(radius)s::int) AS o WHERE a.idx + o >= 0 "
+        f"EXCEPT ({' UNION '.join(sides)}))",
+        f"context AS (SELECT idx, bool_or(chunk = 0{where}) AS live, {score} AS score FROM ssm_archive "
+        "WHERE namespace = %(ns)s AND idx = ANY(ARRAY(SELECT idx FROM nearby)) GROUP BY idx)",
+    ]
 
 
 LEXICAL_SCAN_BUDGET = 2500

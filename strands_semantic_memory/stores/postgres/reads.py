@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from ...embeddings.base import Vectors
-from ..archive_store import Candidates, SearchFilter, StoredRecord, StoreStats
+from ..archive_store import Candidates, ContextRequest, NeighbourContext, SearchFilter, StoredRecord, StoreStats
 from .connections import Connections
 from .queries import (
+    AROUND,
     DENSE,
     FETCHED,
     GET_SQL,
@@ -28,6 +29,8 @@ from .queries import (
     LEXICAL,
     LEXICAL_SCAN_BUDGET,
     META,
+    NEAR,
+    NEAR_LIVE,
     PENDING,
     SIMILARITIES_SQL,
     SIMILARITY,
@@ -86,6 +89,7 @@ def candidates(
     view: View,
     search: tuple[Vectors | None, str, int, int, SearchFilter | None],
     exact_search_below: int,
+    context: ContextRequest | None = None,
 ) -> Candidates:
     """Answer a search in one statement (rarely more: see :mod:`.queries` on widening the fetch).
 
@@ -95,6 +99,7 @@ def candidates(
         view: Updated with what the statement reports.
         search: ``(vector, query, dense_k, lexical_k, search_filter)`` as in the protocol.
         exact_search_below: Namespaces with fewer messages are searched exactly.
+        context: The neighbours to answer as well (see the protocol).
     """
     vector, query, dense_k, lexical_k, search_filter = search
     tsquery = tsquery_literal(query) if lexical_k > 0 else None
@@ -111,9 +116,18 @@ def candidates(
         params["q"] = np.asarray(vector[0], dtype=np.float32)
     if search_filter is not None:
         params.update(roles=sorted(search_filter.roles or ()), since=search_filter.since, until=search_filter.until)
+    floor = True
+    if context is not None:
+        floor = context.dense_floor
+        params.update(
+            radius=context.radius, leading=context.leading, weight=context.dense_weight, power=context.lexical_power
+        )
     while True:
         params["fetch"] = fetch
-        sql = candidates_sql(Plan(dense, tsquery is not None, hnsw, view.dimension, search_filter))
+        plan = Plan(
+            dense, tsquery is not None, hnsw, view.dimension, search_filter, context is not None, "q" in params, floor
+        )
+        sql = candidates_sql(plan)
         with connections.read("searching") as connection:
             if hnsw and _EF_SEARCH.get(connection) != fetch:
                 with connection.pipeline():  # the setting travels with the search
@@ -124,9 +138,19 @@ def candidates(
                 rows = connection.execute(sql, params).fetchall()
         found: dict[int, dict[int, float]] = {DENSE: {}, LEXICAL: {}, SIMILARITY: {}}
         fetched = 0
+        around: list[int] = []
+        near: dict[int, float] = {}
+        live: list[int] = []
         for kind, index, score in rows:
             if kind in found:
                 found[kind][int(index)] = float(score)
+            elif kind == NEAR_LIVE or kind == NEAR:
+                if kind == NEAR_LIVE:
+                    live.append(int(index))
+                if score is not None:
+                    near[int(index)] = float(score)
+            elif kind == AROUND:
+                around.append(int(index))
             elif kind == META:
                 view.live = int(index)
                 view.dimension = None if score is None else int(score)
@@ -142,7 +166,15 @@ def candidates(
             hnsw = hnsw and fetch < HNSW_MAX_EF
             fetch = min(HNSW_MAX_EF, fetch * 4) if hnsw else fetch * 4
             continue
-        return Candidates(dense=_ranked(found[DENSE]), lexical=_ranked(found[LEXICAL]), similarity=found[SIMILARITY])
+        answered = None
+        if context is not None and plan.context and (plan.dense or plan.lexical):
+            answered = NeighbourContext(context.radius, frozenset(around), near, frozenset(live))
+        return Candidates(
+            dense=_ranked(found[DENSE]),
+            lexical=_ranked(found[LEXICAL]),
+            similarity=found[SIMILARITY],
+            context=answered,
+        )
 
 
 def live_count(connection: Any, namespace: str) -> int:

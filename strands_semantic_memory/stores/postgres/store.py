@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ...embeddings.base import Vectors
-from ..archive_store import Candidates, NewRecord, SearchFilter, StoredRecord, StoreStats
+from ..archive_store import Candidates, ContextRequest, NewRecord, SearchFilter, StoredRecord, StoreStats
 from . import reads, writes
 from .connections import Connections, check_options
 from .hnsw import Builder
@@ -220,15 +220,19 @@ class PgVectorStore:
         dense_k: int,
         lexical_k: int,
         search_filter: SearchFilter | None = None,
+        *,
+        context: ContextRequest | None = None,
     ) -> Candidates:
-        """Dense and lexical candidates and their similarities in one statement (see :mod:`.queries`).
+        """Dense and lexical candidates, their similarities and the neighbours asked for, in one statement.
 
-        A namespace found at or over ``exact_search_below`` without its HNSW index gets it built in the background
-        (see :mod:`.hnsw`); this search and those until the build ends are exact.
+        See :mod:`.queries`. A namespace found at or over ``exact_search_below`` without its HNSW index gets it
+        built in the background (see :mod:`.hnsw`); this search and those until the build ends are exact.
         """
         self._namespace.open()
         search = (vector, query, dense_k, lexical_k, search_filter)
-        found = reads.candidates(self._connections, self.namespace, self._view, search, self.exact_search_below)
+        found = reads.candidates(
+            self._connections, self.namespace, self._view, search, self.exact_search_below, context
+        )
         if vector is not None and dense_k > 0:
             self._builder.maybe_start(self._view, self.exact_search_below)
         return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...embeddings.base import Vectors
-from ..archive_store import Candidates, SearchFilter, StoredRecord
+from ..archive_store import Candidates, ContextRequest, SearchFilter, StoredRecord
 from ..in_memory import InMemoryArchive
 
 
@@ -42,9 +42,11 @@ class InProcessReads:
         dense_k: int,
         lexical_k: int,
         search_filter: SearchFilter | None = None,
+        *,
+        context: ContextRequest | None = None,
     ) -> Candidates:
-        """Dense and lexical candidates and their similarities (see the protocol)."""
-        return self._memory.candidates(vector, query, dense_k, lexical_k, search_filter)
+        """Dense and lexical candidates, their similarities and the neighbours asked for (see the protocol)."""
+        return self._memory.candidates(vector, query, dense_k, lexical_k, search_filter, context=context)
 
     def similarities(self, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the query to each message's best chunk."""

@@ -1,0 +1,103 @@
+"""configure(): every option takes effect on the next call, and the running parts keep their state.
+
+Real model throughout: the embedders are the bundled model wrapped to count calls, fail, or pause (not mocks).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.embeddings import Vectors
+from tests.support.conversations import distractor_conversation, text_message
+from tests.support.embedders import CountingEmbedder, FlakyEmbedder
+
+
+class PausingEmbedder(CountingEmbedder):
+    """The real model, whose document embedding waits for ``release`` once ``started`` is set (a slow service)."""
+
+    def __init__(self, inner) -> None:
+        super().__init__(inner)
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.batches: list[int] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.batches.append(len(texts))
+        self.started.set()
+        assert self.release.wait(15), "the test never released the embedder"
+        return super().embed_documents(texts)
+
+
+def test_a_smaller_embedding_batch_size_splits_the_next_archive(make_memory, counting_embedder):
+    memory = make_memory(embedder=counting_embedder)
+    memory.configure(embedding_batch_size=1)
+    memory.archive([text_message("user", f"note {i} about the garden") for i in range(3)])
+    assert (counting_embedder.document_calls, counting_embedder.documents_embedded) == (3, 3)
+    assert memory.stats().pending_embedding_count == 0
+    memory.embedding_batch_size = 2  # attribute assignment goes through configure()
+    memory.archive([text_message("user", f"more {i} about the garden") for i in range(3)])
+    assert (counting_embedder.document_calls, counting_embedder.documents_embedded) == (5, 6)
+
+
+def test_a_changed_retry_interval_is_honoured_by_the_next_automatic_run(make_memory, embedder):
+    flaky = FlakyEmbedder(embedder)
+    memory = make_memory(embedder=flaky, embedding_retry_interval=3600)
+    flaky.failing = True
+    memory.archive([text_message("user", "the wifi password is hunter2-blue")])
+    flaky.failing = False
+    memory.archive([text_message("user", "second")])
+    assert flaky.document_calls == 0, "within the hour after a failure nothing is retried automatically"
+    memory.configure(embedding_retry_interval=0)
+    memory.archive([text_message("user", "third")])
+    assert flaky.document_calls == 1 and memory.stats().pending_embedding_count == 0
+    flaky.failing = True
+    memory.archive([text_message("user", "fourth")])
+    memory.configure(embedding_retry_interval=3600)
+    flaky.failing = False
+    memory.archive([text_message("user", "fifth")])
+    assert flaky.document_calls == 1 and memory.stats().pending_embedding_count == 2
+    assert memory.embed_pending() == 2
+
+
+def test_shrinking_the_query_cache_evicts_the_least_recent(embedder):
+    counting = CountingEmbedder(embedder)
+    memory = SemanticMemory(embedder=counting, query_cache_size=3)
+    memory.archive(distractor_conversation(5))
+    for query in ("budget", "chess", "garden"):
+        memory.search(query)
+    assert counting.query_calls == 3
+    memory.configure(query_cache_size=1)
+    memory.search("garden")
+    assert counting.query_calls == 3, "the most recent query stays cached"
+    memory.search("budget")
+    assert counting.query_calls == 4, "older queries were evicted by the shrink"
+    memory.configure(query_cache_size=0)
+    memory.search("budget")
+    memory.search("budget")
+    assert counting.query_calls == 6, "a size of 0 disables the cache"
+    memory.configure(query_cache_size=2)
+    memory.search("chess")
+    memory.search("chess")
+    assert counting.query_calls == 7
+    assert memory.stats().query_cache_hits == 2
+
+
+def test_configure_during_an_embedding_run_keeps_its_claims(embedder):
+    """Vectors being computed while the chunking changes are stored once; nobody embeds those messages twice."""
+    pausing = PausingEmbedder(embedder)
+    memory = SemanticMemory(embedder=pausing)
+    messages = [text_message("user", f"note {i} about the garden") for i in range(4)]
+    archiving = threading.Thread(target=memory.archive, args=(messages,))
+    archiving.start()
+    try:
+        assert pausing.started.wait(60)
+        memory.configure(chunk_chars=500, embedding_batch_size=2)
+        assert memory.embed_pending() == 0, "the messages are claimed by the run in flight"
+    finally:
+        pausing.release.set()
+        archiving.join(60)
+    assert pausing.batches == [4] and pausing.documents_embedded == 4
+    assert memory.stats().pending_embedding_count == 0 and memory.stats().vector_count == 4
+    assert [h.index for h in memory.search("note 2 about the garden", top_k=1)] == [2]
