@@ -35,7 +35,7 @@ class FaissVectorStore:
     **Approximate tier**: exact search grows linearly (about 5 ms at 100k vectors on one idle core, 10 ms at 200k:
     at 100k that was most of a hook turn). Once the store holds more than ``approximate_above`` vectors (default
     50,000; at 100k the approximate search took 0.21 ms against 6.5 ms of CPU for exact search, recall@10 1.0 on
-    the mixture data below; the switch at 50k took about 5 s once) it trains an inverted-file index
+    the mixture data below) it trains an inverted-file index
     (``IndexIVFScalarQuantizer``, spherical k-means, vectors kept as float16) on a sample of its vectors and moves
     them into it; it moves back to the exact tier when it shrinks below half the threshold. ``nprobe`` lists
     (about 3% of the vectors) are scanned per search. Measured on 2 shared cores (``benchmarks/scale.py``, vectors
@@ -48,8 +48,8 @@ class FaissVectorStore:
     IVF was chosen over HNSW, measured at 200k vectors: HNSW (M=32) took 242 s to build against 9-27 s for IVF
     (training and adding), cannot remove vectors (eviction would need tombstones and rebuilds of minutes at 1M),
     costs 130-270 bytes of graph per vector, and adds about 1 ms per vector; at equal search time its recall was
-    higher only on the Gaussian stress data. The switch is a one-time cost of a few seconds (k-means on
-    ``64 * nlist`` sampled vectors, then assigning every vector to its list), paid inside the :meth:`add` that
+    higher only on the Gaussian stress data. The switch is a one-time cost of about a second at 100k vectors (k-means on
+    ``32 * nlist`` sampled vectors, then assigning every vector to its list), paid inside the :meth:`add` that
     crosses the threshold.
 
     Searches run on ``search_threads`` OpenMP threads (default 1). One query per user turn gains nothing from
@@ -78,7 +78,7 @@ class FaissVectorStore:
             min_compact: ... and there are at least this many.
             search_threads: OpenMP threads per search; None leaves FAISS's default (all cores).
             approximate_above: Switch to the approximate index above this many vectors; None: always exact.
-            nlist: Inverted lists of the approximate index; default: a power of two near ``2 * sqrt(vectors)``
+            nlist: Inverted lists of the approximate index; default: a power of two near ``sqrt(vectors)``
                 at the switch, between 64 and 2048.
             nprobe: Lists scanned per approximate search; default ``max(8, nlist // 32)`` (about 3% of the vectors).
             seed: Seed of the k-means sample and initialization (the approximate index is reproducible).
