@@ -18,8 +18,8 @@ HASH_MAP_BYTES = 56
 """Bytes per vector of the IVF index's id hash map (its direct map, for fetching and removing by id)."""
 
 
-TRAINING_POINTS_PER_LIST = 32
-"""k-means sample per inverted list (see :func:`choose_nlist`)."""
+TRAINING_POINTS_PER_LIST = 40
+"""k-means sample per inverted list (see :func:`choose_nlist`); FAISS warns on stderr below 39."""
 
 
 def choose_nlist(count: int) -> int:

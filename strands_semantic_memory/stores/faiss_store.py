@@ -49,7 +49,7 @@ class FaissVectorStore:
     (training and adding), cannot remove vectors (eviction would need tombstones and rebuilds of minutes at 1M),
     costs 130-270 bytes of graph per vector, and adds about 1 ms per vector; at equal search time its recall was
     higher only on the Gaussian stress data. The switch is a one-time cost of about a second at 100k vectors (k-means on
-    ``32 * nlist`` sampled vectors, then assigning every vector to its list), paid inside the :meth:`add` that
+    ``40 * nlist`` sampled vectors, then assigning every vector to its list), paid inside the :meth:`add` that
     crosses the threshold.
 
     Searches run on ``search_threads`` OpenMP threads (default 1). One query per user turn gains nothing from

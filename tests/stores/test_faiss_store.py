@@ -197,3 +197,13 @@ def test_approximate_index_removes_adds_exports_and_switches_back():
         del live[i]
     assert not store.approximate and len(store) == len(live)
     assert store.search(query, 10)[1].tolist() == brute_force(live, query, 10)
+
+
+def test_switching_to_the_approximate_index_writes_nothing_to_stderr(capfd):
+    """FAISS's k-means warns on stderr when it gets too few training points per list; the switch samples enough."""
+    rng = np.random.default_rng(5)
+    centres = normalize_rows(rng.standard_normal((40, 32)).astype(np.float32))
+    store = FaissVectorStore(32, approximate_above=3_000)
+    store.add(np.arange(4_000, dtype=np.int64), clustered(rng, 4_000, centres))
+    assert store.approximate
+    assert capfd.readouterr().err == ""

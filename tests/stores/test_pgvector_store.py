@@ -227,6 +227,18 @@ def test_bulk_add_uses_copy_and_keeps_order_and_idempotency(make_store):
     assert store.stats().pending_count == 1201
 
 
+def test_a_bulk_add_refreshes_the_planner_statistics(make_store, fresh_database):
+    """Autovacuum analyzes after its nap; until then the planner took the table for empty and the vector writes
+    after a bulk load scanned it whole (a 100k load: 64 s instead of 19 s). A large batch analyzes at once."""
+    store = make_store(fresh_database)
+    with psycopg.connect(fresh_database, autocommit=True) as connection:
+        store.add([make_record("seed the schema", tracking_id="seed")])
+        (before,) = connection.execute("SELECT reltuples FROM pg_class WHERE relname = 'ssm_archive'").fetchone()
+        store.add([make_record(f"bulk message {i}", tracking_id=f"s{i}") for i in range(1500)])
+        (after,) = connection.execute("SELECT reltuples FROM pg_class WHERE relname = 'ssm_archive'").fetchone()
+    assert before < 1 and after >= 1500
+
+
 def test_times_and_roles_are_stored_and_returned(make_store, pg_uri):
     store = make_store()
     store.add([make_record("said yesterday", role="assistant", archived_at=2000.5, said_at=1000.25)])
