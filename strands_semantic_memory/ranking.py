@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import ConfigurationError
-from .stores.archive_store import Candidates
+from .stores.archive_store import Candidates, ContextRequest
 
 Ranked = list[tuple[int, float, "float | None"]]
 """``(archive index, score, cosine similarity or None)``, best first."""
@@ -248,7 +248,7 @@ def spread_to_neighbours(
     return scores
 
 
-def _unique(values: IndexArray) -> IndexArray:
+def unique_ascending(values: IndexArray) -> IndexArray:
     """Ascending distinct values (sorting beats ``np.unique``'s hashing at a few hundred values)."""
     ordered = np.sort(values)
     if len(ordered) < 2:
@@ -262,25 +262,77 @@ def within(indices: Iterable[int], distance: int) -> IndexArray:
     if not len(around):
         return around.astype(np.int64)
     spread = (around[:, None] + np.arange(-distance, distance + 1, dtype=np.int64)).ravel()
-    return _unique(spread[spread >= 0])
+    return unique_ascending(spread[spread >= 0])
+
+
+def fused_scores(
+    dense: Mapping[int, float],
+    lexical: Mapping[int, float],
+    similarity: Mapping[int, float],
+    *,
+    dense_weight: float,
+    lexical_power: float,
+    dense_floor: bool,
+) -> tuple[IndexArray, FloatArray]:
+    """Every index with a known score, ascending, and its base score (weighted fusion, dense floor applied).
+
+    Args:
+        dense: Cosine similarity of the dense candidates (their minimum is the floor).
+        lexical: Lexical score of the lexical candidates.
+        similarity: Cosine similarity of other indices (lexical candidates, neighbours).
+        dense_weight: Weight of the dense score (0..1).
+        lexical_power: Exponent of the lexical share.
+        dense_floor: Whether a similarity counts only above the weakest dense candidate's.
+
+    Returns:
+        The indices and their base scores.
+    """
+    dense_keys, dense_scores = _arrays({**dense, **similarity})
+    if dense_floor and len(dense_scores):
+        dense_scores = above_floor(dense_scores, min(dense.values(), default=0.0))
+    lexical_keys, lexical_scores = _arrays(lexical)
+    keys = unique_ascending(np.concatenate([dense_keys, lexical_keys]))
+    base = weighted_fusion(
+        lookup(dense_keys, dense_scores, keys),
+        lookup(lexical_keys, normalized_by_best(lexical_scores), keys),
+        dense_weight,
+        lexical_power,
+    )
+    return keys, base
+
+
+def strongest(
+    dense: Mapping[int, float], lexical: Mapping[int, float], similarity: Mapping[int, float], request: ContextRequest
+) -> list[int]:
+    """The ``request.leading`` candidates (dense or lexical) of best base score, ties by index.
+
+    Those whose neighbourhoods :func:`context_indices` looks at, for a store that answers a
+    :class:`~strands_semantic_memory.stores.archive_store.ContextRequest` (one formula for both).
+    """
+    keys, base = fused_scores(
+        dense,
+        lexical,
+        similarity,
+        dense_weight=request.dense_weight,
+        lexical_power=request.lexical_power,
+        dense_floor=request.dense_floor,
+    )
+    pool = unique_ascending(np.fromiter([*dense, *lexical], dtype=np.int64, count=len(dense) + len(lexical)))
+    scores = lookup(keys, base, pool)
+    return [int(i) for i in pool[np.lexsort((pool, -scores))[: request.leading]]]
 
 
 def _base_scores(candidates: Candidates, mode: str, options: RankingOptions) -> tuple[IndexArray, FloatArray]:
-    """Every index with a known score, ascending, and its base score (weighted fusion, dense floor applied)."""
-    similarity = candidates.similarity
-    dense_keys, dense = _arrays({**candidates.dense, **similarity} if mode != "lexical" else {})
-    if options.dense_floor and len(dense):
-        dense = above_floor(dense, min(candidates.dense.values(), default=0.0))
-    lexical_keys, lexical = _arrays(candidates.lexical if mode != "dense" else {})
-    keys = _unique(np.concatenate([dense_keys, lexical_keys]))
-    weight = 1.0 if mode == "dense" else 0.0 if mode == "lexical" else options.dense_weight
-    base = weighted_fusion(
-        lookup(dense_keys, dense, keys),
-        lookup(lexical_keys, normalized_by_best(lexical), keys),
-        weight,
-        options.lexical_power,
+    """Every index with a known score, ascending, and its base score in ``mode`` (see :func:`fused_scores`)."""
+    lexical_only = mode == "lexical"
+    return fused_scores(
+        {} if lexical_only else candidates.dense,
+        {} if mode == "dense" else candidates.lexical,
+        {} if lexical_only else candidates.similarity,
+        dense_weight=1.0 if mode == "dense" else 0.0 if lexical_only else options.dense_weight,
+        lexical_power=options.lexical_power,
+        dense_floor=options.dense_floor,
     )
-    return keys, base
 
 
 def context_indices(candidates: Candidates, *, mode: str, want: int, options: RankingOptions) -> list[int]:
@@ -308,11 +360,11 @@ def context_indices(candidates: Candidates, *, mode: str, want: int, options: Ra
         if mode == "hybrid"
         else (candidates.dense if mode == "dense" else candidates.lexical)
     )
-    strong = _unique(np.fromiter(found, dtype=np.int64, count=len(found)))
+    strong = unique_ascending(np.fromiter(found, dtype=np.int64, count=len(found)))
     scores = lookup(keys, base, strong)
     strong = strong[np.lexsort((strong, -scores))[: options.context_factor * want]]
     pool = within(strong, options.reach)
-    known = _unique(np.fromiter(candidates.similarity, dtype=np.int64, count=len(candidates.similarity)))
+    known = unique_ascending(np.fromiter(candidates.similarity, dtype=np.int64, count=len(candidates.similarity)))
     return [int(i) for i in pool[lookup_mask(known, pool, present=False)]]
 
 
@@ -360,12 +412,12 @@ def rank(
     if options.fusion == "rrf" and mode == "hybrid":
         fused = reciprocal_rank_fusion([dict(candidates.dense), dict(candidates.lexical)], options.rrf_k)
         return [(index, score, similarity.get(index)) for index, score in _ordered(fused)[:want]]
-    pool = _unique(np.fromiter(found, dtype=np.int64, count=len(found)))
+    pool = unique_ascending(np.fromiter(found, dtype=np.int64, count=len(found)))
     if options.widest and options.neighbour_hits:
         around = within(pool, options.neighbour_hits)
         around = around[lookup_mask(pool, around, present=False)]
         if eligible is None:
-            known = _unique(np.fromiter(similarity, dtype=np.int64, count=len(similarity)))
+            known = unique_ascending(np.fromiter(similarity, dtype=np.int64, count=len(similarity)))
             extra = around[lookup_mask(known, around)]
         else:
             extra = np.asarray([i for i in around.tolist() if i in eligible], dtype=np.int64)

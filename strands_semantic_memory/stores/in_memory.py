@@ -12,10 +12,11 @@ from ..archive import key_number, vector_id
 from ..embeddings.base import Vectors
 from ..errors import DimensionMismatchError
 from ..lexical import LexicalIndex
+from ..ranking import strongest
 from ..state import SavedArchive, dump_state, load_state
 from .archive_store import Candidates, ContextRequest, NewRecord, SearchFilter, StoredRecord, StoreStats
 from .faiss_store import FaissVectorStore
-from .in_memory_search import dense_hits, lexical_hits, neighbour_context, similarities, strongest
+from .in_memory_search import dense_hits, lexical_hits, neighbour_context, similarities
 from .in_memory_state import Columns, columns_of_saved, fill, to_saved
 from .records import RecordTable, TextOf, default_text_of
 

@@ -15,6 +15,7 @@ import numpy.typing as npt
 from ..archive import CHUNK_BITS, message_index
 from ..embeddings.base import Vectors
 from ..lexical import LexicalIndex
+from ..ranking import lookup_mask, unique_ascending, within
 from .archive_store import ContextRequest, NeighbourContext, SearchFilter
 from .faiss_store import FaissVectorStore
 from .records import RecordTable
@@ -77,15 +78,6 @@ def lexical_hits(
         fetch *= 2
 
 
-def _unique(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Ascending distinct values (sorting beats ``np.unique``'s hashing at a few hundred values)."""
-    ordered = np.sort(values)
-    if len(ordered) < 2:
-        return ordered
-    kept: npt.NDArray[np.int64] = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
-    return kept
-
-
 def _live(table: RecordTable, indices: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The live ones among ``indices`` (order kept)."""
     inside = indices[(indices >= table.oldest) & (indices < table.next_index)]
@@ -93,18 +85,6 @@ def _live(table: RecordTable, indices: npt.NDArray[np.int64]) -> npt.NDArray[np.
     alive = np.fromiter((data[s] is not None for s in (inside - table.base).tolist()), dtype=bool, count=len(inside))
     kept: npt.NDArray[np.int64] = inside[alive]
     return kept
-
-
-def _column(scores: dict[int, float], keys: npt.NDArray[np.int64], missing: float) -> npt.NDArray[np.float64]:
-    """``scores[key]`` for each of ``keys`` (ascending), ``missing`` where a key has no score."""
-    if not scores:
-        return np.full(len(keys), missing, dtype=np.float64)
-    known = np.fromiter(scores, dtype=np.int64, count=len(scores))
-    values = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
-    order = np.argsort(known)
-    known, values = known[order], values[order]
-    position = np.minimum(np.searchsorted(known, keys), len(known) - 1)
-    return np.where(known[position] == keys, values[position], missing)
 
 
 def similarities(
@@ -117,7 +97,7 @@ def similarities(
     """
     if store is None or not len(indices):
         return {}
-    live = _live(table, _unique(np.asarray(indices, dtype=np.int64)))
+    live = _live(table, unique_ascending(np.asarray(indices, dtype=np.int64)))
     counts = np.frombuffer(table.vector_counts, dtype=np.uint16)[live - table.base].astype(np.int64)
     live, counts = live[counts > 0], counts[counts > 0]
     if not len(live):
@@ -130,25 +110,6 @@ def similarities(
     scores = np.einsum("ij,j->i", vectors, vector[0])
     best = scores if len(scores) == len(live) else np.maximum.reduceat(scores, starts)
     return dict(zip(live.tolist(), best.tolist(), strict=True))
-
-
-def strongest(
-    dense: dict[int, float], lexical: dict[int, float], similarity: dict[int, float], request: ContextRequest
-) -> list[int]:
-    """The ``request.leading`` strongest candidates by the base score the request describes, ties by index."""
-    pool = _unique(np.fromiter([*dense, *lexical], dtype=np.int64, count=len(dense) + len(lexical)))
-    if not len(pool):
-        return []
-    sims = _column({**dense, **similarity}, pool, np.nan)
-    if request.dense_floor:
-        sims = np.maximum(sims - min(dense.values(), default=0.0), 0.0)
-    lex = _column(lexical, pool, 0.0)
-    best_lexical = float(lex.max())
-    share = lex / best_lexical if best_lexical > 0 else lex
-    weight = request.dense_weight
-    base = weight * np.nan_to_num(sims, nan=0.0) + (1.0 - weight) * np.maximum(share, 0.0) ** request.lexical_power
-    order = np.lexsort((pool, -base))[: request.leading]
-    return [int(i) for i in pool[order]]
 
 
 def neighbour_context(
@@ -168,13 +129,10 @@ def neighbour_context(
     radius = request.radius
     if not around:
         return NeighbourContext(radius=radius, around=around, similarity={}, live=frozenset())
-    centres = np.fromiter(around, dtype=np.int64, count=len(around))
-    spread = (centres[:, None] + np.arange(-radius, radius + 1, dtype=np.int64)).ravel()
-    spread = _unique(spread[spread >= 0])
+    spread = within(np.fromiter(around, dtype=np.int64, count=len(around)), radius)
     if candidates:
-        found = _unique(np.fromiter(candidates, dtype=np.int64, count=len(candidates)))
-        position = np.minimum(np.searchsorted(found, spread), len(found) - 1)
-        spread = spread[found[position] != spread]
+        found = unique_ascending(np.fromiter(candidates, dtype=np.int64, count=len(candidates)))
+        spread = spread[lookup_mask(found, spread, present=False)]
     live = _live(table, spread)
     if search_filter is not None and not search_filter.is_empty:
         accepted = [i for i in live.tolist() if search_filter.accepts(table.role(i), table.time(i))]
