@@ -64,13 +64,25 @@ def message_index(vector_id_: int) -> int:
     return int(vector_id_) >> CHUNK_BITS
 
 
+_UTF8_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_ASCII_JSON = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))  # encoders are stateless: shared
+
+
 def _dumps(value: Any, **options: Any) -> bytes:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), **options)
+    utf8, ascii_only = (
+        (_UTF8_JSON, _ASCII_JSON)
+        if not options
+        else (
+            json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), **options),
+            json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), **options),
+        )
+    )
+    text = utf8.encode(value)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         # A lone surrogate ("\\ud800" in a tool result) has no UTF-8 form; JSON's \\u escapes keep it exactly.
-        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), **options).encode("ascii")
+        return ascii_only.encode(value).encode("ascii")
 
 
 def encode_message(message: Message) -> bytes:
@@ -136,7 +148,10 @@ def record_key(tracking_id: str | None, data: bytes) -> str:
 
 def decode_message(data: bytes | str) -> Message:
     """Inverse of :func:`encode_message`."""
-    decoded: Any = decode_bytes_values(json.loads(data))
+    decoded: Any = json.loads(data)
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if b"__bytes_encoded__" in raw or b"\\u" in raw:  # else no key can spell the marker: nothing to decode
+        decoded = decode_bytes_values(decoded)
     return decoded  # type: ignore[no-any-return]
 
 

@@ -278,5 +278,17 @@ def render_context_block(
     """
     if not windows:
         return question
-    fenced = format_windows(windows, include_metadata=include_metadata, show_dates=show_dates)
-    return f"{CONTEXT_HEADER}\n{fenced}\n{QUESTION_PREFIX}{question}"
+    return context_block(format_body(windows, include_metadata=include_metadata, show_dates=show_dates), question)
+
+
+def context_block(body: str, question: str) -> str:
+    """The header, ``body`` between the archive fences, then the user's question (see :func:`render_context_block`).
+
+    Args:
+        body: Formatted windows (:func:`format_body`), non-empty.
+        question: The user's own words, written unchanged after ``Current question: ``.
+
+    Returns:
+        The full text.
+    """
+    return f"{CONTEXT_HEADER}\n{ARCHIVE_BEGIN}\n{body}\n{ARCHIVE_END}\n{QUESTION_PREFIX}{question}"

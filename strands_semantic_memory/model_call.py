@@ -14,7 +14,7 @@ from strands.middleware import InvokeModelContext
 from strands.types.content import ContentBlock, Message
 
 from .context_budget import InjectionSettings, count_tokens, select_windows
-from .enrichment import render_context_block
+from .enrichment import context_block
 from .turn_state import AgentState, Enrichment, Turn, is_text_block, position_of
 from .windows import ContextWindow
 
@@ -88,9 +88,7 @@ async def build_view(settings: InjectionSettings, context: InvokeModelContext, s
     view.dropped = selection.dropped
     if not selection.chosen:
         return view
-    text = render_context_block(
-        selection.chosen, turn.query, include_metadata=settings.include_metadata, show_dates=settings.show_dates
-    )
+    text = context_block(selection.body, turn.query)
     content = content_with_block(turn.message, messages[position], text)
     messages[position] = {**messages[position], "content": content}
     extra = 0

@@ -242,9 +242,13 @@ def spread_to_neighbours(
     Returns:
         The score of each target, aligned with ``targets``.
     """
-    scores = lookup(keys, base, targets)
-    for offset, weight in weights:
-        scores = scores + weight * lookup(keys, base, targets + offset)
+    pairs = list(weights)
+    offsets = np.array([0, *(offset for offset, _ in pairs)], dtype=np.int64)
+    # One lookup for every (target, offset), summed in the order of ``weights`` (as one lookup per offset would).
+    found = lookup(keys, base, (targets[:, None] + offsets).ravel()).reshape(len(targets), len(offsets))
+    scores = found[:, 0]
+    for column, (_, weight) in enumerate(pairs, start=1):
+        scores = scores + weight * found[:, column]
     return scores
 
 
@@ -322,8 +326,16 @@ def strongest(
     return [int(i) for i in pool[np.lexsort((pool, -scores))[: request.leading]]]
 
 
-def _base_scores(candidates: Candidates, mode: str, options: RankingOptions) -> tuple[IndexArray, FloatArray]:
-    """Every index with a known score, ascending, and its base score in ``mode`` (see :func:`fused_scores`)."""
+BaseScores = tuple[IndexArray, FloatArray]
+"""Every index with a known score, ascending, and its base score (see :func:`base_scores`)."""
+
+
+def base_scores(candidates: Candidates, mode: str, options: RankingOptions) -> BaseScores:
+    """Every index with a known score, ascending, and its base score in ``mode`` (see :func:`fused_scores`).
+
+    In lexical mode similarities do not count, so adding neighbours' similarities to ``candidates`` leaves these
+    unchanged; in the other modes they add the neighbours' scores.
+    """
     lexical_only = mode == "lexical"
     return fused_scores(
         {} if lexical_only else candidates.dense,
@@ -335,7 +347,9 @@ def _base_scores(candidates: Candidates, mode: str, options: RankingOptions) -> 
     )
 
 
-def context_indices(candidates: Candidates, *, mode: str, want: int, options: RankingOptions) -> list[int]:
+def context_indices(
+    candidates: Candidates, *, mode: str, want: int, options: RankingOptions, base: BaseScores | None = None
+) -> list[int]:
     """Indices whose cosine similarity :func:`rank` also needs: the neighbours of the strongest candidates.
 
     The engine asks the store for these (``similarities(vector, indices)``; indices that hold no message, or a
@@ -348,20 +362,21 @@ def context_indices(candidates: Candidates, *, mode: str, want: int, options: Ra
         mode: The retrieval mode.
         want: How many hits the search wants.
         options: Ranking tunables (``neighbour_hits``, ``neighbour_weights`` and ``context_factor``).
+        base: :func:`base_scores` of ``candidates`` when already computed.
 
     Returns:
         Ascending indices within ``options.reach`` of a strong candidate whose similarity is not known yet.
     """
     if options.reach == 0 or want <= 0 or (options.fusion == "rrf" and mode == "hybrid"):
         return []
-    keys, base = _base_scores(candidates, mode, options)
+    keys, scored = base if base is not None else base_scores(candidates, mode, options)
     found = (
         {**candidates.dense, **candidates.lexical}
         if mode == "hybrid"
         else (candidates.dense if mode == "dense" else candidates.lexical)
     )
     strong = unique_ascending(np.fromiter(found, dtype=np.int64, count=len(found)))
-    scores = lookup(keys, base, strong)
+    scores = lookup(keys, scored, strong)
     strong = strong[np.lexsort((strong, -scores))[: options.context_factor * want]]
     pool = within(strong, options.reach)
     known = unique_ascending(np.fromiter(candidates.similarity, dtype=np.int64, count=len(candidates.similarity)))
@@ -382,6 +397,7 @@ def rank(
     want: int,
     options: RankingOptions,
     eligible: Container[int] | None = None,
+    base: BaseScores | None = None,
 ) -> Ranked:
     """Order a query's candidates (see the module docstring).
 
@@ -394,6 +410,7 @@ def rank(
             and ignores the other tunables (the previous behaviour).
         eligible: Which neighbours (indices outside ``candidates.dense`` and ``candidates.lexical``) may be
             returned, e.g. the live ones a search filter accepts. None: those with a known similarity.
+        base: :func:`base_scores` of ``candidates`` when already computed.
 
     Returns:
         ``(index, score, similarity)`` best first, ties broken by the older message.
@@ -422,7 +439,7 @@ def rank(
         else:
             extra = np.asarray([i for i in around.tolist() if i in eligible], dtype=np.int64)
         pool = np.concatenate([pool, extra])
-    keys, base = _base_scores(candidates, mode, options)
-    scores = spread_to_neighbours(keys, base, options.neighbour_weights, pool)
+    keys, scored = base if base is not None else base_scores(candidates, mode, options)
+    scores = spread_to_neighbours(keys, scored, options.neighbour_weights, pool)
     best = np.lexsort((pool, -scores))[:want]
     return [(int(pool[i]), float(scores[i]), similarity.get(int(pool[i]))) for i in best]

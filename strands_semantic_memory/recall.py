@@ -31,7 +31,14 @@ from .assembly import build_windows, window_ranges
 from .embeddings.base import Vectors
 from .errors import ConfigurationError, InvalidMessageTypeError, SemanticMemoryError
 from .query_encoder import Encoder
-from .ranking import Ranked, RankingOptions, candidate_depth, context_indices, lookup_mask, rank, within
+from .ranking import (
+    Ranked,
+    RankingOptions,
+    base_scores,
+    candidate_depth,
+    context_indices,
+    rank,
+)
 from .rendering import render_message
 from .rerank import Reranker
 from .stores.archive_store import ArchiveStore, Candidates, ContextRequest, SearchFilter, StoredRecord
@@ -124,11 +131,17 @@ def context_request(mode: str, want: int, options: RankingOptions) -> ContextReq
 def split_covered(candidates: Candidates, needed: list[int]) -> tuple[list[int], list[int]]:
     """``(covered, missing)``: the needed indices the store answered in ``candidates.context``, and the others."""
     context = candidates.context
-    if context is None or not context.around:
+    if context is None or not context.around or not needed:
         return [], needed
-    hits = lookup_mask(within(sorted(context.around), context.radius), np.asarray(needed, dtype=np.int64)).tolist()
-    covered = [i for i, hit in zip(needed, hits, strict=True) if hit]
-    missing = [i for i, hit in zip(needed, hits, strict=True) if not hit]
+    around = np.sort(np.fromiter(context.around, dtype=np.int64, count=len(context.around)))
+    wanted = np.asarray(needed, dtype=np.int64)
+    after = np.searchsorted(around, wanted)  # the nearest covered candidates are around[after - 1] and around[after]
+    nearest = np.minimum(
+        np.abs(around[np.minimum(after, len(around) - 1)] - wanted), np.abs(wanted - around[np.maximum(after - 1, 0)])
+    )
+    hit = (nearest <= context.radius) & (wanted >= 0)
+    covered: list[int] = wanted[hit].tolist()
+    missing: list[int] = wanted[~hit].tolist()
     return covered, missing
 
 
@@ -199,10 +212,16 @@ class Recall:
                 **extra,
             )
             # Conversation context: neighbours of the best candidates are scored too (see ranking).
-            needed = context_indices(candidates, mode=mode, want=want, options=ranking)
-            candidates, eligible = self._neighbours(candidates, needed, vector, search_filter, seen)
+            base = base_scores(candidates, mode, ranking)
+            needed = context_indices(candidates, mode=mode, want=want, options=ranking, base=base)
+            found, eligible = self._neighbours(candidates, needed, vector, search_filter, seen)
         ranked = rank(
-            candidates, mode=mode, want=want if threshold is None else 2 * depth, options=ranking, eligible=eligible
+            found,
+            mode=mode,
+            want=want if threshold is None else 2 * depth,
+            options=ranking,
+            eligible=eligible,
+            base=base if found is candidates or mode == "lexical" else None,  # neighbours' similarities are new
         )
         if threshold is not None:
             # A message without a vector (pending, or nothing to embed) has no similarity; it was found lexically.
@@ -235,7 +254,7 @@ class Recall:
             if vector is not None:
                 similarity = {i: context.similarity[i] for i in covered if i in context.similarity}
             if eligible is not None:
-                eligible.update(i for i in covered if i in context.live)
+                eligible.update(context.live.intersection(covered))
         if missing:
             if vector is not None:
                 similarity.update(self._store.similarities(vector, missing))

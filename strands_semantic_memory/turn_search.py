@@ -13,7 +13,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from .context_budget import InjectionSettings, select_windows
-from .enrichment import render_context_block
+from .enrichment import context_block
 from .errors import ConfigurationError
 from .memory import SemanticMemory
 from .turn_state import Enrichment, Turn
@@ -140,10 +140,6 @@ async def preview_turn(
     selection = await select_windows(settings, model, None, turn, 0)
     chosen = selection.chosen
     enrichment.windows, enrichment.dropped_windows, enrichment.tokens = chosen, selection.dropped, selection.tokens
-    enrichment.text = (
-        render_context_block(chosen, query, include_metadata=settings.include_metadata, show_dates=settings.show_dates)
-        if chosen
-        else ""
-    )
+    enrichment.text = context_block(selection.body, query) if chosen else ""
     enrichment.elapsed_ms = (time.perf_counter() - started) * 1000
     return enrichment

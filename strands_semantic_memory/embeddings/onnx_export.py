@@ -2,8 +2,9 @@
 
 :mod:`~strands_semantic_memory.embeddings.onnx_runtime` runs what this module produces. The export happens in
 memory from the PyTorch model (a few seconds, once per process); :func:`prepare_graphs` keeps the graphs in a
-folder the caller chooses, keyed by a digest of the model folder, so later processes load them without importing
-PyTorch or sentence-transformers. Why int8 queries and what they cost in accuracy: see ``onnx_runtime``.
+folder the caller chooses, keyed by a digest of the model folder (the query graph also by its version), so later
+processes load them without importing PyTorch or sentence-transformers. Why int8 queries and what they cost in
+accuracy: see ``onnx_runtime`` and ``onnx_quantize``.
 """
 
 from __future__ import annotations
@@ -20,10 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..errors import ConfigurationError, EmbeddingError, MissingDependencyError
 from .local import load_sentence_transformer_uncached
+from .onnx_quantize import QUERY_GRAPH_VERSION, quantize_weights_int8
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -43,7 +43,6 @@ ONNX_EXTRA = "onnx"
 CACHE_FORMAT = 1
 """Version of the exported graph and of the cache layout; a change makes old cache entries unused."""
 _OPSET = 17
-_QUANT_BITS = 7
 
 
 @dataclass(frozen=True)
@@ -184,75 +183,6 @@ def export_sentence_transformer(load_target: str) -> ExportedModel:
     )
 
 
-def quantize_weights_int8(graph: bytes, bits: int = _QUANT_BITS) -> bytes:
-    """Dynamic int8 quantization of every MatMul with a constant 2-D weight, in memory.
-
-    Each such ``MatMul(x, W)`` becomes ``DynamicQuantizeLinear(x)`` (u8, per tensor, computed at run time),
-    ``MatMulInteger`` with ``W`` quantized per output column (symmetric, ``bits`` bits, zero point 0), a cast and a
-    rescale: the pattern ONNX Runtime fuses into its ``DynamicQuantizeMatMul`` kernel. Embeddings, attention
-    products, layer norms and pooling stay fp32. (onnxruntime's own ``quantize_dynamic`` writes temporary files
-    and also quantizes the embedding tables, which costs accuracy and gains no speed.)
-
-    Args:
-        graph: A serialized fp32 ONNX model.
-        bits: Bits of the weights, 2..8; 7 keeps u8 x s8 products within 16 bits on every x86 CPU.
-
-    Returns:
-        The serialized quantized model.
-
-    Raises:
-        MissingDependencyError: If ``onnx`` is not installed.
-        ConfigurationError: For bits outside 2..8.
-    """
-    if not 2 <= bits <= 8:
-        raise ConfigurationError(f"bits must be in 2..8, got {bits}")
-    onnx = require_package("onnx")
-    from onnx import TensorProto, helper, numpy_helper
-
-    model = onnx.load_from_string(graph)
-    initializers = {init.name: init for init in model.graph.initializer}
-    limit = 2 ** (bits - 1) - 1
-    nodes: list[Any] = []
-    added: list[Any] = []
-    replaced: set[str] = set()
-    quantized_inputs: dict[str, tuple[str, str, str]] = {}
-    for node in model.graph.node:
-        weight = initializers.get(node.input[1]) if node.op_type == "MatMul" and len(node.input) == 2 else None
-        if weight is None or len(weight.dims) != 2:
-            nodes.append(node)
-            continue
-        values = numpy_helper.to_array(weight).astype(np.float32)
-        scale = np.abs(values).max(axis=0) / limit
-        scale[scale == 0] = 1.0
-        quantized = np.clip(np.rint(values / scale), -limit, limit).astype(np.int8)
-        source = node.input[0]
-        if source not in quantized_inputs:  # q, k and v share their input: quantize it once
-            quantized_inputs[source] = (f"{source}/q", f"{source}/scale", f"{source}/zero")
-            nodes.append(helper.make_node("DynamicQuantizeLinear", [source], list(quantized_inputs[source])))
-        q_input, input_scale, input_zero = quantized_inputs[source]
-        name = f"{weight.name}/int8"
-        replaced.add(weight.name)
-        added += [
-            numpy_helper.from_array(quantized, name),
-            numpy_helper.from_array(np.zeros(values.shape[1], np.int8), f"{name}/zero"),
-            numpy_helper.from_array(scale.astype(np.float32), f"{name}/scale"),
-        ]
-        out = node.output[0]
-        nodes += [
-            helper.make_node("MatMulInteger", [q_input, name, input_zero, f"{name}/zero"], [f"{out}/i32"]),
-            helper.make_node("Cast", [f"{out}/i32"], [f"{out}/f32"], to=TensorProto.FLOAT),
-            helper.make_node("Mul", [input_scale, f"{name}/scale"], [f"{out}/scale"]),
-            helper.make_node("Mul", [f"{out}/f32", f"{out}/scale"], [out]),
-        ]
-    kept = [init for init in model.graph.initializer if init.name not in replaced]
-    del model.graph.node[:]
-    model.graph.node.extend(nodes)
-    del model.graph.initializer[:]
-    model.graph.initializer.extend(kept + added)
-    logger.debug("matmuls=<%d> | quantized the query graph to int8", len(replaced))
-    return bytes(model.SerializeToString())
-
-
 def _folder_digest(folder: Path) -> str:
     """sha256 over every file of a model folder (names and contents), for cache keys."""
     digest = hashlib.sha256(f"format={CACHE_FORMAT}".encode())
@@ -270,8 +200,14 @@ def _write_atomic(path: Path, data: bytes) -> None:
     os.replace(temporary, path)
 
 
+_QUERY_GRAPH = f"int8-v{QUERY_GRAPH_VERSION}.onnx"
+"""File suffix of the cached query graph: a graph built by another version of the quantization is never loaded."""
+_OLD_QUERY_GRAPHS = ("int8.onnx", *(f"int8-v{version}.onnx" for version in range(2, QUERY_GRAPH_VERSION)))
+"""Query graphs this module wrote before (version 1 had no version in its name): removed when replaced."""
+
+
 class _ModelCache:
-    """Exported graphs in a folder the caller chose: ``<key>.fp32.onnx``, ``<key>.int8.onnx``, ``<key>.json``."""
+    """Exported graphs in a folder the caller chose: ``<key>.fp32.onnx``, ``<key>.int8-v<N>.onnx``, ``<key>.json``."""
 
     def __init__(self, folder: Path, digest: str) -> None:
         self.folder = folder
@@ -292,19 +228,28 @@ class _ModelCache:
                 do_lower_case=bool(meta["do_lower_case"]),
                 dimension=int(meta["dimension"]),
             )
-            int8_path = self._path("int8.onnx")
+            int8_path = self._path(_QUERY_GRAPH)
             int8 = int8_path.read_bytes() if want_int8 and int8_path.exists() else None
         except (OSError, ValueError, KeyError, TypeError) as error:
             logger.debug("folder=<%s>, error=<%s> | no usable cached ONNX model", self.folder, error)
             return None
         return exported, int8
 
+    def save_query_graph(self, int8: bytes) -> None:
+        """Add the query graph to a complete entry (and remove the query graphs of older versions)."""
+        try:
+            _write_atomic(self._path(_QUERY_GRAPH), int8)
+            for old in _OLD_QUERY_GRAPHS:
+                self._path(old).unlink(missing_ok=True)
+        except OSError as error:
+            logger.warning("folder=<%s>, error=<%s> | could not cache the ONNX query graph", self.folder, error)
+
     def save(self, exported: ExportedModel, int8: bytes | None) -> None:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             _write_atomic(self._path("fp32.onnx"), exported.graph)
             if int8 is not None:
-                _write_atomic(self._path("int8.onnx"), int8)
+                self.save_query_graph(int8)
             meta = {
                 "format": CACHE_FORMAT,
                 "digest": self.digest,
@@ -341,7 +286,9 @@ def prepare_graphs(load_target: str, want_int8: bool, cache_dir: Path | None) ->
         exported, int8 = export_sentence_transformer(load_target), None
     if want_int8 and int8 is None:
         int8 = quantize_weights_int8(exported.graph)
-        if cache is not None:
+        if cache is not None and found is not None:  # a cached fp32 graph without this version's query graph
+            cache.save_query_graph(int8)
+        elif cache is not None:
             cache.save(exported, int8)
     elif found is None and cache is not None:
         cache.save(exported, None)

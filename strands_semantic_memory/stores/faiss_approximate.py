@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,12 +26,48 @@ TRAINING_POINTS_PER_LIST = 40
 def choose_nlist(count: int) -> int:
     """A power of two near ``sqrt(count)`` inverted lists, between 64 and 2048.
 
-    Few lists keep the switch (and every reopen above the threshold, which trains again) short: at 100k vectors
+    Few lists keep the switch (and a reopen above the threshold without a stored training) short: at 100k vectors
     256 lists trained on 32 points each in 8 iterations took 0.7 s with adding every vector, against 2.5 s for 512
     lists on 64 points in 10, at the same recall@10 (1.000 on the benchmark's mixture data).
     """
     target = math.sqrt(max(count, 1))
     return int(min(2048, max(64, 2 ** round(math.log2(target)))))
+
+
+@dataclass(frozen=True)
+class Trained:
+    """A stored training of the approximate index, to rebuild it without k-means or list assignment.
+
+    Attributes:
+        centroids: The lists' centroids, ``(nlist, dimension)`` float32 (:attr:`ApproximateIndex.centroids`).
+        lists: The list of each vector given with it, in the same order (:meth:`ApproximateIndex.lists`).
+    """
+
+    centroids: Vectors
+    lists: npt.NDArray[np.int64]
+
+
+def valid_training(trained: Trained, count: int, dimension: int, nlist: int | None) -> str | None:
+    """Why a stored training cannot rebuild an index of ``count`` vectors (None: it can).
+
+    Args:
+        trained: The stored training.
+        count: Vectors to add.
+        dimension: Their length.
+        nlist: The inverted lists the store is configured for (None: any).
+    """
+    centroids, lists = trained.centroids, trained.lists
+    if centroids.ndim != 2 or centroids.shape[1] != dimension or not len(centroids):
+        return f"centroids of shape {centroids.shape} for vectors of dimension {dimension}"
+    if nlist is not None and len(centroids) != nlist:
+        return f"{len(centroids)} lists where {nlist} are configured"
+    if lists.shape != (count,):
+        return f"{len(lists)} list numbers for {count} vectors"
+    if count and (int(lists.min()) < 0 or int(lists.max()) >= len(centroids)):
+        return "list numbers out of range"
+    if not np.all(np.isfinite(centroids)):
+        return "centroids that are not finite"
+    return None
 
 
 class ApproximateIndex:
@@ -40,26 +77,50 @@ class ApproximateIndex:
     """
 
     def __init__(
-        self, faiss: Any, ids: Ids, vectors: Vectors, *, nlist: int | None, nprobe: int | None, seed: int
+        self,
+        faiss: Any,
+        ids: Ids,
+        vectors: Vectors,
+        *,
+        nlist: int | None,
+        nprobe: int | None,
+        seed: int,
+        trained: Trained | None = None,
     ) -> None:
-        """Train on a seeded sample of ``vectors`` and add them all under ``ids``.
+        """Train on a seeded sample of ``vectors`` (or take a stored training) and add them all under ``ids``.
 
         Args:
             faiss: The imported faiss module.
             ids: Their ids.
             vectors: Unit vectors, one row per id.
-            nlist: Inverted lists; default :func:`choose_nlist`.
+            nlist: Inverted lists; default :func:`choose_nlist` (ignored with ``trained``).
             nprobe: Lists scanned per search; default ``max(8, nlist // 32)`` (about 3% of the vectors).
             seed: Seed of the k-means sample and initialization (the index is reproducible).
+            trained: The centroids of an earlier training of this index and the list each of ``vectors`` was
+                assigned to then (:attr:`centroids`, :meth:`lists`): nothing is trained or assigned again, so the
+                index is the one that was saved. The caller checks them (:func:`valid_training`).
         """
         self._faiss = faiss
         dimension = int(vectors.shape[1])
         self._dimension = dimension
-        lists = nlist or choose_nlist(len(ids))
+        lists = len(trained.centroids) if trained is not None else nlist or choose_nlist(len(ids))
         self._quantizer: Any = faiss.IndexFlatIP(dimension)
         index: Any = faiss.IndexIVFScalarQuantizer(
             self._quantizer, dimension, lists, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
         )
+        index.nprobe = nprobe or max(8, lists // 32)
+        if trained is not None:
+            self._centroids: Vectors = np.ascontiguousarray(trained.centroids, dtype=np.float32)
+            self._quantizer.add(self._centroids)
+            index.is_trained = True  # the float16 quantizer has no parameters: the centroids are the training
+            index.set_direct_map_type(faiss.DirectMap.Hashtable)
+            assigned = np.ascontiguousarray(trained.lists, dtype=np.int64)
+            index.add_core(len(ids), faiss.swig_ptr(vectors), faiss.swig_ptr(ids), faiss.swig_ptr(assigned))
+            self._index = index
+            logger.debug(
+                "vectors=<%d>, nlist=<%d> | approximate index restored from its stored training", len(ids), lists
+            )
+            return
         index.cp.spherical = True  # unit vectors compared by inner product: centroids on the sphere
         index.cp.niter = 8
         index.cp.max_points_per_centroid = TRAINING_POINTS_PER_LIST
@@ -67,13 +128,46 @@ class ApproximateIndex:
         sample_size = min(len(ids), TRAINING_POINTS_PER_LIST * lists)
         rng = np.random.default_rng(seed)
         index.train(vectors[np.sort(rng.choice(len(ids), size=sample_size, replace=False))])
+        self._centroids = np.array(faiss.rev_swig_ptr(self._quantizer.get_xb(), lists * dimension)).reshape(
+            lists, dimension
+        )
         index.set_direct_map_type(faiss.DirectMap.Hashtable)  # reconstruct (fetch) and removal by id
-        index.nprobe = nprobe or max(8, lists // 32)
         index.add_with_ids(vectors, ids)
         self._index = index
         logger.info(
             "vectors=<%d>, nlist=<%d>, nprobe=<%d> | switched to the approximate index", len(ids), lists, index.nprobe
         )
+
+    @property
+    def centroids(self) -> Vectors:
+        """The lists' centroids, ``(nlist, dimension)``: the training. The same array for the index's life."""
+        return self._centroids
+
+    def lists(self, ids: Ids) -> npt.NDArray[np.int64]:
+        """The inverted list each stored id is in (what :class:`Trained` takes back), same order.
+
+        Raises:
+            KeyError: If an id is not stored.
+        """
+        direct_map = self._index.direct_map
+        try:
+            return np.array([direct_map.get(int(i)) >> 32 for i in ids], dtype=np.int64)
+        except RuntimeError as error:
+            raise KeyError(f"vector ids not stored: {error}") from error
+
+    def assignments(self) -> tuple[Ids, npt.NDArray[np.int64]]:
+        """Every stored id, ascending, and the inverted list it is in."""
+        invlists = self._index.invlists
+        ids, lists = [], []
+        for number in range(int(self._index.nlist)):
+            if size := invlists.list_size(number):
+                ids.append(np.array(self._faiss.rev_swig_ptr(invlists.get_ids(number), size), dtype=np.int64))
+                lists.append(np.full(size, number, dtype=np.int64))
+        if not ids:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        all_ids, all_lists = np.concatenate(ids), np.concatenate(lists)
+        order = np.argsort(all_ids, kind="stable")
+        return all_ids[order], all_lists[order]
 
     def __len__(self) -> int:
         """Number of vectors."""

@@ -59,6 +59,11 @@ class InMemoryArchive:
         return self._vectors.dimension if self._vectors is not None else None
 
     @property
+    def vector_store(self) -> FaissVectorStore | None:
+        """The FAISS store (None before the first vectors); the durable archive saves its approximate training."""
+        return self._vectors
+
+    @property
     def persistent(self) -> bool:
         """False: the archive is saved through ``SemanticMemory.to_state``."""
         return False

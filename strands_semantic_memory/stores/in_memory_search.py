@@ -7,6 +7,7 @@ double the fetch until ``k`` distinct live messages are found or the index has n
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
@@ -41,8 +42,14 @@ def dense_hits(
     if store is None or len(store) == 0 or k <= 0:
         return {}
     filtered = search_filter is not None and not search_filter.is_empty
+    if not filtered:  # vectorized: each message's best chunk, in order, all live (the store holds live vectors)
+        scores, ids = store.search(vector, k)
+        messages = ids >> CHUNK_BITS
+        first = np.sort(np.unique(messages, return_index=True)[1])
+        if (len(first) >= k or len(ids) < k) and _alive(table, messages[first]).all():
+            return dict(zip(messages[first][:k].tolist(), scores[first][:k].tolist(), strict=True))
     best: dict[int, float] = {}
-    fetch = max(4 * k, 64) if filtered else k
+    fetch = max(4 * k, 64) if filtered else 2 * k
     while True:
         scores, ids = store.search(vector, fetch)
         best.clear()
@@ -64,7 +71,11 @@ def lexical_hits(
     if k <= 0:
         return {}
     filtered = search_filter is not None and not search_filter.is_empty
-    fetch = max(4 * k, 64) if filtered else k
+    if not filtered:  # the index holds live documents only: one check of them all instead of one per hit
+        scores, ids = lexical.search(query, k)
+        if _alive(table, ids).all():
+            return dict(zip(ids.tolist(), scores.tolist(), strict=True))
+    fetch = max(4 * k, 64) if filtered else 2 * k
     while True:
         scores, ids = lexical.search(query, fetch)
         found: dict[int, float] = {}
@@ -78,12 +89,24 @@ def lexical_hits(
         fetch *= 2
 
 
+def _alive(table: RecordTable, indices: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """Which of ``indices`` are live, aligned with them (one C-level gather of the record column)."""
+    inside: npt.NDArray[np.bool_] = (indices >= table.oldest) & (indices < table.next_index)
+    slots = (indices[inside] - table.base).tolist()
+    if not slots:
+        return inside
+    data = table.data
+    found = operator.itemgetter(*slots)(data) if len(slots) > 1 else (data[slots[0]],)
+    if None not in found:  # the usual case: every one live
+        return inside
+    alive: npt.NDArray[np.bool_] = inside.copy()
+    alive[inside] = [record is not None for record in found]
+    return alive
+
+
 def _live(table: RecordTable, indices: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The live ones among ``indices`` (order kept)."""
-    inside = indices[(indices >= table.oldest) & (indices < table.next_index)]
-    data = table.data
-    alive = np.fromiter((data[s] is not None for s in (inside - table.base).tolist()), dtype=bool, count=len(inside))
-    kept: npt.NDArray[np.int64] = inside[alive]
+    kept: npt.NDArray[np.int64] = indices[_alive(table, indices)]
     return kept
 
 

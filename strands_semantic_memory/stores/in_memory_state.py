@@ -22,6 +22,7 @@ from ..lexical import LexicalIndex, count_terms
 from ..rendering import render_message
 from ..state import SavedArchive, SavedRecord
 from .base import Ids
+from .faiss_approximate import Trained
 from .faiss_store import FaissVectorStore
 from .records import RecordTable, TextOf, default_text_of
 
@@ -50,6 +51,8 @@ class Columns:
         counts: The count of each of ``terms`` in its message.
         vector_ids: Ids of the stored vectors (see :func:`~strands_semantic_memory.archive.vector_id`).
         vectors: One unit vector per id.
+        trained: A stored training of the approximate vector index for these vectors (the durable archive's),
+            used by :meth:`~.faiss_store.FaissVectorStore.load` if it fits; None: train as needed.
     """
 
     next_index: int
@@ -71,6 +74,7 @@ class Columns:
     counts: npt.NDArray[np.uint32] = field(default_factory=lambda: np.zeros(0, dtype=np.uint32))
     vector_ids: Ids = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     vectors: Vectors = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    trained: Trained | None = None
 
 
 def to_saved(
@@ -219,5 +223,5 @@ def fill(columns: Columns) -> tuple[RecordTable, LexicalIndex, FaissVectorStore 
     vectors = None
     if columns.dimension is not None and len(columns.vector_ids):
         vectors = FaissVectorStore(columns.dimension)
-        vectors.add(columns.vector_ids, columns.vectors)  # saved as stored: already unit length
+        vectors.load(columns.vector_ids, columns.vectors, columns.trained)  # saved as stored: already unit length
     return table, lexical, vectors

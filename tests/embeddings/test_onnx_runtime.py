@@ -90,7 +90,7 @@ def test_int8_queries_stay_close_to_pytorch_and_rank_the_same_way(onnx_embedder,
     ours = onnx_embedder.embed_queries(queries)
     reference = embedder.embed_queries(queries)
     cosines = np.sum(ours * reference, axis=1)
-    assert cosines.min() > 0.98
+    assert cosines.min() > 0.995  # 0.98 before row scaling (per-tensor activation scales)
     assert float(np.abs(ours - reference).max()) > 1e-4  # it is really the quantized graph
     np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, rtol=1e-5)
     docs = embedder.embed_documents(TEXTS[:5])
@@ -104,24 +104,112 @@ def test_float32_queries_equal_pytorch(cache_dir, embedder):
     assert float(np.abs(exact.embed_queries(queries) - embedder.embed_queries(queries)).max()) < 1e-5
 
 
-@needs_onnx
-def test_quantization_replaces_every_weight_matmul(exported):
+QUESTIONS = [
+    "Where did the cat sit?",
+    "How did revenue change last quarter?",
+    "What happened at the support group?",
+    "When did Maria move to the new apartment?",
+    "What instrument does John play on weekends?",
+    "Which city did they visit for the conference in 2023?",
+    "Why did the deployment fail on Friday night?",
+    "What is the name of Sam's dog?",
+    "How many kids does the author have?",
+    "What did Alex recommend for the trip to Japan?",
+    "Did the doctor say anything about the knee injury?",
+    "What book was she reading during the holidays?",
+    "Who organized the charity run?",
+    "What was my booking reference?",
+    "How long has he been learning to paint?",
+    "What does the error ECONNRESET mean in the logs?",
+    "Which restaurant did we pick for the anniversary dinner?",
+    "What hobby did Caroline start after the workshop?",
+    "When is the next team meeting scheduled?",
+    "What color was the car they bought?",
+]
+
+
+def _op_counts(graph: bytes) -> dict[str, int]:
     import onnx
 
+    counts: dict[str, int] = {}
+    for node in onnx.load_from_string(graph).graph.node:
+        counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    return counts
+
+
+def _quantized_inputs(graph: bytes) -> dict[str, tuple[str, str]]:
+    """For each MatMulInteger (by weight name): the op making the tensor that was quantized, and its output name."""
+    import onnx
+
+    nodes = list(onnx.load_from_string(graph).graph.node)
+    producer = {output: node for node in nodes for output in node.output}
+    found = {}
+    for node in nodes:
+        if node.op_type == "MatMulInteger":
+            quantize = producer[node.input[0]]
+            assert quantize.op_type == "DynamicQuantizeLinear"
+            source = producer[quantize.input[0]]
+            found[node.input[1]] = (source.op_type, source.output[0])
+    return found
+
+
+@needs_onnx
+def test_quantization_replaces_every_weight_matmul(exported):
     from strands_semantic_memory.embeddings.onnx_export import quantize_weights_int8
 
-    def ops(graph: bytes) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for node in onnx.load_from_string(graph).graph.node:
-            counts[node.op_type] = counts.get(node.op_type, 0) + 1
-        return counts
-
-    before, after = ops(exported.graph), ops(quantize_weights_int8(exported.graph))
+    before, after = _op_counts(exported.graph), _op_counts(quantize_weights_int8(exported.graph))
     assert after.get("MatMulInteger", 0) == 36  # 6 layers x (q, k, v, output, 2 feed-forward)
     assert after.get("DynamicQuantizeLinear", 0) == 24  # q, k and v share one quantized input
     assert after.get("MatMul", 0) == before["MatMul"] - 36 == 12  # attention products stay fp32
+    plain = _op_counts(quantize_weights_int8(exported.graph, row_scaling=False))
+    assert plain.get("MatMulInteger", 0) == 36 and plain.get("DynamicQuantizeLinear", 0) == 24
+    assert plain.get("ReduceMax", 0) == 0 and plain.get("Div", 0) == before.get("Div", 0)
     with pytest.raises(ConfigurationError, match="bits"):
         quantize_weights_int8(exported.graph, bits=9)
+
+
+@needs_onnx
+def test_row_scaling_covers_every_input_but_the_shared_attention_input(exported):
+    from strands_semantic_memory.embeddings.onnx_export import quantize_weights_int8
+
+    graph = quantize_weights_int8(exported.graph)
+    sources = _quantized_inputs(graph)
+    assert len(sources) == 36
+    scaled = {weight for weight, (op, _) in sources.items() if op == "Div"}  # rows divided by their max |x|
+    shared = {weight for weight, (op, _) in sources.items() if op == "LayerNormalization"}
+    assert len(scaled) == 18 and len(shared) == 18 and len(scaled | shared) == 36
+    by_input: dict[str, int] = {}
+    for weight in shared:
+        by_input[sources[weight][1]] = by_input.get(sources[weight][1], 0) + 1
+    assert sorted(by_input.values()) == [3] * 6  # the query, key and value projections of each of 6 layers
+    counts = _op_counts(graph)
+    assert counts["ReduceMax"] == counts["Abs"] == 18
+    assert {op for op, _ in _quantized_inputs(quantize_weights_int8(exported.graph, row_scaling=False)).values()} == {
+        "LayerNormalization",  # q/k/v and the first feed-forward product
+        "Reshape",  # the attention output projection
+        "Mul",  # the second feed-forward product, after GELU
+    }
+
+
+@needs_onnx
+def test_row_scaled_queries_are_closer_to_the_fp32_graph(exported, cache_dir):
+    """The bounds were measured: row scaling min cosine 0.9963, per tensor 0.9903 on these questions (LoCoMo dev:
+    0.9960 and 0.9887 over 996 questions); the mean error 1 - cosine was 0.44 of per tensor's."""
+    from strands_semantic_memory.embeddings.onnx_export import quantize_weights_int8
+    from strands_semantic_memory.embeddings.onnx_runtime import _session
+
+    reference = OnnxEmbedder(cache_dir=cache_dir, query_precision="float32")
+    runtime = reference._runtime
+    row = _session(quantize_weights_int8(exported.graph), 1)
+    tensor = _session(quantize_weights_int8(exported.graph, row_scaling=False), 1)
+    fp32 = np.concatenate([reference.embed_queries([q]) for q in QUESTIONS])
+    rows = np.concatenate([reference._run(row, [q], "") for q in QUESTIONS])
+    tensors = np.concatenate([reference._run(tensor, [q], "") for q in QUESTIONS])
+    assert runtime.queries is runtime.documents  # float32 queries run the fp32 graph
+    row_cosines, tensor_cosines = np.sum(rows * fp32, axis=1), np.sum(tensors * fp32, axis=1)
+    assert row_cosines.min() > 0.995 > tensor_cosines.min()
+    assert float(np.mean(1 - row_cosines)) < 0.6 * float(np.mean(1 - tensor_cosines))
+    assert float(np.abs(rows - fp32).max()) > 1e-4  # still quantized
 
 
 @needs_onnx
@@ -150,6 +238,27 @@ def test_a_damaged_cache_entry_is_ignored(tmp_path, exported):
     (tmp_path / f"{'0' * 32}.json").write_text("{not json", encoding="utf-8")
     assert cache.load(want_int8=False) is None
     assert _ModelCache(tmp_path, "1" * 64).load(want_int8=False) is None  # another model's key
+
+
+@needs_onnx
+def test_a_query_graph_of_another_version_is_not_served_and_is_replaced(tmp_path, exported):
+    from strands_semantic_memory.embeddings.onnx_export import _folder_digest, _ModelCache, prepare_graphs
+    from strands_semantic_memory.embeddings.onnx_quantize import QUERY_GRAPH_VERSION
+
+    model_folder = bundled_model_path()
+    assert model_folder is not None and QUERY_GRAPH_VERSION == 2
+    cache = _ModelCache(tmp_path, _folder_digest(model_folder))
+    cache.save(exported, None)
+    key = cache.digest[:32]
+    stale = tmp_path / f"{key}.int8.onnx"  # where version 1 (per-tensor scales) kept its query graph
+    stale.write_bytes(b"a query graph built with other settings")
+    found = cache.load(want_int8=True)
+    assert found is not None and found[1] is None  # the fp32 entry is served, the stale query graph is not
+    loaded, int8 = prepare_graphs(str(model_folder), True, tmp_path)  # no export: the fp32 graph is cached
+    assert loaded.graph == exported.graph and int8 is not None and _op_counts(int8).get("ReduceMax", 0) == 18
+    assert not stale.exists() and (tmp_path / f"{key}.int8-v2.onnx").read_bytes() == int8
+    again = _ModelCache(tmp_path, cache.digest).load(want_int8=True)
+    assert again is not None and again[1] == int8
 
 
 @needs_onnx

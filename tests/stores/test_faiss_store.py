@@ -207,3 +207,71 @@ def test_switching_to_the_approximate_index_writes_nothing_to_stderr(capfd):
     store.add(np.arange(4_000, dtype=np.int64), clustered(rng, 4_000, centres))
     assert store.approximate
     assert capfd.readouterr().err == ""
+
+
+def switched_store(rng: np.random.Generator) -> tuple[FaissVectorStore, np.ndarray, np.ndarray, np.ndarray]:
+    """An approximate store (switched at 1001 vectors, 300 added after) with its ids, vectors and centres."""
+    centres = normalize_rows(rng.normal(size=(30, 16)))
+    vectors = clustered(rng, 1300, centres).astype(np.float32)
+    ids = np.arange(1300, dtype=np.int64) * 256
+    store = FaissVectorStore(16, approximate_above=1000, nlist=16, nprobe=4)
+    store.add(ids[:1001], vectors[:1001])
+    store.add(ids[1001:], vectors[1001:])
+    assert store.approximate_index is not None
+    return store, ids, vectors, centres
+
+
+def test_load_from_a_stored_training_rebuilds_the_same_index_without_training(caplog):
+    from strands_semantic_memory.stores.faiss_approximate import Trained
+
+    rng = np.random.default_rng(3)
+    store, ids, vectors, centres = switched_store(rng)
+    index = store.approximate_index
+    assert index is not None
+    assigned_ids, lists = index.assignments()
+    assert assigned_ids.tolist() == ids.tolist()
+    assert lists.tolist() == index.lists(ids).tolist()
+    queries = clustered(rng, 20, centres).astype(np.float32)
+    caplog.set_level("INFO")
+    loaded = FaissVectorStore(16, approximate_above=1000, nlist=16, nprobe=4)
+    loaded.load(ids, vectors, Trained(centroids=index.centroids.copy(), lists=lists))
+    assert not [r for r in caplog.records if "switched" in r.getMessage()]
+    assert loaded.approximate_index is not None
+    assert np.array_equal(loaded.approximate_index.centroids, index.centroids)
+    for query in queries:
+        expected, found = store.search(query[None], 10), loaded.search(query[None], 10)
+        assert found[1].tolist() == expected[1].tolist() and found[0].tolist() == expected[0].tolist()
+    # training again, as the load does without a stored training, samples other vectors: other centroids
+    retrained = FaissVectorStore(16, approximate_above=1000, nlist=16, nprobe=4)
+    retrained.load(ids, vectors)
+    assert retrained.approximate_index is not None
+    assert not np.array_equal(retrained.approximate_index.centroids, index.centroids)
+
+
+def test_load_ignores_a_training_that_does_not_fit(caplog):
+    from strands_semantic_memory.stores.faiss_approximate import Trained
+
+    rng = np.random.default_rng(4)
+    store, ids, vectors, _ = switched_store(rng)
+    index = store.approximate_index
+    assert index is not None
+    _, lists = index.assignments()
+    wrong = [
+        Trained(centroids=index.centroids[:, :8].copy(), lists=lists),  # another dimension
+        Trained(centroids=index.centroids, lists=lists[:-1]),  # a vector without its list
+        Trained(centroids=index.centroids, lists=np.full_like(lists, 16)),  # lists out of range
+        Trained(centroids=index.centroids[:8].copy(), lists=lists % 8),  # not the configured nlist
+    ]
+    for trained in wrong:
+        caplog.clear()
+        caplog.set_level("INFO")
+        loaded = FaissVectorStore(16, approximate_above=1000, nlist=16, nprobe=4)
+        loaded.load(ids, vectors, trained)
+        assert [r for r in caplog.records if "switched" in r.getMessage()]  # trained instead
+        assert loaded.approximate_index is not None and len(loaded) == len(ids)
+    # below half the threshold the stored training is not used: exact search
+    small = FaissVectorStore(16, approximate_above=3000)
+    small.load(ids, vectors, Trained(centroids=index.centroids, lists=lists))
+    assert not small.approximate and small.approximate_index is None
+    with pytest.raises(ValueError, match="empty"):
+        small.load(ids, vectors)

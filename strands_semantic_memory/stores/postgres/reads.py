@@ -160,9 +160,12 @@ def candidates(
                 fetched = int(index)
             elif kind == INDEXED and index and view.dimension is not None:
                 view.hnsw.add(view.dimension)
-        if dense and len(found[DENSE]) < dense_k and fetched >= fetch:
-            # Several chunks of one message, other namespaces' or filtered-out rows filled the scan: look
-            # further; once the HNSW index cannot return more, scan exactly.
+        short = dense and len(found[DENSE]) < min(dense_k, view.live)
+        # The exact scan came back short only if several chunks of one message filled it; the HNSW scan also when
+        # other namespaces' or filtered-out rows took its ``ef_search`` places (they are removed after the scan,
+        # so ``fetched`` counts only this namespace's rows).
+        if short and (fetched >= fetch or hnsw):
+            # Look further; once the HNSW index cannot return more, scan exactly.
             hnsw = hnsw and fetch < HNSW_MAX_EF
             fetch = min(HNSW_MAX_EF, fetch * 4) if hnsw else fetch * 4
             continue

@@ -46,7 +46,7 @@ class PgVectorStore:
         dsn: str,
         namespace: str,
         *,
-        exact_search_below: int = 50_000,
+        exact_search_below: int = 8_000,
         connect_timeout: float = 10,
         lock_timeout: float = 5.0,
         statement_timeout: float = 30.0,
@@ -62,7 +62,11 @@ class PgVectorStore:
             namespace: The archive's key (a session id, an agent id): one namespace never sees another's messages.
             exact_search_below: Namespaces with fewer messages are searched exactly; the HNSW index of their
                 dimension is built (once, in one pass, in the background) when a search first finds a namespace
-                with this many embedded messages.
+                with this many embedded messages. The default, 8,000, is where the index pays for itself: on
+                distinct texts and vectors (load average 4 on 2 cores) a hybrid search took 21 ms exact against
+                14 ms with HNSW at 5k messages and 31-38 against 13-16 at 10k (top 10 identical to the exact
+                scan in every query, recall@150 0.999), while once the index exists a write of two messages with
+                vectors costs about 16 ms instead of 8 (graph inserts).
             connect_timeout: Seconds to wait for a connection (a new one, or a free one from the pool).
             lock_timeout: Seconds a statement may wait for a lock another session holds (a writer blocked by
                 another writer); then the call fails with ``StoreError`` and nothing is committed.

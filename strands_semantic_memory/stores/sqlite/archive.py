@@ -4,9 +4,10 @@
 caller gives, and answers searches from an :class:`~strands_semantic_memory.stores.in_memory.InMemoryArchive`
 rebuilt from that file when it opens (FAISS and BM25 are in-process structures; rebuilding them never calls the
 embedder, because the vectors are in the file, nor the tokenizer, because each message's row carries its BM25
-terms). Each change writes only the rows it concerns, in one transaction, so saving a Strands session stays as
-cheap with 100k archived messages as with none: the session state holds only a reference to the file
-(:meth:`SqliteArchive.export_state`).
+terms, nor k-means above the approximate threshold, because the file keeps the approximate index's training: its
+centroids and each vector's list). Each change writes only the rows it concerns, in one transaction, so saving a
+Strands session stays as cheap with 100k archived messages as with none: the session state holds only a reference
+to the file (:meth:`SqliteArchive.export_state`).
 
 The file's layout and its migrations: :mod:`.schema`; what opening reads: :mod:`.loading`.
 
@@ -31,17 +32,19 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from ...archive import vector_id
 from ...embeddings.base import Vectors
 from ...errors import ConfigurationError, EmbeddingModelMismatchError, StateError, StoreError
 from ...lexical import count_terms
 from ...state import STATE_FORMAT, STATE_VERSION, SavedArchive, load_state
 from ..archive_store import NewRecord, StoreStats
+from ..faiss_approximate import ApproximateIndex
 from ..in_memory import InMemoryArchive
 from ..in_memory_state import columns_of_saved
 from ..records import TextOf, default_text_of
 from . import writes
 from .file import STORE_KIND, ArchiveFile, referenced_path
-from .loading import open_memory
+from .loading import open_memory, vector_store
 from .reads import InProcessReads
 from .schema import SCHEMA_VERSION, set_meta
 
@@ -102,6 +105,7 @@ class SqliteArchive(InProcessReads):
         self._lock = threading.RLock()
         self._model_id: str | None = None
         self._dimension: int | None = None
+        self._training: ApproximateIndex | None = None  # the approximate index whose training the file holds
         self._file = ArchiveFile(self._path, mode, self._timeout)
         self._memory = InMemoryArchive(text_of=text_of)
         try:
@@ -123,6 +127,8 @@ class SqliteArchive(InProcessReads):
     def _rebuild(self) -> None:
         """Load the in-process archive from the file (no embedding: the vectors and terms are in the file)."""
         self._memory, meta = open_memory(self._file, self._text_of)
+        store = vector_store(self._memory)
+        self._training = store.approximate_index if store is not None else None  # what the file holds now
         self._model_id = meta.get("model_id")
         self._dimension = meta.get("dimension")
 
@@ -213,6 +219,7 @@ class SqliteArchive(InProcessReads):
                         f"the in-process archive updated {updated} messages where the file has {len(waiting)} pending"
                     )
                 connection.executemany(writes.INSERT_VECTORS, [(i, len(a), a.tobytes()) for i, a in arrays.items()])
+                self._persist_training(connection, [vector_id(i, n) for i, a in arrays.items() for n in range(len(a))])
                 if dimension is not None and self._dimension != dimension:
                     set_meta(connection, {"dimension": dimension})
 
@@ -222,9 +229,16 @@ class SqliteArchive(InProcessReads):
             self._dimension = dimension
             return updated
 
+    def _persist_training(self, connection: sqlite3.Connection, added: list[int]) -> None:
+        """Keep the file's training of the approximate index in step (a failed commit rebuilds, resetting it)."""
+        store = vector_store(self._memory)
+        index = store.approximate_index if store is not None else None
+        self._training = writes.sync_training(connection, index, self._training, added)
+
     def _persist_eviction(self, connection: sqlite3.Connection, evicted: list[int]) -> None:
         if evicted:  # the oldest messages go first: every live row up to the newest evicted one is evicted
             writes.delete_through(connection, max(evicted), writes.counters(self._memory.stats()))
+            self._persist_training(connection, [])
 
     def enforce_limits(self, max_count: int | None, max_bytes: int | None) -> list[int]:
         """Evict the oldest messages while a limit is exceeded (the in-process accounting decides)."""
@@ -244,6 +258,7 @@ class SqliteArchive(InProcessReads):
         def persist(connection: sqlite3.Connection, deleted: list[int]) -> None:
             if deleted:
                 writes.delete_messages(connection, deleted, writes.counters(self._memory.stats()))
+                self._persist_training(connection, [])
 
         with self._lock, self._file.erasing():
             return self._apply(lambda: self._memory.forget(indices), persist)

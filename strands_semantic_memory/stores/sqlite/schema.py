@@ -1,9 +1,11 @@
 """The archive file's layout, opening it, and migrating files of older releases.
 
-Layout (schema version 2)::
+Layout (schema version 3)::
 
     ssm_meta(key TEXT PRIMARY KEY, value)   format, schema_version, model_id, dimension,
-                                            next_index, evicted_count, forgotten_count
+                                            next_index, evicted_count, forgotten_count,
+                                            ivf_centroids (BLOB: nlist x dimension little-endian float32,
+                                            present while the vectors are in the approximate tier)
     ssm_messages(idx INTEGER PRIMARY KEY,   the archive index
                  data BLOB,                 the message exactly as archived (compact JSON bytes)
                  role TEXT, archived_at REAL, said_at REAL (NULL: unknown),
@@ -14,9 +16,13 @@ Layout (schema version 2)::
                  tokenizer INTEGER)         the TOKENIZER_VERSION that produced them (NULL: not yet)
     ssm_vectors(idx INTEGER PRIMARY KEY,    present once the message is embedded (count may be 0)
                 count INTEGER, data BLOB)   count x dimension little-endian float32
+    ssm_lists(idx INTEGER PRIMARY KEY,      while ivf_centroids is present, for each message with vectors:
+              lists BLOB)                   the inverted list of each of its vectors, little-endian int32
 
 A message is pending (waiting for its vectors) while it has text and no ``ssm_vectors`` row. Version 1 had no
 term columns: opening such a file adds them (its messages are tokenized once, at that open, and written back).
+Version 2 had no stored training of the approximate index (``ivf_centroids``, ``ssm_lists``): the first open above
+the threshold trains it and writes it, later opens rebuild the index from it without training.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from typing import Any
 
 from ...errors import StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of the file layout written by this release (see the module docstring)."""
 
 FILE_FORMAT = "strands-semantic-memory/sqlite-archive"
@@ -53,6 +59,10 @@ CREATE TABLE IF NOT EXISTS ssm_vectors (
     count INTEGER NOT NULL,
     data BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ssm_lists (
+    idx INTEGER PRIMARY KEY,
+    lists BLOB NOT NULL
+);
 """
 
 _MIGRATIONS = {
@@ -61,6 +71,7 @@ _MIGRATIONS = {
         "ALTER TABLE ssm_messages ADD COLUMN term_counts BLOB",
         "ALTER TABLE ssm_messages ADD COLUMN tokenizer INTEGER",
     ],
+    2: [],  # 2 -> 3: the ssm_lists table (created above) and ivf_centroids, written at the next open
 }
 
 

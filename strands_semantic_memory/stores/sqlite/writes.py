@@ -18,6 +18,7 @@ from ...errors import DimensionMismatchError
 from ...lexical import TOKENIZER_VERSION, count_terms
 from ...state import SavedArchive
 from ..archive_store import NewRecord, StoreStats
+from ..faiss_approximate import ApproximateIndex
 from ..records import TextOf
 from .schema import set_meta
 
@@ -26,6 +27,9 @@ INSERT_MESSAGE = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 INSERT_VECTORS = "INSERT INTO ssm_vectors (idx, count, data) VALUES (?, ?, ?)"
+INSERT_LISTS = "INSERT INTO ssm_lists (idx, lists) VALUES (?, ?)"
+CENTROIDS = "ivf_centroids"
+"""The ``ssm_meta`` key of the approximate index's stored training (see :mod:`.schema`)."""
 
 
 def counters(stats: StoreStats) -> dict[str, int]:
@@ -40,7 +44,36 @@ def counters(stats: StoreStats) -> dict[str, int]:
 def delete_all_vectors(connection: sqlite3.Connection) -> None:
     """Delete every vector and the dimension (every message with text is pending again)."""
     connection.execute("DELETE FROM ssm_vectors")
+    clear_training(connection)
     connection.execute("DELETE FROM ssm_meta WHERE key = 'dimension'")
+
+
+def clear_training(connection: sqlite3.Connection) -> None:
+    """Delete the approximate index's stored training (the vectors are in the exact tier, or gone)."""
+    connection.execute("DELETE FROM ssm_lists")
+    connection.execute(f"DELETE FROM ssm_meta WHERE key = '{CENTROIDS}'")  # noqa: S608
+
+
+def list_rows(ids: npt.NDArray[np.int64], lists: npt.NDArray[np.int64]) -> list[tuple[int, bytes]]:
+    """The ``ssm_lists`` rows of vector ids (ascending, each message's chunks together) and their lists."""
+    if not len(ids):
+        return []
+    owners = ids >> CHUNK_BITS
+    bounds = (np.flatnonzero(np.diff(owners)) + 1).tolist()
+    codes = lists.astype("<i4")
+    return [
+        (int(owners[start]), codes[start:end].tobytes())
+        for start, end in zip([0, *bounds], [*bounds, len(ids)], strict=True)
+    ]
+
+
+def store_training(
+    connection: sqlite3.Connection, centroids: Vectors, ids: npt.NDArray[np.int64], lists: npt.NDArray[np.int64]
+) -> None:
+    """Replace the stored training with a new one: its centroids and every vector's list (a switch or retraining)."""
+    clear_training(connection)
+    set_meta(connection, {CENTROIDS: np.ascontiguousarray(centroids, dtype="<f4").tobytes()})
+    connection.executemany(INSERT_LISTS, list_rows(ids, lists))
 
 
 def encode_terms(counts: Mapping[str, int]) -> tuple[bytes, bytes]:
@@ -132,9 +165,39 @@ def store_terms(connection: sqlite3.Connection, rows: Sequence[tuple[bytes, byte
     )
 
 
+def sync_training(
+    connection: sqlite3.Connection, index: ApproximateIndex | None, stored: ApproximateIndex | None, added: list[int]
+) -> ApproximateIndex | None:
+    """Bring the file's training of the approximate index in step with the in-process one after a change.
+
+    A new training (the switch to the approximate tier, or training again) is written whole, once; afterwards a
+    change writes only the lists of the vectors it added (a turn: a row or two). Back in the exact tier, the
+    training is deleted.
+
+    Args:
+        connection: Inside the change's transaction.
+        index: The in-process approximate index now (None: exact tier or no vectors).
+        stored: The index whose training the file holds (the last value this returned, or the one built at open).
+        added: Ids of the vectors the change added.
+
+    Returns:
+        The index whose training the file now holds.
+    """
+    if index is not stored:
+        if index is None:
+            clear_training(connection)
+        else:
+            store_training(connection, index.centroids, *index.assignments())
+    elif index is not None and added:
+        ids = np.array(sorted(added), dtype=np.int64)
+        connection.executemany(INSERT_LISTS, list_rows(ids, index.lists(ids)))
+    return index
+
+
 def delete_through(connection: sqlite3.Connection, newest: int, counters: Mapping[str, Any]) -> None:
     """Delete every message (and its vectors) up to ``newest`` (eviction: the oldest go first)."""
     connection.execute("DELETE FROM ssm_vectors WHERE idx <= ?", (newest,))
+    connection.execute("DELETE FROM ssm_lists WHERE idx <= ?", (newest,))
     connection.execute("DELETE FROM ssm_messages WHERE idx <= ?", (newest,))
     set_meta(connection, counters)
 
@@ -142,6 +205,7 @@ def delete_through(connection: sqlite3.Connection, newest: int, counters: Mappin
 def delete_messages(connection: sqlite3.Connection, indices: Sequence[int], counters: Mapping[str, Any]) -> None:
     """Delete these messages and their vectors."""
     connection.executemany("DELETE FROM ssm_vectors WHERE idx = ?", [(i,) for i in indices])
+    connection.executemany("DELETE FROM ssm_lists WHERE idx = ?", [(i,) for i in indices])
     connection.executemany("DELETE FROM ssm_messages WHERE idx = ?", [(i,) for i in indices])
     set_meta(connection, counters)
 
@@ -177,6 +241,7 @@ def replace_all(connection: sqlite3.Connection, saved: SavedArchive, reembed: bo
     if not reembed:  # embedded messages whose text gave no vectors keep an empty row (not pending)
         vector_rows.extend((r.index, 0, b"") for r in saved.records if not r.pending and r.index not in with_vectors)
     connection.execute("DELETE FROM ssm_vectors")
+    clear_training(connection)
     connection.execute("DELETE FROM ssm_messages")
     connection.executemany(INSERT_MESSAGE, messages)
     connection.executemany(INSERT_VECTORS, vector_rows)
