@@ -769,7 +769,9 @@ def _scale(add: Any, scale: dict[str, Any], out: Path) -> None:
     fills = [(r["size"], r["latency_pgvector"]) for r in scale["rows"] if "latency_pgvector" in r]
     if fills:
         add(
-            "PostgreSQL bulk archiving (vectors precomputed, batches of 5,000 through `memory.archive`): "
+            "PostgreSQL bulk archiving (vectors precomputed, batches of 5,000 through `memory.archive`; each size in "
+            "a database of its own, so a first load: no HNSW index yet, which in a shared table would take every new "
+            "vector as a graph insert): "
             + ", ".join(f"{size:,} messages in {pg['fill_seconds']:.1f} s" for size, pg in fills)
             + ". Then `store.build_index()` (what a bulk load should be followed by; otherwise the first search starts "
             "the build in the background and searches are exact until it ends), before the latency is measured: "

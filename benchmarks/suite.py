@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib.util
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -474,7 +475,36 @@ def pgvector_latency(
     """
     from strands_semantic_memory.stores.pgvector_store import PgVectorStore
 
-    store = PgVectorStore(dsn=dsn, namespace=f"bench-{len(messages)}-{time.time_ns()}")
+    with fresh_database(dsn, f"bench_{len(messages)}") as own_dsn:
+        return _pgvector_run(
+            PgVectorStore(dsn=own_dsn, namespace=f"bench-{len(messages)}"), embedder, messages, queries, rounds
+        )
+
+
+@contextlib.contextmanager
+def fresh_database(dsn: str, name: str) -> Iterator[str]:
+    """A new, empty database on the server of ``dsn`` for the duration (dropped afterwards).
+
+    Each size gets its own table, so a bulk load is timed as a first load (no HNSW index yet): in one shared table
+    the index another size built would take every new vector as a graph insert.
+    """
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import make_conninfo
+
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield make_conninfo(dsn, dbname=name)
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def _pgvector_run(
+    store: Any, embedder: Any, messages: Sequence[Any], queries: Sequence[str], rounds: int
+) -> dict[str, Any]:
     try:
         memory = SemanticMemory(embedder=embedder, store=store, retrieval="hybrid")
         started = time.perf_counter()
