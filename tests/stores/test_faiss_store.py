@@ -241,6 +241,12 @@ def test_load_from_a_stored_training_rebuilds_the_same_index_without_training(ca
     for query in queries:
         expected, found = store.search(query[None], 10), loaded.search(query[None], 10)
         assert found[1].tolist() == expected[1].tolist() and found[0].tolist() == expected[0].tolist()
+    # the id map came back too: vectors fetch by id (float16 storage) and removals take effect
+    assert np.allclose(loaded.fetch(ids[:5]), vectors[:5], atol=1e-3)
+    nearest = loaded.search(queries[0][None], 3)[1]
+    loaded.remove(nearest)
+    assert len(loaded) == len(ids) - 3
+    assert not set(loaded.search(queries[0][None], 10)[1].tolist()) & set(nearest.tolist())
     # training again, as the load does without a stored training, samples other vectors: other centroids
     retrained = FaissVectorStore(16, approximate_above=1000, nlist=16, nprobe=4)
     retrained.load(ids, vectors)
