@@ -14,7 +14,7 @@ from typing import Any
 
 from .archive import MAX_CHUNKS
 from .errors import ConfigurationError
-from .ranking import RankingOptions
+from .ranking_options import RankingOptions
 
 RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
 

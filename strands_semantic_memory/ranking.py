@@ -35,14 +35,14 @@ re-embedding when a neighbour is forgotten). Reciprocal-rank fusion (the previou
 
 from __future__ import annotations
 
-import math
 from collections.abc import Container, Iterable, Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from .errors import ConfigurationError
+from .ranking_options import DEFAULT_NEIGHBOUR_WEIGHTS as DEFAULT_NEIGHBOUR_WEIGHTS  # re-exported
+from .ranking_options import RankingOptions as RankingOptions  # re-exported
 from .stores.archive_store import Candidates, ContextRequest
 
 Ranked = list[tuple[int, float, "float | None"]]
@@ -50,92 +50,7 @@ Ranked = list[tuple[int, float, "float | None"]]
 FloatArray = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.int64]
 
-FUSIONS = ("weighted", "rrf")
 MODES = ("hybrid", "dense", "lexical")
-DEFAULT_NEIGHBOUR_WEIGHTS: tuple[tuple[int, float], ...] = (
-    (-3, 0.2),
-    (-2, 0.28),
-    (-1, 0.4),
-    (1, 0.3),
-    (2, 0.21),
-    (3, 0.15),
-)
-"""``(offset, weight)``: the turn before counts 0.4, the turn after 0.3, each further turn 0.7 times the nearer one,
-three turns each way."""
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-@dataclass(frozen=True)
-class RankingOptions:
-    """Tunables of the ranking (defaults chosen on the LoCoMo development half; see the module docstring).
-
-    Attributes:
-        fusion: ``"weighted"`` (normalized scores, weighted; the default) or ``"rrf"`` (reciprocal ranks).
-        dense_weight: Weight of the dense score in weighted fusion (0..1); BM25 gets ``1 - dense_weight``.
-        lexical_power: BM25 enters weighted fusion as ``(bm25 / best_bm25) ** lexical_power`` (> 0).
-        dense_floor: Count only the cosine similarity above the last dense candidate's (see :func:`above_floor`).
-        rrf_k: The constant of reciprocal-rank fusion: each ranking contributes ``1 / (rrf_k + rank)``.
-        neighbour_weights: ``(offset, weight)`` pairs: a message gains ``weight`` times the base score of the message
-            ``offset`` positions away. Empty: every message is scored alone.
-        neighbour_hits: Messages within this distance of a candidate are ranked too (0: only the candidates).
-        context_factor: The neighbourhoods of the ``context_factor * want`` best candidates are fetched (see
-            :func:`context_indices`).
-        min_depth: Each index is asked for at least this many candidates (see :func:`candidate_depth`).
-    """
-
-    fusion: str = "weighted"
-    dense_weight: float = 0.5
-    lexical_power: float = 2.0
-    dense_floor: bool = True
-    rrf_k: int = 10
-    neighbour_weights: tuple[tuple[int, float], ...] = field(default=DEFAULT_NEIGHBOUR_WEIGHTS)
-    neighbour_hits: int = 1
-    context_factor: int = 2
-    min_depth: int = 150
-
-    def __post_init__(self) -> None:
-        """Validate every field; the error names the option and the value."""
-        if self.fusion not in FUSIONS:
-            raise ConfigurationError(f"fusion must be 'weighted' or 'rrf', got {self.fusion!r}")
-        if not _is_number(self.dense_weight) or not 0.0 <= self.dense_weight <= 1.0:
-            raise ConfigurationError(f"dense_weight must be a number in 0..1, got {self.dense_weight!r}")
-        if not _is_number(self.lexical_power) or not 0.0 < self.lexical_power <= 10.0:
-            raise ConfigurationError(f"lexical_power must be a number in (0, 10], got {self.lexical_power!r}")
-        if not isinstance(self.dense_floor, bool):
-            raise ConfigurationError(f"dense_floor must be True or False, got {self.dense_floor!r}")
-        for name in ("rrf_k", "min_depth", "context_factor"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigurationError(f"{name} must be an integer >= 1, got {value!r}")
-        try:
-            pairs = tuple((offset, weight) for offset, weight in self.neighbour_weights)
-        except (TypeError, ValueError):
-            pairs = ((0, -1.0),)  # reported below
-        for offset, weight in pairs:
-            valid_offset = isinstance(offset, int) and not isinstance(offset, bool) and offset != 0
-            if not valid_offset or not _is_number(weight) or weight < 0:
-                raise ConfigurationError(
-                    f"neighbour_weights must be (non-zero offset, weight >= 0) pairs, got {self.neighbour_weights!r}"
-                )
-        if len({offset for offset, _ in pairs}) != len(pairs):
-            raise ConfigurationError(f"neighbour_weights repeats an offset: {self.neighbour_weights!r}")
-        object.__setattr__(self, "neighbour_weights", pairs)
-        hits = self.neighbour_hits
-        if not isinstance(hits, int) or isinstance(hits, bool) or hits < 0:
-            raise ConfigurationError(f"neighbour_hits must be an integer >= 0, got {hits!r}")
-
-    @property
-    def widest(self) -> int:
-        """The largest distance of a neighbour whose score counts (0 without neighbour weights)."""
-        return max((abs(offset) for offset, _ in self.neighbour_weights), default=0)
-
-    @property
-    def reach(self) -> int:
-        """How far from a candidate :func:`context_indices` looks: ``neighbour_hits`` plus :attr:`widest`."""
-        return self.neighbour_hits + self.widest if self.widest else 0
 
 
 def candidate_depth(want: int, options: RankingOptions) -> int:
@@ -321,9 +236,41 @@ def strongest(
         lexical_power=request.lexical_power,
         dense_floor=request.dense_floor,
     )
-    pool = unique_ascending(np.fromiter([*dense, *lexical], dtype=np.int64, count=len(dense) + len(lexical)))
+    return [int(i) for i in _leading(keys, base, [*dense, *lexical], request.leading)]
+
+
+def _leading(keys: IndexArray, base: FloatArray, found: Iterable[int], count: int) -> IndexArray:
+    """The ``count`` indices of ``found`` of best base score (``keys``/``base``), ties by the older index."""
+    pool = unique_ascending(np.fromiter(found, dtype=np.int64))
     scores = lookup(keys, base, pool)
-    return [int(i) for i in pool[np.lexsort((pool, -scores))[: request.leading]]]
+    return pool[np.lexsort((pool, -scores))[:count]]
+
+
+def _dense_weight(mode: str, options: RankingOptions) -> float:
+    """The dense score's weight in ``mode``'s base score: 1 in dense mode, 0 in lexical mode."""
+    return 1.0 if mode == "dense" else 0.0 if mode == "lexical" else options.dense_weight
+
+
+def _scores_context(mode: str, want: int, options: RankingOptions) -> bool:
+    """Whether the ranking scores the strongest candidates' neighbours (not with reciprocal-rank fusion)."""
+    return options.reach > 0 and want > 0 and not (options.fusion == "rrf" and mode == "hybrid")
+
+
+def context_request(mode: str, want: int, options: RankingOptions) -> ContextRequest | None:
+    """What :func:`context_indices` will ask for, for a store that answers it with the candidates (None: nothing).
+
+    The neighbours within ``options.reach`` of the ``context_factor * want`` strongest candidates by base score,
+    with the same weights, so a store that follows the request covers exactly those.
+    """
+    if not _scores_context(mode, want, options):
+        return None
+    return ContextRequest(
+        radius=options.reach,
+        leading=options.context_factor * want,
+        dense_weight=_dense_weight(mode, options),
+        lexical_power=options.lexical_power,
+        dense_floor=options.dense_floor,
+    )
 
 
 BaseScores = tuple[IndexArray, FloatArray]
@@ -341,7 +288,7 @@ def base_scores(candidates: Candidates, mode: str, options: RankingOptions) -> B
         {} if lexical_only else candidates.dense,
         {} if mode == "dense" else candidates.lexical,
         {} if lexical_only else candidates.similarity,
-        dense_weight=1.0 if mode == "dense" else 0.0 if lexical_only else options.dense_weight,
+        dense_weight=_dense_weight(mode, options),
         lexical_power=options.lexical_power,
         dense_floor=options.dense_floor,
     )
@@ -367,17 +314,15 @@ def context_indices(
     Returns:
         Ascending indices within ``options.reach`` of a strong candidate whose similarity is not known yet.
     """
-    if options.reach == 0 or want <= 0 or (options.fusion == "rrf" and mode == "hybrid"):
+    if not _scores_context(mode, want, options):
         return []
     keys, scored = base if base is not None else base_scores(candidates, mode, options)
     found = (
-        {**candidates.dense, **candidates.lexical}
+        [*candidates.dense, *candidates.lexical]
         if mode == "hybrid"
         else (candidates.dense if mode == "dense" else candidates.lexical)
     )
-    strong = unique_ascending(np.fromiter(found, dtype=np.int64, count=len(found)))
-    scores = lookup(keys, scored, strong)
-    strong = strong[np.lexsort((strong, -scores))[: options.context_factor * want]]
+    strong = _leading(keys, scored, found, options.context_factor * want)
     pool = within(strong, options.reach)
     known = unique_ascending(np.fromiter(candidates.similarity, dtype=np.int64, count=len(candidates.similarity)))
     return [int(i) for i in pool[lookup_mask(known, pool, present=False)]]

@@ -33,15 +33,15 @@ from .errors import ConfigurationError, InvalidMessageTypeError, SemanticMemoryE
 from .query_encoder import Encoder
 from .ranking import (
     Ranked,
-    RankingOptions,
     base_scores,
     candidate_depth,
     context_indices,
+    context_request,
     rank,
 )
 from .rendering import render_message
 from .rerank import Reranker
-from .stores.archive_store import ArchiveStore, Candidates, ContextRequest, SearchFilter, StoredRecord
+from .stores.archive_store import ArchiveStore, Candidates, SearchFilter, StoredRecord
 from .windows import ContextWindow
 
 if TYPE_CHECKING:
@@ -109,23 +109,6 @@ def takes_context(store: ArchiveStore) -> bool:
     except (TypeError, ValueError):
         return False
     return any(p.name == "context" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-
-
-def context_request(mode: str, want: int, options: RankingOptions) -> ContextRequest | None:
-    """The neighbours :func:`~strands_semantic_memory.ranking.context_indices` may ask for (None: none).
-
-    They lie within ``options.reach`` of the ``context_factor * want`` strongest candidates by base score (the
-    same weights, so a store that follows the request covers exactly those).
-    """
-    if options.reach == 0 or want <= 0 or (options.fusion == "rrf" and mode == "hybrid"):
-        return None
-    return ContextRequest(
-        radius=options.reach,
-        leading=options.context_factor * want,
-        dense_weight=1.0 if mode == "dense" else 0.0 if mode == "lexical" else options.dense_weight,
-        lexical_power=options.lexical_power,
-        dense_floor=options.dense_floor,
-    )
 
 
 def split_covered(candidates: Candidates, needed: list[int]) -> tuple[list[int], list[int]]:
