@@ -121,6 +121,13 @@ def similarities(
     if store is None or not len(indices):
         return {}
     live = _live(table, unique_ascending(np.asarray(indices, dtype=np.int64)))
+    return _best_chunk_similarities(table, store, vector, live)
+
+
+def _best_chunk_similarities(
+    table: RecordTable, store: FaissVectorStore, vector: Vectors, live: npt.NDArray[np.int64]
+) -> dict[int, float]:
+    """:func:`similarities` of ``live`` indices (ascending, distinct, live)."""
     counts = np.frombuffer(table.vector_counts, dtype=np.uint16)[live - table.base].astype(np.int64)
     live, counts = live[counts > 0], counts[counts > 0]
     if not len(live):
@@ -161,5 +168,5 @@ def neighbour_context(
         accepted = [i for i in live.tolist() if search_filter.accepts(table.role(i), table.time(i))]
     else:
         accepted = live.tolist()
-    similarity = similarities(table, store, vector, live.tolist()) if vector is not None else {}
+    similarity = {} if vector is None or store is None else _best_chunk_similarities(table, store, vector, live)
     return NeighbourContext(radius=radius, around=around, similarity=similarity, live=frozenset(accepted))
