@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .enrichment import ARCHIVE_BEGIN, ARCHIVE_END, CONTEXT_HEADER, QUESTION_PREFIX, format_body, format_window
+from .enrichment import context_block, format_body, format_window
 from .turn_state import Turn
 from .windows import ContextWindow
 
@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 
 _WINDOW_FIELDS = {f.name for f in fields(ContextWindow)}
 GAP_PROBE = "[... 999999999 messages not shown ...]"  # the longest gap line, to bound its token count
-OVERHEAD = f"{CONTEXT_HEADER}\n{ARCHIVE_BEGIN}\n\n{ARCHIVE_END}\n{QUESTION_PREFIX}"  # the block's own lines
+OVERHEAD = context_block("", "")  # the block's own lines
 
 
 @dataclass(frozen=True)

@@ -258,7 +258,10 @@ def format_windows(windows: Sequence[ContextWindow], *, include_metadata: bool =
     """
     if not windows:
         return ""
-    body = format_body(windows, include_metadata=include_metadata, show_dates=show_dates)
+    return _fenced(format_body(windows, include_metadata=include_metadata, show_dates=show_dates))
+
+
+def _fenced(body: str) -> str:
     return f"{ARCHIVE_BEGIN}\n{body}\n{ARCHIVE_END}"
 
 
@@ -291,4 +294,4 @@ def context_block(body: str, question: str) -> str:
     Returns:
         The full text.
     """
-    return f"{CONTEXT_HEADER}\n{ARCHIVE_BEGIN}\n{body}\n{ARCHIVE_END}\n{QUESTION_PREFIX}{question}"
+    return f"{CONTEXT_HEADER}\n{_fenced(body)}\n{QUESTION_PREFIX}{question}"
