@@ -15,6 +15,7 @@ from ..lexical import LexicalIndex
 from ..ranking import strongest
 from ..state import SavedArchive, dump_state, load_state
 from .archive_store import Candidates, ContextRequest, NewRecord, SearchFilter, StoredRecord, StoreStats
+from .faiss_approximate import ApproximateIndex
 from .faiss_store import FaissVectorStore
 from .in_memory_search import dense_hits, lexical_hits, neighbour_context, similarities
 from .in_memory_state import Columns, columns_of_saved, fill, to_saved
@@ -60,8 +61,13 @@ class InMemoryArchive:
 
     @property
     def vector_store(self) -> FaissVectorStore | None:
-        """The FAISS store (None before the first vectors); the durable archive saves its approximate training."""
+        """The FAISS store (None before the first vectors)."""
         return self._vectors
+
+    @property
+    def approximate_index(self) -> ApproximateIndex | None:
+        """The vector store's approximate tier (None while exact); the durable archive saves its training."""
+        return self._vectors.approximate_index if self._vectors is not None else None
 
     @property
     def persistent(self) -> bool:

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from strands_semantic_memory.stores.faiss_store import DEFAULT_APPROXIMATE_ABOVE, FaissVectorStore
-from strands_semantic_memory.stores.sqlite.loading import vector_store
 from strands_semantic_memory.stores.sqlite_store import SqliteArchive
 
 from .test_sqlite_store import DIMENSION, message, record, unit_vectors
@@ -30,7 +29,7 @@ def queries() -> np.ndarray:
 
 
 def results(archive: SqliteArchive) -> list[tuple[list[int], list[float]]]:
-    store = vector_store(archive._memory)
+    store = archive._memory.vector_store
     assert store is not None
     found = []
     for query in queries():
@@ -54,7 +53,7 @@ def approximate(tmp_path: Path) -> tuple[Path, np.ndarray, list[tuple[list[int],
     path = tmp_path / "archive.sqlite3"
     archive = SqliteArchive(path)
     archive_messages(archive, 0, DEFAULT_APPROXIMATE_ABOVE // CHUNKS + 4)
-    store = vector_store(archive._memory)
+    store = archive._memory.vector_store
     assert store is not None and store.approximate
     archive_messages(archive, len(archive), 20)  # after the switch: a new training would sample other vectors
     assert store.approximate_index is not None
@@ -68,7 +67,7 @@ def test_reopening_above_the_threshold_rebuilds_the_saved_index_without_training
     path, centroids, before = approximate
     caplog.set_level(logging.INFO)
     archive = SqliteArchive(path)
-    store = vector_store(archive._memory)
+    store = archive._memory.vector_store
     assert store is not None and store.approximate
     assert not [r for r in caplog.records if SWITCHED in r.getMessage()]
     assert store.approximate_index is not None and np.array_equal(store.approximate_index.centroids, centroids)
@@ -88,7 +87,7 @@ def test_each_later_write_adds_only_its_messages_lists(approximate):
     rows, _ = counts(archive)
     archive_messages(archive, len(archive), 3)
     assert counts(archive) == (rows + 3, True)
-    store = vector_store(archive._memory)
+    store = archive._memory.vector_store
     assert store is not None
     blob = archive._conn().execute("SELECT lists FROM ssm_lists ORDER BY idx DESC LIMIT 1").fetchone()[0]
     newest = archive.bounds()[1]  # type: ignore[index]
@@ -120,7 +119,7 @@ def test_a_missing_or_inconsistent_training_is_trained_again_and_stored(approxim
     caplog.set_level(logging.INFO)
     archive = SqliteArchive(path)
     assert [r for r in caplog.records if SWITCHED in r.getMessage()]  # trained, as before this release
-    store = vector_store(archive._memory)
+    store = archive._memory.vector_store
     assert store is not None and store.approximate_index is not None
     centroids, before = store.approximate_index.centroids.copy(), results(archive)
     assert counts(archive) == (len(archive), True)  # the new training is stored, for every message
@@ -128,7 +127,7 @@ def test_a_missing_or_inconsistent_training_is_trained_again_and_stored(approxim
     caplog.clear()
     reopened = SqliteArchive(path)
     assert not [r for r in caplog.records if SWITCHED in r.getMessage()]
-    store = vector_store(reopened._memory)
+    store = reopened._memory.vector_store
     assert store is not None and store.approximate_index is not None
     assert np.array_equal(store.approximate_index.centroids, centroids)
     assert results(reopened) == before
@@ -139,12 +138,12 @@ def test_back_in_the_exact_tier_the_training_is_deleted(approximate):
     path, _, _ = approximate
     archive = SqliteArchive(path)
     archive.evict_oldest(len(archive) - DEFAULT_APPROXIMATE_ABOVE // (2 * CHUNKS) + 2)
-    store = vector_store(archive._memory)
+    store = archive._memory.vector_store
     assert store is not None and not store.approximate
     assert counts(archive) == (0, False)
     archive.close()
     reopened = SqliteArchive(path)
-    store = vector_store(reopened._memory)
+    store = reopened._memory.vector_store
     assert store is not None and not store.approximate
     reopened.close()
 
@@ -154,5 +153,5 @@ def test_reembedding_deletes_the_training(approximate):
     archive = SqliteArchive(path)
     archive.load_state(archive.export_state("model"), reembed=True)
     assert counts(archive) == (0, False)
-    assert vector_store(archive._memory) is None
+    assert archive._memory.vector_store is None
     archive.close()

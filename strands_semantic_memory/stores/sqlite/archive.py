@@ -44,7 +44,7 @@ from ..in_memory_state import columns_of_saved
 from ..records import TextOf, default_text_of
 from . import writes
 from .file import STORE_KIND, ArchiveFile, referenced_path
-from .loading import open_memory, vector_store
+from .loading import open_memory
 from .reads import InProcessReads
 from .schema import SCHEMA_VERSION, set_meta
 
@@ -127,8 +127,7 @@ class SqliteArchive(InProcessReads):
     def _rebuild(self) -> None:
         """Load the in-process archive from the file (no embedding: the vectors and terms are in the file)."""
         self._memory, meta = open_memory(self._file, self._text_of)
-        store = vector_store(self._memory)
-        self._training = store.approximate_index if store is not None else None  # what the file holds now
+        self._training = self._memory.approximate_index  # what the file holds now
         self._model_id = meta.get("model_id")
         self._dimension = meta.get("dimension")
 
@@ -231,9 +230,7 @@ class SqliteArchive(InProcessReads):
 
     def _persist_training(self, connection: sqlite3.Connection, added: list[int]) -> None:
         """Keep the file's training of the approximate index in step (a failed commit rebuilds, resetting it)."""
-        store = vector_store(self._memory)
-        index = store.approximate_index if store is not None else None
-        self._training = writes.sync_training(connection, index, self._training, added)
+        self._training = writes.sync_training(connection, self._memory.approximate_index, self._training, added)
 
     def _persist_eviction(self, connection: sqlite3.Connection, evicted: list[int]) -> None:
         if evicted:  # the oldest messages go first: every live row up to the newest evicted one is evicted

@@ -25,7 +25,6 @@ from ...archive import CHUNK_BITS, key_number
 from ...errors import StateError, StoreError
 from ...lexical import TOKENIZER_VERSION, count_terms
 from ..faiss_approximate import Trained
-from ..faiss_store import FaissVectorStore
 from ..in_memory import InMemoryArchive
 from ..in_memory_state import Columns
 from ..records import TextOf
@@ -218,15 +217,9 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def vector_store(memory: InMemoryArchive) -> FaissVectorStore | None:
-    """The in-process archive's vector store (None before its first vectors)."""
-    return memory.vector_store
-
-
 def _store_training(file: ArchiveFile, memory: InMemoryArchive, loaded: Loaded) -> None:
     """Write the approximate index's training if this open trained it, or drop a stored one it did not use."""
-    store = vector_store(memory)
-    index = store.approximate_index if store is not None else None
+    index = memory.approximate_index
     trained = loaded.columns.trained
     if index is not None:
         if trained is None or not np.array_equal(index.centroids, trained.centroids):
