@@ -155,17 +155,22 @@ class ApproximateIndex:
         except RuntimeError as error:
             raise KeyError(f"vector ids not stored: {error}") from error
 
+    def _list_ids(self) -> list[tuple[int, Ids]]:
+        """``(list number, the ids in it)`` of every non-empty inverted list."""
+        invlists = self._index.invlists
+        return [
+            (number, np.array(self._faiss.rev_swig_ptr(invlists.get_ids(number), size), dtype=np.int64))
+            for number in range(int(self._index.nlist))
+            if (size := invlists.list_size(number))
+        ]
+
     def assignments(self) -> tuple[Ids, npt.NDArray[np.int64]]:
         """Every stored id, ascending, and the inverted list it is in."""
-        invlists = self._index.invlists
-        ids, lists = [], []
-        for number in range(int(self._index.nlist)):
-            if size := invlists.list_size(number):
-                ids.append(np.array(self._faiss.rev_swig_ptr(invlists.get_ids(number), size), dtype=np.int64))
-                lists.append(np.full(size, number, dtype=np.int64))
-        if not ids:
+        parts = self._list_ids()
+        if not parts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        all_ids, all_lists = np.concatenate(ids), np.concatenate(lists)
+        all_ids = np.concatenate([ids for _, ids in parts])
+        all_lists = np.concatenate([np.full(len(ids), number, dtype=np.int64) for number, ids in parts])
         order = np.argsort(all_ids, kind="stable")
         return all_ids[order], all_lists[order]
 
@@ -214,11 +219,6 @@ class ApproximateIndex:
 
     def export(self) -> tuple[Ids, Vectors]:
         """All ids and vectors, ascending by id."""
-        invlists = self._index.invlists
-        parts = [
-            np.array(self._faiss.rev_swig_ptr(invlists.get_ids(i), size), dtype=np.int64)
-            for i in range(int(self._index.nlist))
-            if (size := invlists.list_size(i))
-        ]
+        parts = [ids for _, ids in self._list_ids()]
         ids = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
         return ids, self.fetch(ids) if len(ids) else np.zeros((0, self._dimension), dtype=np.float32)
