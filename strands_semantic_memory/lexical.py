@@ -76,13 +76,18 @@ def tokenize(text: str) -> list[str]:
     for token in _WORD.findall(text.lower()):
         if token.isalnum():  # \w is isalnum() or "_": no separator, a single part (the common case, 3x faster)
             if token not in _STOPWORDS:
-                terms.append(token if token.isdigit() and token.isascii() else stem(token))
+                terms.append(_term(token))
             continue
         parts = [p for p in _SPLIT.split(token) if p]
         if len(parts) > 1:
             terms.append(token)
-        terms.extend(p if p.isdigit() and p.isascii() else stem(p) for p in parts if p not in _STOPWORDS)
+        terms.extend(_term(p) for p in parts if p not in _STOPWORDS)
     return terms
+
+
+def _term(word: str) -> str:
+    """A word's term: ASCII digit runs as they are (see :func:`stem`), other words stemmed."""
+    return word if word.isdigit() and word.isascii() else stem(word)
 
 
 def count_terms(text: str) -> tuple[dict[str, int], int]:

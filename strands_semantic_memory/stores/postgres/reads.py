@@ -170,7 +170,7 @@ def candidates(
             fetch = min(HNSW_MAX_EF, fetch * 4) if hnsw else fetch * 4
             continue
         answered = None
-        if context is not None and plan.context and (plan.dense or plan.lexical):
+        if context is not None and (plan.dense or plan.lexical):  # as candidates_sql answers it
             answered = NeighbourContext(context.radius, frozenset(around), near, frozenset(live))
         return Candidates(
             dense=_ranked(found[DENSE]),
