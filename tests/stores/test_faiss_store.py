@@ -3,6 +3,7 @@ import pytest
 
 from strands_semantic_memory.embeddings import normalize_rows
 from strands_semantic_memory.errors import ConfigurationError, DimensionMismatchError
+from strands_semantic_memory.stores.faiss_approximate import ApproximateIndex, Trained
 from strands_semantic_memory.stores.faiss_store import FaissVectorStore
 
 
@@ -209,31 +210,36 @@ def test_switching_to_the_approximate_index_writes_nothing_to_stderr(capfd):
     assert capfd.readouterr().err == ""
 
 
-def switched_store(rng: np.random.Generator) -> tuple[FaissVectorStore, np.ndarray, np.ndarray, np.ndarray]:
-    """An approximate store (switched at 1001 vectors, 300 added after) with its ids, vectors and centres."""
+def small_approximate_store() -> FaissVectorStore:
+    """Approximate above 1,000 vectors of 16 dimensions, 16 lists."""
+    return FaissVectorStore(16, approximate_above=1000, nlist=16, nprobe=4)
+
+
+def switched_store(
+    rng: np.random.Generator,
+) -> tuple[FaissVectorStore, ApproximateIndex, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """An approximate store (switched at 1001 vectors, 300 added after), its index, ids, vectors, the list of
+    each id (as ``assignments()`` gives them) and the mixture's centres."""
     centres = normalize_rows(rng.normal(size=(30, 16)))
     vectors = clustered(rng, 1300, centres).astype(np.float32)
     ids = np.arange(1300, dtype=np.int64) * 256
-    store = FaissVectorStore(16, approximate_above=1000, nlist=16, nprobe=4)
+    store = small_approximate_store()
     store.add(ids[:1001], vectors[:1001])
     store.add(ids[1001:], vectors[1001:])
-    assert store.approximate_index is not None
-    return store, ids, vectors, centres
-
-
-def test_load_from_a_stored_training_rebuilds_the_same_index_without_training(caplog):
-    from strands_semantic_memory.stores.faiss_approximate import Trained
-
-    rng = np.random.default_rng(3)
-    store, ids, vectors, centres = switched_store(rng)
     index = store.approximate_index
     assert index is not None
     assigned_ids, lists = index.assignments()
     assert assigned_ids.tolist() == ids.tolist()
+    return store, index, ids, vectors, lists, centres
+
+
+def test_load_from_a_stored_training_rebuilds_the_same_index_without_training(caplog):
+    rng = np.random.default_rng(3)
+    store, index, ids, vectors, lists, centres = switched_store(rng)
     assert lists.tolist() == index.lists(ids).tolist()
     queries = clustered(rng, 20, centres).astype(np.float32)
     caplog.set_level("INFO")
-    loaded = FaissVectorStore(16, approximate_above=1000, nlist=16, nprobe=4)
+    loaded = small_approximate_store()
     loaded.load(ids, vectors, Trained(centroids=index.centroids.copy(), lists=lists))
     assert not [r for r in caplog.records if "switched" in r.getMessage()]
     assert loaded.approximate_index is not None
@@ -248,20 +254,14 @@ def test_load_from_a_stored_training_rebuilds_the_same_index_without_training(ca
     assert len(loaded) == len(ids) - 3
     assert not set(loaded.search(queries[0][None], 10)[1].tolist()) & set(nearest.tolist())
     # training again, as the load does without a stored training, samples other vectors: other centroids
-    retrained = FaissVectorStore(16, approximate_above=1000, nlist=16, nprobe=4)
+    retrained = small_approximate_store()
     retrained.load(ids, vectors)
     assert retrained.approximate_index is not None
     assert not np.array_equal(retrained.approximate_index.centroids, index.centroids)
 
 
 def test_load_ignores_a_training_that_does_not_fit(caplog):
-    from strands_semantic_memory.stores.faiss_approximate import Trained
-
-    rng = np.random.default_rng(4)
-    store, ids, vectors, _ = switched_store(rng)
-    index = store.approximate_index
-    assert index is not None
-    _, lists = index.assignments()
+    _, index, ids, vectors, lists, _ = switched_store(np.random.default_rng(4))
     wrong = [
         Trained(centroids=index.centroids[:, :8].copy(), lists=lists),  # another dimension
         Trained(centroids=index.centroids, lists=lists[:-1]),  # a vector without its list
@@ -271,7 +271,7 @@ def test_load_ignores_a_training_that_does_not_fit(caplog):
     for trained in wrong:
         caplog.clear()
         caplog.set_level("INFO")
-        loaded = FaissVectorStore(16, approximate_above=1000, nlist=16, nprobe=4)
+        loaded = small_approximate_store()
         loaded.load(ids, vectors, trained)
         assert [r for r in caplog.records if "switched" in r.getMessage()]  # trained instead
         assert loaded.approximate_index is not None and len(loaded) == len(ids)
