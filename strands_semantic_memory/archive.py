@@ -20,6 +20,7 @@ in-process archive (:class:`~strands_semantic_memory.stores.in_memory.InMemoryAr
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -28,7 +29,6 @@ import uuid
 from typing import Any
 
 from strands.types.content import Message
-from strands.types.session import decode_bytes_values, encode_bytes_values
 
 logger = logging.getLogger(__name__)
 
@@ -85,13 +85,45 @@ def _dumps(value: Any, **options: Any) -> bytes:
         return ascii_only.encode(value).encode("ascii")
 
 
+BYTES_MARKER = "__bytes_encoded__"
+"""Strands sessions' key for a bytes value written as ``{"__bytes_encoded__": true, "data": base64}``."""
+ESCAPE_KEY = "__ssm_escaped__"
+"""Wraps a message's own dict that holds :data:`BYTES_MARKER` or this key, so it is not read as a marker."""
+
+
+def _encode_value(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return {BYTES_MARKER: True, "data": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, dict):
+        encoded = {key: _encode_value(item) for key, item in value.items()}
+        return {ESCAPE_KEY: encoded} if BYTES_MARKER in value or ESCAPE_KEY in value else encoded
+    if isinstance(value, (list, tuple)):
+        return [_encode_value(item) for item in value]
+    return value
+
+
+def _decode_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        inner = value.get(ESCAPE_KEY)
+        if len(value) == 1 and isinstance(inner, dict):  # the message's own dict, whatever its keys
+            return {key: _decode_value(item) for key, item in inner.items()}
+        if value.get(BYTES_MARKER) is True and "data" in value:
+            return base64.b64decode(value["data"])
+        return {key: _decode_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_decode_value(item) for item in value]
+    return value
+
+
 def encode_message(message: Message) -> bytes:
     """Serialize a message exactly, as compact JSON (bytes values base64-encoded the way Strands sessions do).
 
     Any text survives byte for byte: NUL characters and lone surrogates are written as JSON escapes (a message
     holding a lone surrogate is written with ASCII escapes throughout). Values JSON cannot hold (a ``datetime``
     in a tool input, say) are stored as their ``str()`` with a warning, so the message is kept rather than
-    refused.
+    refused. A dict of the message's own that looks like Strands' bytes marker (a tool input
+    ``{"__bytes_encoded__": true, "data": "AAE="}``) is wrapped (:data:`ESCAPE_KEY`) so it comes back as that dict,
+    not as bytes.
 
     Args:
         message: The message.
@@ -99,7 +131,7 @@ def encode_message(message: Message) -> bytes:
     Returns:
         JSON bytes (UTF-8, or ASCII for a message holding lone surrogates).
     """
-    encodable = encode_bytes_values(message)
+    encodable = _encode_value(message)
     try:
         return _dumps(encodable)
     except (TypeError, ValueError) as error:
@@ -150,8 +182,8 @@ def decode_message(data: bytes | str) -> Message:
     """Inverse of :func:`encode_message`."""
     decoded: Any = json.loads(data)
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if b"__bytes_encoded__" in raw or b"\\u" in raw:  # else no key can spell the marker: nothing to decode
-        decoded = decode_bytes_values(decoded)
+    if b"__bytes_encoded__" in raw or b"__ssm_escaped__" in raw or b"\\u" in raw:  # else no key spells a marker
+        decoded = _decode_value(decoded)
     return decoded  # type: ignore[no-any-return]
 
 
