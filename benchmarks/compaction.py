@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import re
 import statistics
+import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
@@ -83,9 +84,10 @@ def _prose_summary(messages: list[dict[str, Any]], bullets: int | None) -> str:
 class ScriptedChat(Model):
     """A real ``strands.models.Model`` whose replies, summaries and structured states come from the script above."""
 
-    def __init__(self, max_input_chars: int, prose_bullets: int | None) -> None:
+    def __init__(self, max_input_chars: int, prose_bullets: int | None, summarizer: Model | None = None) -> None:
         self.max_input_chars = max_input_chars
         self.prose_bullets = prose_bullets
+        self.summarizer = summarizer  # a real model that writes the summaries instead of the script
         self.config: dict[str, Any] = {"model_id": "scripted"}
         self.chat_requests: list[list[dict[str, Any]]] = []
         self.overflows = 0
@@ -103,6 +105,11 @@ class ScriptedChat(Model):
         from strands_semantic_memory.session_state import read_state_block
 
         self.summaries += 1
+        if self.summarizer is not None:
+            real: Any = self.summarizer  # Strands types messages as TypedDicts; the script reads them as dicts
+            async for event in real.structured_output(output_model, prompt, system_prompt=system_prompt):
+                yield event
+            return
         head = _text(prompt[0])
         previous = read_state_block(head) or {}
         facts = {f["text"].split(" is ", 1)[0]: f for f in previous.get("facts", [])}
@@ -117,6 +124,12 @@ class ScriptedChat(Model):
         self, messages: list[dict[str, Any]], tool_specs: Any = None, system_prompt: str | None = None, **_: Any
     ) -> AsyncGenerator[dict[str, Any], None]:
         is_summary = bool(messages) and _text(messages[-1]) == "Please summarize this conversation."
+        if is_summary and self.summarizer is not None:
+            self.summaries += 1
+            real_model: Any = self.summarizer
+            async for event in real_model.stream(messages, tool_specs, system_prompt):
+                yield event
+            return
         if is_summary:
             self.summaries += 1
             reply = _prose_summary(messages[:-1], self.prose_bullets)
@@ -168,8 +181,14 @@ def compaction_rows(
     preserve_recent_messages: int = 8,
     prose_bullets: int | None = 4,
     with_hook: bool = True,
+    summarizer: Model | None = None,
+    summarizer_name: str = "a local model",
 ) -> list[dict[str, Any]]:
     """Run the conversation through each manager; one row per manager.
+
+    With ``summarizer`` (a real model, e.g. the demo's SmolLM2), every summary and structured state is written by
+    it instead of the script (the chat replies stay scripted), for the summarizing managers only; the rows are
+    named after ``summarizer_name`` and carry the seconds each took.
 
     Args:
         embedder: The embedder of our managers' archives (default: the bundled model).
@@ -179,6 +198,8 @@ def compaction_rows(
         preserve_recent_messages: For every summarizing manager (the sliding window keeps twice as many).
         prose_bullets: Length bound of the scripted prose summary (None: lossless prose).
         with_hook: Add rows with ``SemanticMemoryHook`` (real retrieval from the archive).
+        summarizer: A model that writes the summaries (None: the scripted summarizer).
+        summarizer_name: How the rows name that model.
 
     Returns:
         Rows: ``manager``, ``mean_tokens``, ``max_tokens``, ``last_tokens`` (tokens of the last request),
@@ -236,9 +257,16 @@ def compaction_rows(
             ),
             ("Text + hook (ours)", lambda: ours("text"), True, prose_bullets, "summarizer; retrieval is real"),
         ]
+    if summarizer is not None:  # the prose bound and the sliding window are the script's, not the model's
+        configs = [
+            (f"{name}, {summarizer_name} summaries", make, hook, None, scripted.replace("summarizer", "").strip("; "))
+            for name, make, hook, _, scripted in configs
+            if "summarizer" in scripted and "lossless" not in name
+        ]
     rows = []
     for name, make_manager, hook, bullets, scripted in configs:
-        model = ScriptedChat(max_input_chars, bullets)
+        began = time.perf_counter()
+        model = ScriptedChat(max_input_chars, bullets, summarizer)
         manager = make_manager()
         hooks: list[Any] = [SemanticMemoryHook(max_context_length=800)] if hook else []
         agent = Agent(model=model, conversation_manager=manager, hooks=hooks, callback_handler=None)
@@ -267,7 +295,9 @@ def compaction_rows(
                 "overflows": model.overflows,
                 "summaries": model.summaries,
                 "archived": len(memory) if memory is not None else 0,
-                "scripted": f"chat replies; {scripted}",
+                "scripted": f"chat replies; {scripted}" if scripted else "chat replies",
+                "seconds": round(time.perf_counter() - began, 1),
+                "summarizer": summarizer_name if summarizer is not None else None,
             }
         )
     return rows

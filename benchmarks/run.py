@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         _ = compare.dimension
     torch_embedder = compare if compare is not None else embedder if default_backend["name"] == "torch" else None
     threads = query_threads(torch_embedder, 3 if args.quick else 6) if torch_embedder is not None else None
+    torch_default_threads = int(threads["default_threads"]) if threads is not None else None
     if args.torch_threads:
         import torch
 
@@ -181,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     section(
         "scale",
         "latency, archive cost, eviction, memory",
-        lambda: scale(settings, embedder, pool, pg_dsn=dsn, compare=compare),
+        lambda: scale(
+            settings, embedder, pool, pg_dsn=dsn, compare=compare, torch_default_threads=torch_default_threads
+        ),
     )
     section("restore", "restore", lambda: restore(settings, embedder, pool))
     if args.locomo.lower() == "none":
@@ -195,7 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     def loop() -> Any:
         from .compaction import compaction_rows
 
-        return {"turns": settings.loop_turns, "rows": compaction_rows(embedder, turns=settings.loop_turns)}
+        rows = compaction_rows(embedder, turns=settings.loop_turns)
+        local, missing = local_summarizer() if not args.quick else (None, "not in a --quick run")
+        if local is not None:
+            rows += compaction_rows(
+                embedder, turns=settings.loop_turns, summarizer=local, summarizer_name="SmolLM2-135M"
+            )
+        return {"turns": settings.loop_turns, "rows": rows, "local_model_missing": missing}
 
     section("loop", "Strands loop (compaction rows)", loop)
     large: dict[str, Any] = {}
@@ -263,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-_PACKAGES = ("strands-agents", "faiss-cpu", "sentence-transformers", "onnxruntime")
+_PACKAGES = ("strands-agents", "faiss-cpu", "sentence-transformers", "onnxruntime", "llama-cpp-python")
 
 
 def _installed(package: str) -> bool:
@@ -272,6 +281,21 @@ def _installed(package: str) -> bool:
     except Exception:
         return False
     return True
+
+
+def local_summarizer() -> tuple[Any, str | None]:
+    """The demo's local SmolLM2 as a summarizer, or None and why not (its runtime or weights are not installed).
+
+    Greedy decoding as in the demo, at most 160 tokens per summary (structured states: the grammar's own bound).
+    """
+    try:
+        from demo.local_llm import LocalLlamaModel, ModelNotInstalledError
+    except ImportError as error:
+        return None, f"the demo package could not be imported ({error})"
+    try:
+        return LocalLlamaModel(max_tokens=160), None
+    except ModelNotInstalledError as error:
+        return None, f"{error} (bash scripts/demo.sh installs it)"
 
 
 def query_threads(embedder: Any, count: int) -> dict[str, float]:

@@ -327,7 +327,12 @@ def _archive_rounds(memory: SemanticMemory, pre: PrecomputedEmbedder, extra: lis
 
 
 def archiving_with_embedding(
-    settings: Settings, embedder: Any, pool: dict[str, Any], extra: list[Any]
+    settings: Settings,
+    embedder: Any,
+    pool: dict[str, Any],
+    extra: list[Any],
+    prototype: Any = None,
+    prototype_threads: int | None = None,
 ) -> dict[str, Any]:
     """Archiving throughput with embedding included, side by side in one run, at the largest naive size.
 
@@ -336,6 +341,10 @@ def archiving_with_embedding(
     per message as it arrives, then ``vstack`` + index rebuild. Both embed with the same embedder object
     (``embedder``, the library's default backend in ``run.py``): only the algorithm differs. Each round uses new
     texts that appear nowhere else (no cache, no repeated text for either side).
+
+    With ``prototype`` (the PyTorch embedder), the naive pattern is also timed as the prototype shipped it: one
+    PyTorch call per message, on PyTorch's own default thread count (``prototype_threads``, restored after: the
+    run may pin PyTorch to fewer threads for its comparison rows), in the same rounds.
     """
     size = max(settings.naive_sizes)
     pre = PrecomputedEmbedder(embedder, pool["texts"], pool["vectors"])
@@ -344,7 +353,11 @@ def archiving_with_embedding(
     naive = NaiveMemory(pre.inner, pool["vectors"].shape[1], threads=1)  # the very embedder ours calls
     texts = [render_message(m) for m in base]
     naive.bulk_load(texts, np.stack([pre.known[t] for t in texts]))
-    ours, theirs = [], []
+    shipped = NaiveMemory(prototype, pool["vectors"].shape[1], threads=1) if prototype is not None else None
+    if shipped is not None:
+        shipped.bulk_load(texts, np.stack([pre.known[t] for t in texts]))
+        prototype.embed_documents(["load the prototype's model outside the timing"])
+    ours, theirs, as_shipped = [], [], []
     count = settings.archive_probe
     for round_ in range(settings.repeats):
         batch = _suffixed(extra[round_ * count : (round_ + 1) * count], f"with embedding {round_}")
@@ -358,17 +371,44 @@ def archiving_with_embedding(
         for text in naive_batch:
             naive.add(text, pre.inner.embed_documents([text])[0])
         theirs.append((time.perf_counter() - started) * 1000 / count)
+        if shipped is not None:
+            as_shipped.append(_prototype_round(shipped, prototype, batch, prototype_threads) / count)
     return {
         "size": size,
         "messages": count,
         "ours": spread(ours),
         "naive": spread(theirs),
         "embedder": backend_of(pre.inner),
+        "prototype": spread(as_shipped) if as_shipped else None,
+        "prototype_embedder": backend_of(prototype) if prototype is not None else None,
+        "prototype_threads": prototype_threads,
     }
 
 
+def _prototype_round(naive: NaiveMemory, embedder: Any, batch: Sequence[Any], threads: int | None) -> float:
+    """ms to add ``batch`` the prototype's way: one PyTorch call per message on ``threads`` threads, then rebuild."""
+    import torch
+
+    pinned = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        started = time.perf_counter()
+        for message in batch:
+            text = f"{render_message(message)} (prototype)"
+            naive.add(text, embedder.embed_documents([text])[0])
+        return (time.perf_counter() - started) * 1000
+    finally:
+        torch.set_num_threads(pinned)
+
+
 def scale(
-    settings: Settings, embedder: Any, pool: dict[str, Any], pg_dsn: str | None = None, compare: Any = None
+    settings: Settings,
+    embedder: Any,
+    pool: dict[str, Any],
+    pg_dsn: str | None = None,
+    compare: Any = None,
+    torch_default_threads: int | None = None,
 ) -> dict[str, Any]:
     """Latency, archive cost, eviction and memory at each archive size, ours and naive side by side.
 
@@ -453,7 +493,14 @@ def scale(
         "embedding_ms_per_message": pool["ms_per_message"],
         "pool": len(pool["texts"]),
         "pool_distinct": pool["distinct"],
-        "with_embedding": archiving_with_embedding(settings, embedder, pool, extra),
+        "with_embedding": archiving_with_embedding(
+            settings,
+            embedder,
+            pool,
+            extra,
+            prototype=compare if backend_of(compare)["name"] == "torch" else None,
+            prototype_threads=torch_default_threads,
+        ),
         "faiss_default_threads": _faiss_default_threads(),
         "backend": backend_of(embedder),
         "compare_backend": backend_of(compare) if compare is not None else None,

@@ -1,0 +1,36 @@
+"""The Strands-loop benchmark with a model writing the summaries instead of the script (plumbing only)."""
+
+from benchmarks.compaction import FACTS, compaction_rows
+from tests.support.structured_model import StructuredScriptedModel
+
+
+def test_a_given_summarizer_writes_every_summary_and_the_rows_say_so(embedder):
+    written = "## Conversation Summary\n* Topics only: nothing worth keeping."
+    summarizer = StructuredScriptedModel(
+        lambda messages, system_prompt, is_summary: written,
+        state_responder=lambda output_model, prompt, system_prompt: {"facts": []},
+    )
+    rows = compaction_rows(embedder, turns=60, summarizer=summarizer, summarizer_name="Stand-in")
+
+    names = [r["manager"] for r in rows]
+    assert names == [
+        "Structured (ours), Stand-in summaries",
+        "Text (ours), Stand-in summaries",
+        "Summarizing (Strands), Stand-in summaries",
+        "Structured + hook (ours), Stand-in summaries",
+        "Text + hook (ours), Stand-in summaries",
+    ], "the summarizing managers only: the sliding window writes no summary, the prose bound is the script's"
+    assert all(r["summarizer"] == "Stand-in" and r["summaries"] > 0 for r in rows)
+    prose = [request for request in summarizer.summary_requests]
+    assert len(prose) == sum(r["summaries"] for r in rows if "Structured" not in r["manager"]), "each one asked"
+    assert len(summarizer.state_requests) == sum(r["summaries"] for r in rows if "Structured" in r["manager"])
+    by_name = {r["manager"]: r for r in rows}
+    # The stand-in keeps no fact, so a summary row reaches only what is still in the window; the script would
+    # have kept four. The hook rows reach more: retrieval from the verbatim archive does not depend on the summary.
+    assert by_name["Text (ours), Stand-in summaries"]["facts_reached"] < 4
+    assert (
+        by_name["Text + hook (ours), Stand-in summaries"]["facts_reached"]
+        > by_name["Text (ours), Stand-in summaries"]["facts_reached"]
+    )
+    assert all(r["facts"] == len(FACTS) and r["scripted"].startswith("chat replies") for r in rows)
+    assert all("summarizer" not in r["scripted"] for r in rows), "the summaries are not scripted in these rows"
