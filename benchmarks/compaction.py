@@ -183,6 +183,7 @@ def compaction_rows(
     with_hook: bool = True,
     summarizer: Model | None = None,
     summarizer_name: str = "a local model",
+    structured: bool = True,
 ) -> list[dict[str, Any]]:
     """Run the conversation through each manager; one row per manager.
 
@@ -200,12 +201,15 @@ def compaction_rows(
         with_hook: Add rows with ``SemanticMemoryHook`` (real retrieval from the archive).
         summarizer: A model that writes the summaries (None: the scripted summarizer).
         summarizer_name: How the rows name that model.
+        structured: With ``summarizer``, run the structured managers too (False: the prose ones only).
 
     Returns:
         Rows: ``manager``, ``mean_tokens``, ``max_tokens``, ``last_tokens`` (tokens of the last request),
         ``facts_reached`` and ``facts`` (values present in their recall turn's request), ``stale_value_sent``
         (the changed value reached the model at its recall turn), ``overflows``, ``summaries``, ``archived``,
-        ``scripted`` (what in the row is scripted).
+        ``scripted`` (what in the row is scripted), ``seconds``, ``summarizer``, ``failed_turns`` (turns that
+        raised, e.g. a summary the model could not write; tokens are averaged over the others) and
+        ``first_failure``.
     """
     from strands import Agent
     from strands.agent.conversation_manager import SlidingWindowConversationManager, SummarizingConversationManager
@@ -261,7 +265,7 @@ def compaction_rows(
         configs = [
             (f"{name}, {summarizer_name} summaries", make, hook, None, scripted.replace("summarizer", "").strip("; "))
             for name, make, hook, _, scripted in configs
-            if "summarizer" in scripted and "lossless" not in name
+            if "summarizer" in scripted and "lossless" not in name and (structured or "Structured" not in name)
         ]
     rows = []
     for name, make_manager, hook, bullets, scripted in configs:
@@ -273,8 +277,17 @@ def compaction_rows(
         per_turn: list[int] = []
         reached: dict[str, bool] = {}
         stale = False
+        failures: list[str] = []
         for turn, text in enumerate(user_turns):
-            agent(text)
+            answered = len(model.chat_requests)
+            try:
+                agent(text)
+            except Exception as error:  # a real summarizer can fail (a 135M model's JSON): count it, go on
+                failures.append(f"{type(error).__name__}: {str(error)[:120]}")
+            if len(model.chat_requests) == answered:  # the turn never reached the chat model
+                if turn in recall:
+                    reached[recall[turn]] = False
+                continue
             request = model.chat_requests[-1]
             sent = "\n".join(_text(m) for m in request)
             per_turn.append(len(sent) // 4)
@@ -286,9 +299,9 @@ def compaction_rows(
         rows.append(
             {
                 "manager": name,
-                "mean_tokens": round(statistics.mean(per_turn), 1),
-                "max_tokens": max(per_turn),
-                "last_tokens": per_turn[-1],
+                "mean_tokens": round(statistics.mean(per_turn), 1) if per_turn else 0.0,
+                "max_tokens": max(per_turn, default=0),
+                "last_tokens": per_turn[-1] if per_turn else 0,
                 "facts_reached": sum(reached.values()),
                 "facts": len(reached),
                 "stale_value_sent": stale,
@@ -298,6 +311,8 @@ def compaction_rows(
                 "scripted": f"chat replies; {scripted}" if scripted else "chat replies",
                 "seconds": round(time.perf_counter() - began, 1),
                 "summarizer": summarizer_name if summarizer is not None else None,
+                "failed_turns": len(failures),
+                "first_failure": failures[0] if failures else None,
             }
         )
     return rows

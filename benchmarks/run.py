@@ -201,8 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = compaction_rows(embedder, turns=settings.loop_turns)
         local, missing = local_summarizer() if not args.quick else (None, "not in a --quick run")
         if local is not None:
-            rows += compaction_rows(
-                embedder, turns=settings.loop_turns, summarizer=local, summarizer_name="SmolLM2-135M"
+            rows += compaction_rows(  # prose only: see LOCAL_STRUCTURED in report.py
+                embedder, turns=settings.loop_turns, summarizer=local, summarizer_name="SmolLM2-135M", structured=False
             )
         return {"turns": settings.loop_turns, "rows": rows, "local_model_missing": missing}
 
