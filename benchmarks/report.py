@@ -754,7 +754,8 @@ def _scale(add: Any, scale: dict[str, Any], out: Path) -> None:
     backend = _get(scale, "backend", "short") or "default"
     compare = _get(scale, "compare_backend", "short")
     add(
-        f"Embedding cost (measured on the pool, default backend {backend}): "
+        f"Document embedding cost (measured on the pool, default backend; {backend} names its query graph, documents "
+        "go through the fp32 graph): "
         f"**{scale['embedding_ms_per_message']:.2f} ms per message** (batched, CPU). The archive columns are beyond "
         "embedding."
         + (
@@ -1003,13 +1004,16 @@ def _loop(add: Any, loop: dict[str, Any], out: Path) -> None:
         seconds = sum(r.get("seconds", 0.0) for r in local)
         add(
             f"**Real summaries**: the rows named after {local[0]['summarizer']} run the same conversation with the "
-            "summaries and structured states written by that model (the demo's SmolLM2-135M-Instruct, Q4_1 GGUF, "
-            "llama.cpp, greedy, at most 160 tokens per prose summary; structured states through a JSON-schema grammar), "
-            "each manager with its default summarization prompt; only the chat replies are scripted. A 135M model is "
+            "summaries written by that model (the demo's SmolLM2-135M-Instruct, Q4_1 GGUF, llama.cpp, greedy, at most "
+            "160 tokens per summary), each manager with its default summarization prompt; only the chat replies are "
+            "scripted. A 135M model is "
             "far below what production summarization uses: these rows show what the archive adds when the summary is "
             f"poor, not how good summaries get. They took {seconds:.0f} s in all. The structured managers are not "
-            "run with it: asked for the JSON state, the model ran into the grammar's 1,024-token bound again and "
-            "again (unterminated JSON, a failed compaction and some 13 s each time) when this was tried."
+            "run with it: asked for the JSON state (through a JSON-schema grammar), the model ran into the 1,024-token "
+            "bound again and again when this was tried (unterminated JSON, a failed compaction and some 13 s each "
+            "time). The hook rows reach few facts here for another reason: with a 3,000-character window and the "
+            "recent turns kept, the injected block overflows the window, and the turn is retried with less context "
+            "or none (the overflows column)."
         )
     else:
         add(
