@@ -708,8 +708,21 @@ def _locomo(add: Any, loco: dict[str, Any], out: Path) -> None:
             + " | ".join(f"{summary['all'][f'r{k}']:.1f}" for k in KS)
             + " |"
         )
+    plain = loco.get("lexical_without_context")
+    if plain:
+        add(
+            f"| this library, lexical without conversation context ({backend} queries) | "
+            + " | ".join(f"{plain[f'r{k}']:.1f}" for k in KS)
+            + " |"
+        )
     add("| DRAGON (LoCoMo paper, all ten) | " + " | ".join(f"{loco['dragon'][f'r{k}']:.1f}" for k in KS) + " |")
     add("")
+    if plain:
+        add(
+            "Without conversation context: `ranking=RankingOptions(neighbour_hits=0, neighbour_weights=())`, every "
+            "message scored alone, as before the ranking of issue 12 (the lexical-only mode of release 1 ranked so)."
+        )
+        add("")
     modes = list(loco["modes"])
     categories = list(loco["modes"][modes[0]]["categories"])
     add("By question category (R@5 / R@10 / R@25 / R@50):")
@@ -804,6 +817,18 @@ def _scale(add: Any, scale: dict[str, Any], out: Path) -> None:
             f"{_fmt(r['latency_hybrid']['embed_p50'])} |" + extra
         )
     add("")
+    plain_rows = [r for r in scale["rows"] if "latency_lexical_without_context" in r]
+    if plain_rows:
+        cells = ", ".join(
+            f"{_fmt(r['latency_lexical_without_context']['p50'])} ms at {r['size']:,} "
+            f"(with it: {_fmt(r['latency_lexical']['p50'])})"
+            for r in plain_rows
+        )
+        add(
+            "The lexical-only hook without conversation context (each message scored alone, as release 1 ranked; "
+            f"its recall is in the LoCoMo section), p50 over the same number of distinct queries: {cells}."
+        )
+        add("")
     fills = [(r["size"], r["latency_pgvector"]) for r in scale["rows"] if "latency_pgvector" in r]
     if fills:
         add(

@@ -16,12 +16,15 @@ import numpy as np
 
 from strands_semantic_memory import SemanticMemory, SemanticMemoryHook
 from strands_semantic_memory.embeddings import Vectors
+from strands_semantic_memory.ranking import RankingOptions
 from strands_semantic_memory.rendering import render_message
 
 from .dataset import Dataset, filler_messages
 from .naive import NaiveMemory
 
 MODES = ("dense", "lexical", "hybrid")
+NO_CONTEXT = RankingOptions(neighbour_hits=0, neighbour_weights=())
+"""The ranking without conversation context (each message scored alone), as before issue 12."""
 
 
 @dataclass(frozen=True)
@@ -435,7 +438,15 @@ def scale(
             memory.retrieval = mode  # distinct queries per mode and size: no query-cache hits
             rounds, count = (settings.repeats, len(queries)) if mode == "hybrid" else (1, settings.side_queries)
             row[f"latency_{mode}"] = hook_latency(memory, [f"{q} [{mode} {size}]" for q in queries[:count]], rounds)
-        memory.retrieval = "hybrid"
+        memory.retrieval = "lexical"  # what the conversation-context ranking costs in this mode (issues 11, 12)
+        ranking = memory.ranking
+        memory.configure(ranking=NO_CONTEXT)
+        try:
+            row["latency_lexical_without_context"] = hook_latency(
+                memory, [f"{q} [lexical without context {size}]" for q in queries[: settings.side_queries]]
+            )
+        finally:
+            memory.configure(ranking=ranking, retrieval="hybrid")
         if compare is not None:
             pre.queries = compare  # same archive and document vectors, the other backend embeds the queries
             try:  # one round of the side queries: a comparison, not a target (PyTorch is slow on a loaded machine)
@@ -638,6 +649,8 @@ def locomo(
     shared = PrecomputedEmbedder(embedder, texts, embedder.embed_documents(texts))  # embedded once for every run
     results = run_locomo(path, embedder=shared, limit=limit)
     results["backend"] = backend_of(embedder)
+    plain = run_locomo(path, embedder=shared, modes=("lexical",), limit=limit, options={"ranking": NO_CONTEXT})
+    results["lexical_without_context"] = plain["modes"]["lexical"]["all"]
     if compare is not None:
         other = PrecomputedEmbedder(embedder, texts, np.stack([shared.known[t] for t in texts]), queries=compare)
         questions = sorted({q.text for c in conversations for q in c.questions})

@@ -74,6 +74,14 @@ def test_suite_runs_at_tiny_sizes_and_writes_report_and_plots(tmp_path):
         assert set(raw["locomo"]["compare"]["modes"]) == {"hybrid", "dense"}
         assert re.search(r"\| 16 \| LoCoMo dev recall within 0\.5 points of the PyTorch model.*\| \d+\.\d \(", report)
         assert any(r["queries"] == "PyTorch" for r in large["engine"])
+        prototype = raw["scale"]["with_embedding"]
+        assert prototype["prototype_embedder"]["name"] == "torch" and prototype["prototype"]["runs"] == 2
+        assert prototype["prototype_threads"] >= 1, "PyTorch's own default, not the run's pinned count"
+        assert "as the prototype shipped it" in report and "against the prototype as it shipped" in report
+    assert "lexical without conversation context" in report, "the LoCoMo row that prices the context ranking"
+    assert set(raw["locomo"]["lexical_without_context"]) == {"r5", "r10", "r25", "r50"}
+    assert all(r["latency_lexical_without_context"]["p50"] > 0 for r in raw["scale"]["rows"])
+    assert "lexical-only hook p50 at 10k no worse than release 1" in report
 
 
 def test_locomo_section_is_skipped_with_one_line_when_the_file_is_absent(tmp_path, capsys):
