@@ -146,6 +146,16 @@ class ScriptedChat(Model):
         yield {"messageStop": {"stopReason": "end_turn"}}
 
 
+def _found_by_hook(enrichment: Any, value: str) -> tuple[bool, bool]:
+    """Whether the hook's search found ``value`` this turn (in a window sent or left out), and whether the turn's
+    model call was retried with less injected context after an overflow."""
+    if enrichment is None:
+        return False, False
+    windows = [*enrichment.windows, *enrichment.dropped_windows]
+    found = any(value in _text(message) for window in windows for message in window.messages)
+    return found, enrichment.overflow_retries > 0
+
+
 def _archive_indices(head: str) -> list[int]:
     """Archive indices from the manager's ``#a-#b, #c`` labels of the leaving messages."""
     indices: list[int] = []
@@ -208,8 +218,10 @@ def compaction_rows(
         ``facts_reached`` and ``facts`` (values present in their recall turn's request), ``stale_value_sent``
         (the changed value reached the model at its recall turn), ``overflows``, ``summaries``, ``archived``,
         ``scripted`` (what in the row is scripted), ``seconds``, ``summarizer``, ``failed_turns`` (turns that
-        raised, e.g. a summary the model could not write; tokens are averaged over the others) and
-        ``first_failure``.
+        raised, e.g. a summary the model could not write; tokens are averaged over the turns that reached the chat
+        model) and ``first_failure``; for the hook rows ``found_not_sent`` (recall turns whose value the hook's
+        search found but that did not reach the model) and ``retried_recalls`` (recall turns whose model call was
+        retried with less injected context after an overflow), None for the others.
     """
     from strands import Agent
     from strands.agent.conversation_manager import SlidingWindowConversationManager, SummarizingConversationManager
@@ -278,6 +290,7 @@ def compaction_rows(
         reached: dict[str, bool] = {}
         stale = False
         failures: list[str] = []
+        found_not_sent = retried_recalls = 0
         for turn, text in enumerate(user_turns):
             answered = len(model.chat_requests)
             try:
@@ -295,6 +308,10 @@ def compaction_rows(
                 reached[recall[turn]] = recall[turn] in sent
                 if recall[turn] == FACTS["meeting room"][0]:
                     stale = f"meeting room is {STALE_VALUE}" in sent
+                if hooks:
+                    found, retried = _found_by_hook(hooks[0].last_enrichment, recall[turn])
+                    found_not_sent += found and not reached[recall[turn]]
+                    retried_recalls += retried
         memory = getattr(manager, "memory", None)
         rows.append(
             {
@@ -313,6 +330,8 @@ def compaction_rows(
                 "summarizer": summarizer_name if summarizer is not None else None,
                 "failed_turns": len(failures),
                 "first_failure": failures[0] if failures else None,
+                "found_not_sent": found_not_sent if hooks else None,
+                "retried_recalls": retried_recalls if hooks else None,
             }
         )
     return rows

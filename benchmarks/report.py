@@ -1015,8 +1015,8 @@ def _loop(add: Any, loop: dict[str, Any], out: Path) -> None:
     add("")
     add(
         "**What is scripted**: the chat model (a fixed short reply; it overflows above 3,000 characters of input, "
-        "which drives Strands' real overflow recovery) and the summarizer, identically for every summarizing "
-        "manager: it recognises a planted fact by its form (`Note: <key> is <value>.`), the structured summarizer "
+        "which drives Strands' real overflow recovery) and, in every row not named after a model, the summarizer, "
+        "identically for every summarizing manager: it recognises a planted fact by its form (`Note: <key> is <value>.`), the structured summarizer "
         "keeps every fact (the zero-loss instruction assumed obeyed) and the prose summarizer keeps at most the 4 "
         'most recent facts (a prose summary is bounded; the lossless-prose row lifts that bound). So "facts '
         "reached\" in the summary rows measures the summary format under these assumptions, not a model's quality. "
@@ -1030,15 +1030,12 @@ def _loop(add: Any, loop: dict[str, Any], out: Path) -> None:
         add(
             f"**Real summaries**: the rows named after {local[0]['summarizer']} run the same conversation with the "
             "summaries written by that model (the demo's SmolLM2-135M-Instruct, Q4_1 GGUF, llama.cpp, greedy, at most "
-            "160 tokens per summary), each manager with its default summarization prompt; only the chat replies are "
-            "scripted. A 135M model is "
-            "far below what production summarization uses: these rows show what the archive adds when the summary is "
-            f"poor, not how good summaries get. They took {seconds:.0f} s in all. The structured managers are not "
-            "run with it: asked for the JSON state (through a JSON-schema grammar), the model ran into the 1,024-token "
-            "bound again and again when this was tried (unterminated JSON, a failed compaction and some 13 s each "
-            "time). The hook rows reach few facts here for another reason: with a 3,000-character window and the "
-            "recent turns kept, the injected block overflows the window, and the turn is retried with less context "
-            "or none (the overflows column)."
+            "160 tokens per summary), with the default summarization prompt (Strands'; our text manager passes the "
+            "same one on); only the chat replies are scripted. A 135M model is far below what production "
+            "summarization uses: these rows show a poor summary, not how good summaries get. They took "
+            f"{seconds:.0f} s in all. The structured managers are not run with it: asked for the JSON state (through "
+            "a JSON-schema grammar), the model ran into the 1,024-token bound again and again when this was tried "
+            "(unterminated JSON, a failed compaction and some 13 s each time)."
         )
     else:
         add(
@@ -1057,6 +1054,19 @@ def _loop(add: Any, loop: dict[str, Any], out: Path) -> None:
             f"{r['summaries']} | {r['archived']} | {r.get('failed_turns', 0)} | {r['scripted']} |"
         )
     add("")
+    hooked = [r for r in rows if r.get("found_not_sent") is not None]
+    if hooked:
+        add(
+            "In the rows with the hook, recall turns whose planted value the hook's search found (in a window it "
+            "injected or left out) but that did not reach the model, and recall turns retried with less injected "
+            "context after an overflow: "
+            + "; ".join(
+                f"{r['manager']}: {r['found_not_sent']} and {r['retried_recalls']} of {r['facts']}" for r in hooked
+            )
+            + ". The window (3,000 characters) is small next to the injected block (up to 800): once the recent "
+            "turns fill it, the block is cut down or left out for the call."
+        )
+        add("")
     failed = [r for r in rows if r.get("first_failure")]
     for r in failed:
         add(f"- {r['manager']}: {r['failed_turns']} turns failed; the first: `{r['first_failure']}`")

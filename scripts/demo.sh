@@ -3,6 +3,6 @@
 # The local model's install (and why llama-cpp-python compiles, and with which flags): scripts/local-model.sh.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup-env.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/local-model.sh"
+bash scripts/local-model.sh
 echo "==> running the demo"
 exec python main.py "$@"
