@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         results["large"] = large
     results["meta"] = {
-        "command": "python -m benchmarks.run" + (" --quick" if args.quick else ""),
+        "command": " ".join(["python -m benchmarks.run", *(argv if argv is not None else sys.argv[1:])]),
         "seconds": time.perf_counter() - started,
         "cpus": os.cpu_count(),
         "seed": SEED,
