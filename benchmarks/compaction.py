@@ -124,14 +124,13 @@ class ScriptedChat(Model):
         self, messages: list[dict[str, Any]], tool_specs: Any = None, system_prompt: str | None = None, **_: Any
     ) -> AsyncGenerator[dict[str, Any], None]:
         is_summary = bool(messages) and _text(messages[-1]) == "Please summarize this conversation."
-        if is_summary and self.summarizer is not None:
-            self.summaries += 1
-            real_model: Any = self.summarizer
-            async for event in real_model.stream(messages, tool_specs, system_prompt):
-                yield event
-            return
         if is_summary:
             self.summaries += 1
+            if self.summarizer is not None:
+                real: Any = self.summarizer  # Strands types messages as TypedDicts; the script reads them as dicts
+                async for event in real.stream(messages, tool_specs, system_prompt):
+                    yield event
+                return
             reply = _prose_summary(messages[:-1], self.prose_bullets)
         else:
             size = sum(len(_text(m)) for m in messages) + len(system_prompt or "")

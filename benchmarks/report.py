@@ -456,33 +456,23 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             2,
             "",
         ),
-        (
-            "11",
-            "lexical-only hook p50 at 1k no worse than release 1 (0.32 ms, its documented run, not this one; the mode "
-            "now ranks conversation context, issue 12: without it, see the hook latency section)",
-            _get(_by(rows, 1_000), "latency_lexical", "p50"),
-            0.32,
-            True,
-            2,
-            "one round, no spread",
-        ),
-        (
-            "11",
-            "lexical-only hook p50 at 10k no worse than release 1 (0.38 ms; as above)",
-            _get(at[10_000], "latency_lexical", "p50"),
-            0.38,
-            True,
-            2,
-            "one round, no spread",
-        ),
-        (
-            "11",
-            "lexical-only hook p50 at 100k no worse than release 1 (1.31 ms; as above)",
-            _get(at[100_000], "latency_lexical", "p50"),
-            1.31,
-            True,
-            2,
-            "one round, no spread",
+        *(
+            (
+                "11",
+                f"lexical-only hook p50 at {label} no worse than release 1 ({figure} ms"
+                + (
+                    ", its documented run, not this one; the mode now ranks conversation context, issue 12: without "
+                    "it, see the hook latency section)"
+                    if size == 1_000
+                    else "; as above)"
+                ),
+                _get(_by(rows, size), "latency_lexical", "p50"),
+                figure,
+                True,
+                2,
+                "one round, no spread",
+            )
+            for label, size, figure in (("1k", 1_000, 0.32), ("10k", 10_000, 0.38), ("100k", 100_000, 1.31))
         ),
         (
             "earlier",

@@ -355,10 +355,11 @@ def archiving_with_embedding(
     memory = build_memory(pre, base)
     naive = NaiveMemory(pre.inner, pool["vectors"].shape[1], threads=1)  # the very embedder ours calls
     texts = [render_message(m) for m in base]
-    naive.bulk_load(texts, np.stack([pre.known[t] for t in texts]))
+    vectors = np.stack([pre.known[t] for t in texts])
+    naive.bulk_load(texts, vectors)
     shipped = NaiveMemory(prototype, pool["vectors"].shape[1], threads=1) if prototype is not None else None
     if shipped is not None:
-        shipped.bulk_load(texts, np.stack([pre.known[t] for t in texts]))
+        shipped.bulk_load(texts, vectors)
         prototype.embed_documents(["load the prototype's model outside the timing"])
     ours, theirs, as_shipped = [], [], []
     count = settings.archive_probe
@@ -369,11 +370,7 @@ def archiving_with_embedding(
         memory.archive(batch)
         ours.append((time.perf_counter() - started) * 1000 / count)
         assert pre.document_calls > calls and all(render_message(m) in pre.known for m in batch), "embedded inside"
-        naive_batch = [f"{render_message(m)} (naive)" for m in batch]
-        started = time.perf_counter()
-        for text in naive_batch:
-            naive.add(text, pre.inner.embed_documents([text])[0])
-        theirs.append((time.perf_counter() - started) * 1000 / count)
+        theirs.append(_naive_round(naive, pre.inner, [f"{render_message(m)} (naive)" for m in batch]) / count)
         if shipped is not None:
             as_shipped.append(_prototype_round(shipped, prototype, batch, prototype_threads) / count)
     return {
@@ -388,19 +385,23 @@ def archiving_with_embedding(
     }
 
 
+def _naive_round(naive: NaiveMemory, embedder: Any, texts: Sequence[str]) -> float:
+    """ms to add ``texts`` the naive way: one embedding call per message as it arrives, then vstack + rebuild."""
+    started = time.perf_counter()
+    for text in texts:
+        naive.add(text, embedder.embed_documents([text])[0])
+    return (time.perf_counter() - started) * 1000
+
+
 def _prototype_round(naive: NaiveMemory, embedder: Any, batch: Sequence[Any], threads: int | None) -> float:
-    """ms to add ``batch`` the prototype's way: one PyTorch call per message on ``threads`` threads, then rebuild."""
+    """:func:`_naive_round` as the prototype shipped: PyTorch on ``threads`` threads (the pinned count restored)."""
     import torch
 
     pinned = torch.get_num_threads()
     if threads:
         torch.set_num_threads(threads)
     try:
-        started = time.perf_counter()
-        for message in batch:
-            text = f"{render_message(message)} (prototype)"
-            naive.add(text, embedder.embed_documents([text])[0])
-        return (time.perf_counter() - started) * 1000
+        return _naive_round(naive, embedder, [f"{render_message(m)} (prototype)" for m in batch])
     finally:
         torch.set_num_threads(pinned)
 

@@ -21,8 +21,8 @@ def test_a_given_summarizer_writes_every_summary_and_the_rows_say_so(embedder):
         "Text + hook (ours), Stand-in summaries",
     ], "the summarizing managers only: the sliding window writes no summary, the prose bound is the script's"
     assert all(r["summarizer"] == "Stand-in" and r["summaries"] > 0 and r["failed_turns"] == 0 for r in rows)
-    prose = [request for request in summarizer.summary_requests]
-    assert len(prose) == sum(r["summaries"] for r in rows if "Structured" not in r["manager"]), "each one asked"
+    prose_summaries = sum(r["summaries"] for r in rows if "Structured" not in r["manager"])
+    assert len(summarizer.summary_requests) == prose_summaries, "each one asked"
     assert len(summarizer.state_requests) == sum(r["summaries"] for r in rows if "Structured" in r["manager"])
     by_name = {r["manager"]: r for r in rows}
     # The stand-in keeps no fact, so a summary row reaches only what is still in the window; the script would
