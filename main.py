@@ -273,7 +273,7 @@ def reference_number(seed: int | None) -> str:
 
 def show_conversation(messages: list[Any], console: Console, new: list[Any] | None = None) -> None:
     """One line per message of the active context; ``new`` messages (the summary) are labelled as such."""
-    from strands_semantic_memory.rendering import render_message
+    from strands_semantic_memory.messages._text import render_message
 
     for position, message in enumerate(messages):
         label = "summary" if new and any(message is m for m in new) else message["role"]
@@ -302,7 +302,7 @@ def prepare_run(
     from strands.types.exceptions import ContextWindowOverflowException
 
     from strands_semantic_memory import SemanticMemoryHook
-    from strands_semantic_memory.rendering import render_message
+    from strands_semantic_memory.messages._text import render_message
 
     timings: dict[str, float] = {}
     reference = reference_number(args.seed)
@@ -392,7 +392,7 @@ def prepare_run(
 
 def ask_recall(prepared: Prepared, console: Console) -> Outcome:
     """Step 7: ask the agent for the number; show what the hook injected and the reply, in full."""
-    from strands_semantic_memory.rendering import render_message
+    from strands_semantic_memory.messages._text import render_message
 
     console.section("7. Asking the agent")
     console.said("user", RECALL_QUESTION)

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from strands.models import Model
 from strands.types.exceptions import ContextWindowOverflowException
 
-from strands_semantic_memory.rendering import render_message
+from strands_semantic_memory.messages._text import render_message
 
 from .dataset import filler_messages
 
@@ -102,7 +102,7 @@ class ScriptedChat(Model):
     async def structured_output(  # type: ignore[override]
         self, output_model: type[BaseModel], prompt: list[dict[str, Any]], system_prompt: str | None = None, **_: Any
     ) -> AsyncGenerator[dict[str, Any], None]:
-        from strands_semantic_memory.session_state import read_state_block
+        from strands_semantic_memory.conversation_manager._session_state import read_state_block
 
         self.summaries += 1
         if self.summarizer is not None:
@@ -230,7 +230,7 @@ def compaction_rows(
     if turns < 24:
         raise ValueError(f"turns must be at least 24, got {turns}")
     if embedder is None:
-        from strands_semantic_memory import SentenceTransformerEmbedder
+        from strands_semantic_memory.embeddings import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder()
     user_turns, recall = _conversation(turns, seed)

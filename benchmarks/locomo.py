@@ -151,7 +151,7 @@ def run_locomo(
         return {"skipped": reason}
     conversations = load_conversations(path)[:limit]
     if embedder is None:
-        from strands_semantic_memory import SentenceTransformerEmbedder
+        from strands_semantic_memory.embeddings import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder()
     texts = [turn_text_of(m) for c in conversations for m in c.messages]

@@ -127,8 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     load_before = os.getloadavg()
 
-    from strands_semantic_memory import SentenceTransformerEmbedder
-    from strands_semantic_memory.embeddings import resolve_embedder
+    from strands_semantic_memory.embeddings import SentenceTransformerEmbedder, resolve_embedder
 
     embedder: Any = resolve_embedder()  # what SemanticMemory() uses: backend "auto"
     _ = embedder.dimension  # loads (or exports) the model outside every timing

@@ -16,7 +16,7 @@ from typing import Any
 from strands.models import Model
 from strands.types.exceptions import ContextWindowOverflowException
 
-from strands_semantic_memory.rendering import render_message
+from strands_semantic_memory.messages._text import render_message
 
 __all__ = ["SUMMARY", "ScriptedModel"]
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from strands_semantic_memory import SemanticMemory, SemanticMemoryHook
 from strands_semantic_memory.embeddings import Vectors
-from strands_semantic_memory.ranking import RankingOptions
-from strands_semantic_memory.rendering import render_message
+from strands_semantic_memory.messages._text import render_message
+from strands_semantic_memory.retrieval._ranking import RankingOptions
 
 from .dataset import Dataset, filler_messages
 from .naive import NaiveMemory
@@ -465,7 +465,7 @@ def scale(
         if (
             pg_dsn is not None
             and size in settings.pg_sizes
-            and importlib.util.find_spec("strands_semantic_memory.stores.pgvector_store")
+            and importlib.util.find_spec("strands_semantic_memory.stores.postgres")
         ):
             try:
                 row["latency_pgvector"] = pgvector_latency(
@@ -532,7 +532,7 @@ def pgvector_latency(
 
     Also times filling the store (vectors precomputed: the bulk archiving cost beyond embedding).
     """
-    from strands_semantic_memory.stores.pgvector_store import PgVectorStore
+    from strands_semantic_memory.stores.postgres import PgVectorStore
 
     with fresh_database(dsn, f"bench_{len(messages)}") as own_dsn:
         return _pgvector_run(

@@ -1,6 +1,6 @@
 """Exceptions raised by strands-semantic-memory.
 
-Every error the library raises on purpose derives from :class:`SemanticMemoryError`, so callers can catch the
+Every error the library raises on purpose derives from ``SemanticMemoryError``, so callers can catch the
 whole family at once. Subclasses carry the data needed to understand the failure and say how to recover.
 """
 

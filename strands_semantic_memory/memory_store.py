@@ -1,6 +1,6 @@
 """SemanticMemoryStore: the archive as a Strands ``MemoryStore``, for ``Agent(memory_manager=MemoryManager(...))``.
 
-Strands' :class:`~strands.memory.MemoryManager` searches its stores for every user turn (injecting the results
+Strands' ``MemoryManager`` searches its stores for every user turn (injecting the results
 for that one model call, never into history), gives the model a ``search_memory`` tool, and, for a writable store
 with extraction, hands it the conversation's messages in batches. This store answers with the engine's hybrid
 search, as merged context windows of verbatim messages, and archives the batches verbatim, without any model call.
@@ -29,11 +29,11 @@ from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, M
 from strands.types.content import Message
 from strands.types.tools import AgentTool
 
-from .errors import ConfigurationError
-from .memory import SemanticMemory
-from .tool_output import render_windows
-from .tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
-from .windows import ContextWindow
+from strands_semantic_memory.engine._memory import SemanticMemory
+from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.formatting._tool_output import render_windows
+from strands_semantic_memory.retrieval._windows import ContextWindow
+from strands_semantic_memory.tools._conversation_tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
 
 logger = logging.getLogger(__name__)
 
@@ -74,31 +74,31 @@ def _resolve_extraction(extraction: ExtractionConfig | bool | None, writable: bo
 
 
 class SemanticMemoryStore(MemoryStore):
-    """A Strands ``MemoryStore`` over a :class:`~strands_semantic_memory.memory.SemanticMemory`.
+    """A Strands ``MemoryStore`` over a ``SemanticMemory``.
 
-    **Search** returns merged context windows, most relevant first: each :class:`~strands.memory.MemoryEntry`
+    **Search** returns merged context windows, most relevant first: each ``MemoryEntry``
     holds one window's messages formatted like the hook's injected lines (``[Message N, role]: text``), and its
     metadata holds ``indices``, ``roles``, ``timestamps`` (epoch seconds: when said if known, else when
     archived), ``hit_indices``, ``start``, ``end`` and ``score``. Each entry is bounded (``max_entry_chars``).
 
-    **Writing.** A writable store archives what Strands hands to :meth:`add_messages` verbatim, with no model
+    **Writing.** A writable store archives what Strands hands to ``add_messages`` verbatim, with no model
     call (server-side extraction in Strands' terms). Its default extraction config runs after every invocation and
     *keeps tool traffic*: Strands' default filter would strip ``toolUse``/``toolResult`` blocks, so the store sets
-    ``filter=MemoryMessageFilter(exclude=[])`` (:data:`KEEP_TOOL_TRAFFIC`) unless you pass your own filter.
+    ``filter=MemoryMessageFilter(exclude=[])`` (``KEEP_TOOL_TRAFFIC``) unless you pass your own filter.
     Batches are idempotent across retries: each message is keyed by ``AddMessagesContext.sequence_numbers``
-    combined with an id unique to the agent run (renewed by :meth:`initialize`, which Strands calls when the
+    combined with an id unique to the agent run (renewed by ``initialize``, which Strands calls when the
     agent is built), so a retried batch is not archived twice, while two messages with the same text are both
     archived. Use one store object per agent; several stores may share one memory.
 
     **Sharing an archive.** ``SemanticMemoryStore(memory=manager.memory)`` serves the archive that a
-    :class:`~strands_semantic_memory.manager.SemanticSummarizingConversationManager` fills (and its hook
+    ``SemanticSummarizingConversationManager`` fills (and its hook
     searches). Such a store is read-only by default: the manager already archives every message that leaves the
     context, and Strands' extraction strips the tracking ids that would let the two paths recognise the same
     message, so archiving on both paths would store it twice. Pass ``writable=True`` to archive every message as
     it is said as well.
 
     Engine calls are synchronous (embedding, database round trips); they run in a worker thread
-    (:func:`asyncio.to_thread`) so the agent's event loop is never blocked.
+    (``to_thread``) so the agent's event loop is never blocked.
     """
 
     def __init__(
@@ -122,7 +122,7 @@ class SemanticMemoryStore(MemoryStore):
 
         Args:
             memory: The memory to serve (for example ``manager.memory``). Default: a new
-                :class:`SemanticMemory` built from ``memory_options``.
+                ``SemanticMemory`` built from ``memory_options``.
             name: The store's name in Strands (unique per ``MemoryManager``).
             description: Shown to the model in the ``search_memory`` tool's description.
             max_search_results: Windows per search when the caller does not say (Strands' option).
@@ -136,10 +136,10 @@ class SemanticMemoryStore(MemoryStore):
             max_entry_chars: Size bound of one entry's content, in characters (at least 200).
             show_dates: Put each message's date in its label.
             tools: Return the conversation tools (``conversation_search``, ``conversation_read`` and, with
-                ``include_forget``, ``conversation_forget``) from :meth:`get_tools`, so the ``MemoryManager``
+                ``include_forget``, ``conversation_forget``) from ``get_tools``, so the ``MemoryManager``
                 registers them on the agent.
             include_forget: Include ``conversation_forget`` among those tools.
-            **memory_options: Options for the new :class:`SemanticMemory` (``embedding_model``, ``store``,
+            **memory_options: Options for the new ``SemanticMemory`` (``embedding_model``, ``store``,
                 ``archive_path``, ...). Not allowed together with ``memory``.
 
         Raises:
@@ -180,7 +180,7 @@ class SemanticMemoryStore(MemoryStore):
 
     @property
     def memory(self) -> SemanticMemory:
-        """The :class:`SemanticMemory` this store serves."""
+        """The ``SemanticMemory`` this store serves."""
         return self._memory
 
     async def initialize(self) -> None:

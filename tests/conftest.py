@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from strands_semantic_memory import SemanticMemory, SentenceTransformerEmbedder
+from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.embeddings import SentenceTransformerEmbedder
 from tests.support.embedders import CountingEmbedder
 from tests.support.stores import STORES, new_namespace, store_for
 
@@ -72,7 +73,7 @@ def archive_factory(store_kind, request, embedder):
     def make(**kwargs):
         kwargs.setdefault("embedder", embedder)
         if store_kind == "pgvector":
-            from strands_semantic_memory.stores.pgvector_store import PgVectorStore
+            from strands_semantic_memory.stores.postgres import PgVectorStore
 
             kwargs.setdefault("store", PgVectorStore(request.getfixturevalue("pg_uri"), namespace))
         return SemanticMemory(**kwargs)
@@ -81,7 +82,7 @@ def archive_factory(store_kind, request, embedder):
         """Another handle on the same archive: a new connection to the namespace (None: a new in-process one)."""
         if store_kind != "pgvector":
             return None
-        from strands_semantic_memory.stores.pgvector_store import PgVectorStore
+        from strands_semantic_memory.stores.postgres import PgVectorStore
 
         return PgVectorStore(request.getfixturevalue("pg_uri"), namespace)
 

@@ -15,7 +15,7 @@ from strands.memory.types import _has_method
 from strands_semantic_memory import SemanticMemory, SemanticSummarizingConversationManager
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.memory_store import KEEP_TOOL_TRAFFIC, SemanticMemoryStore
-from strands_semantic_memory.rendering import render_message
+from strands_semantic_memory.messages._text import render_message
 from tests.support.conversations import PLANTED_TURN, REFERENCE, distractor_conversation, text_message
 from tests.support.embedders import CountingEmbedder
 from tests.support.scripted_model import ScriptedModel, ToolCall

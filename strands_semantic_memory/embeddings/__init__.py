@@ -1,12 +1,16 @@
-"""Embedding models: the :class:`Embedder` protocol, the local default, and name resolution."""
+"""Embedding models: the ``Embedder`` protocol, the local default, and name resolution."""
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
-from .base import Embedder, Vectors, normalize_rows
-from .local import DEFAULT_MODEL, SentenceTransformerEmbedder, resolve_local_model
-from .onnx_runtime import OnnxEmbedder, onnx_available
+from strands_semantic_memory.embeddings._base import Embedder, Vectors, normalize_rows
+from strands_semantic_memory.embeddings._local import DEFAULT_MODEL, SentenceTransformerEmbedder, resolve_local_model
+from strands_semantic_memory.embeddings.onnx._runtime import OnnxEmbedder, onnx_available
+
+if TYPE_CHECKING:
+    from strands_semantic_memory.embeddings._bedrock import BedrockEmbedder
 
 BEDROCK_PREFIX = "bedrock:"
 BACKENDS = ("auto", "torch", "onnx")
@@ -28,7 +32,7 @@ def resolve_embedder(
         aws_region: Bedrock only: the AWS region (default: the AWS SDK's own resolution).
         embedding_dimensions: Bedrock only: the output dimension, for models that offer a choice.
         backend: Local models only. ``"torch"``: sentence-transformers on PyTorch. ``"onnx"``: ONNX Runtime
-            (:class:`OnnxEmbedder`: same document vectors and ``model_id``, int8 queries, needs the ``onnx``
+            (``OnnxEmbedder``: same document vectors and ``model_id``, int8 queries, needs the ``onnx``
             extra). ``"auto"`` (default): ONNX Runtime for the bundled all-MiniLM-L6-v2 when the ``onnx`` extra is
             installed, PyTorch otherwise.
         cache_dir: ONNX only: a folder to keep the exported model in (default: export in memory, write nothing).
@@ -40,7 +44,7 @@ def resolve_embedder(
         ConfigurationError: For an unknown Bedrock model, an unsupported dimension, an unknown backend, or
             options given to a model that does not take them.
     """
-    from ..errors import ConfigurationError
+    from strands_semantic_memory.errors import ConfigurationError
 
     if not isinstance(embedding_model, str) or not embedding_model.strip():
         raise ConfigurationError(f"embedding_model must be a non-empty string, got {embedding_model!r}")
@@ -49,7 +53,7 @@ def resolve_embedder(
     if embedding_model.startswith(BEDROCK_PREFIX):
         if backend == "onnx" or cache_dir is not None:
             raise ConfigurationError("backend='onnx' and cache_dir apply to local models only, not to Bedrock")
-        from .bedrock import BedrockEmbedder
+        from strands_semantic_memory.embeddings._bedrock import BedrockEmbedder
 
         return BedrockEmbedder(
             embedding_model[len(BEDROCK_PREFIX) :], region_name=aws_region, dimensions=embedding_dimensions
@@ -71,6 +75,7 @@ def resolve_embedder(
 
 __all__ = [
     "BACKENDS",
+    "BedrockEmbedder",
     "BEDROCK_PREFIX",
     "DEFAULT_MODEL",
     "Embedder",
@@ -81,3 +86,11 @@ __all__ = [
     "onnx_available",
     "resolve_embedder",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BedrockEmbedder":  # imported when named: it needs boto3 only then
+        from strands_semantic_memory.embeddings._bedrock import BedrockEmbedder
+
+        return BedrockEmbedder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Where the archive lives: the :class:`ArchiveStore` seam and its implementations.
+"""Where the archive lives: the ``ArchiveStore`` seam and its implementations.
 
 ``PgVectorStore`` and ``SqliteArchive`` are imported lazily (their modules load only when named), so importing
 the package never needs their optional dependencies.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError
-from .archive_store import (
+from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.stores._protocol import (
     ArchiveStore,
     Candidates,
     ContextRequest,
@@ -20,11 +20,11 @@ from .archive_store import (
     StoredRecord,
     StoreStats,
 )
-from .in_memory import InMemoryArchive
+from strands_semantic_memory.stores.in_process._archive import InMemoryArchive
 
 if TYPE_CHECKING:
-    from .pgvector_store import PgVectorStore
-    from .sqlite_store import SqliteArchive
+    from strands_semantic_memory.stores.postgres import PgVectorStore
+    from strands_semantic_memory.stores.sqlite import SqliteArchive
 
 __all__ = [
     "ArchiveStore",
@@ -43,11 +43,11 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "PgVectorStore":
-        from .pgvector_store import PgVectorStore
+        from strands_semantic_memory.stores.postgres import PgVectorStore
 
         return PgVectorStore
     if name == "SqliteArchive":
-        from .sqlite_store import SqliteArchive
+        from strands_semantic_memory.stores.sqlite import SqliteArchive
 
         return SqliteArchive
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -57,12 +57,12 @@ def resolve_store(store: ArchiveStore | None, archive_path: str | os.PathLike[st
     """The store a memory's ``store=`` and ``archive_path=`` arguments ask for (in process by default).
 
     Raises:
-        ConfigurationError: If both are given, or ``store`` is not an :class:`ArchiveStore`.
+        ConfigurationError: If both are given, or ``store`` is not an ``ArchiveStore``.
     """
     if store is not None and archive_path is not None:
         raise ConfigurationError("pass either store= or archive_path=, not both")
     if archive_path is not None:
-        from .sqlite_store import SqliteArchive
+        from strands_semantic_memory.stores.sqlite import SqliteArchive
 
         return SqliteArchive(archive_path)
     if store is None:

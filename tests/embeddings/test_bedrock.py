@@ -5,15 +5,11 @@ import numpy as np
 import pytest
 from botocore.config import Config
 
-from strands_semantic_memory import (
-    ConfigurationError,
-    DimensionMismatchError,
-    EmbeddingError,
-    SemanticMemory,
-)
+from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings import resolve_embedder
-from strands_semantic_memory.embeddings.bedrock import BedrockEmbedder
-from tests.embeddings.bedrock_standin import BedrockStandIn, fake_vector
+from strands_semantic_memory.embeddings._bedrock import BedrockEmbedder
+from strands_semantic_memory.errors import ConfigurationError, DimensionMismatchError, EmbeddingError
+from tests.support.bedrock_standin import BedrockStandIn, fake_vector
 
 
 @pytest.fixture
@@ -161,7 +157,7 @@ def test_restore_with_other_dimension_is_refused_and_same_restores(standin):
 def test_restore_local_archive_with_bedrock_is_refused(embedder):
     local = SemanticMemory(embedder=embedder)
     local.archive([{"role": "user", "content": [{"text": "x"}]}])
-    from strands_semantic_memory import EmbeddingModelMismatchError
+    from strands_semantic_memory.errors import EmbeddingModelMismatchError
 
     with pytest.raises(EmbeddingModelMismatchError):
         SemanticMemory.from_state(local.to_state(), embedding_model="bedrock:cohere.embed-english-v3")

@@ -1,10 +1,9 @@
 import numpy as np
 import pytest
 
-from strands_semantic_memory import EmbeddingError, SentenceTransformerEmbedder
-from strands_semantic_memory.embeddings import resolve_embedder
-from strands_semantic_memory.embeddings.local import bundled_model_path, resolve_local_model
-from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.embeddings import SentenceTransformerEmbedder, resolve_embedder
+from strands_semantic_memory.embeddings._local import bundled_model_path, resolve_local_model
+from strands_semantic_memory.errors import ConfigurationError, EmbeddingError
 
 
 def test_default_name_resolves_to_bundled_offline_weights():

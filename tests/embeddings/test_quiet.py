@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from transformers.utils import logging as transformers_logging
 
-from strands_semantic_memory.embeddings.local import bundled_model_path, load_sentence_transformer_uncached
-from strands_semantic_memory.embeddings.quiet import quiet_model_loading
+from strands_semantic_memory.embeddings._local import bundled_model_path, load_sentence_transformer_uncached
+from strands_semantic_memory.embeddings._quiet import quiet_model_loading
 
 
 @pytest.fixture

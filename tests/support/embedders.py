@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from strands_semantic_memory import SentenceTransformerEmbedder
-from strands_semantic_memory.embeddings import Vectors
+from strands_semantic_memory.embeddings import SentenceTransformerEmbedder, Vectors
 
 
 class CountingEmbedder:

@@ -21,17 +21,17 @@ def store_for(kind: str, request: Any) -> Any:
     if kind == "in_memory":
         return None
     if kind == "sqlite":
-        from strands_semantic_memory.stores.sqlite_store import SqliteArchive
+        from strands_semantic_memory.stores.sqlite import SqliteArchive
 
         return SqliteArchive(request.getfixturevalue("tmp_path") / f"{new_namespace('archive')}.sqlite3")
-    from strands_semantic_memory.stores.pgvector_store import PgVectorStore
+    from strands_semantic_memory.stores.postgres import PgVectorStore
 
     return PgVectorStore(request.getfixturevalue("pg_uri"), new_namespace())
 
 
 def vector_owners(memory: Any) -> tuple[set[int], int]:
     """(archive indices that own vectors, number of vectors), read from the store itself."""
-    from strands_semantic_memory.archive import message_index
+    from strands_semantic_memory.messages._codec import message_index
 
     store = memory.archive_store
     inner = getattr(store, "_memory", store)  # SqliteArchive keeps its search indexes in an InMemoryArchive
@@ -64,7 +64,7 @@ def restored(memory: Any) -> Any:
         return SemanticMemory.from_state(state, embedder=memory.embedder)
     store.close()
     if type(store).__name__ == "PgVectorStore":
-        from strands_semantic_memory.stores.pgvector_store import PgVectorStore
+        from strands_semantic_memory.stores.postgres import PgVectorStore
 
         return SemanticMemory.from_state(
             state, embedder=memory.embedder, store=PgVectorStore(store.dsn, store.namespace)

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from strands_semantic_memory.rendering import render_message
-from strands_semantic_memory.session_state import read_state_block
+from strands_semantic_memory.conversation_manager._session_state import read_state_block
+from strands_semantic_memory.messages._text import render_message
 from tests.support.scripted_model import ScriptedModel
 
 StateReply = BaseModel | dict[str, Any] | Exception

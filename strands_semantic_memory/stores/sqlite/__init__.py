@@ -1,13 +1,13 @@
 """The durable archive on one machine: one SQLite file, the search indexes in the process.
 
-Modules by job: :mod:`.schema` (layout, opening, migrations), :mod:`.writes` (rows written per change),
-:mod:`.loading` (what opening reads), :mod:`.reads` (reads forwarded to the in-process archive) and
-:mod:`.archive` (:class:`SqliteArchive` itself).
+Modules by job: ``_schema`` (layout, opening, migrations), ``_writes`` (rows written per change),
+``_loading`` (what opening reads), ``_reads`` (reads forwarded to the in-process archive) and
+``_archive`` (``SqliteArchive`` itself).
 """
 
 from __future__ import annotations
 
-from .archive import STORE_KIND, SqliteArchive
-from .schema import FILE_FORMAT, SCHEMA_VERSION
+from strands_semantic_memory.stores.sqlite._archive import STORE_KIND, SqliteArchive
+from strands_semantic_memory.stores.sqlite._schema import FILE_FORMAT, SCHEMA_VERSION
 
 __all__ = ["FILE_FORMAT", "SCHEMA_VERSION", "STORE_KIND", "SqliteArchive"]

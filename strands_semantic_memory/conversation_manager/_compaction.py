@@ -1,0 +1,306 @@
+"""Compaction: how the conversation manager shrinks the active context without ever losing a message.
+
+``CompactingConversationManager`` is Strands' ``SummarizingConversationManager`` with three additions, each
+of which calls ``_archive`` for every message before it leaves the context:
+
+* ``summary_format="structured"``: the summary is a pydantic state (``session_state``) that each reduction
+  merges into through Strands' structured output, instead of a prose summary that is re-summarized;
+* ``hard_limit``: a share of the model's context window above which the oldest messages leave the context anyway
+  when compaction fails or is not enough;
+* ``on_summary_failure="drop_oldest"``: a failing summarizer drops the oldest messages instead of failing the turn.
+
+``SemanticSummarizingConversationManager`` supplies the archive. What the
+summarizer sees and how it is asked live in ``summarizer``.
+
+The manager orders the steps; its parts live beside it: ``compaction_checks`` (Strands compatibility and option
+checks), ``structured_summary`` (merging into the structured state) and ``drop_policy`` (where to cut
+when messages are dropped, and the overflow error's wording).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+from strands.agent.conversation_manager import SummarizingConversationManager
+from strands.agent.conversation_manager.compression.pin_message import is_pinned, partition_pinned
+from strands.hooks import BeforeModelCallEvent, HookRegistry
+from strands.types.content import Message
+from strands.types.exceptions import ContextWindowOverflowException
+from typing_extensions import override
+
+from strands_semantic_memory.conversation_manager._checks import (
+    check_strands_compatibility,
+    validate_compaction_options,
+)
+from strands_semantic_memory.conversation_manager._drop_policy import (
+    count_tokens,
+    drop_split,
+    explain_overflow,
+    split_for,
+)
+from strands_semantic_memory.conversation_manager._session_state import SessionState, state_message
+from strands_semantic_memory.conversation_manager._structured_summary import merge_into_state, previous_prose
+from strands_semantic_memory.conversation_manager._summarizer import MessageFilter, summary_view
+
+if TYPE_CHECKING:
+    from strands.agent.agent import Agent
+
+__all__ = ["CompactingConversationManager", "check_strands_compatibility", "drop_split"]
+
+logger = logging.getLogger(__name__)
+
+
+class CompactingConversationManager(SummarizingConversationManager):
+    """Strands' summarizing manager with structured summaries, a hard limit and a fallback that never wedges.
+
+    Subclasses implement ``_archive``; it receives every message before the message leaves the context.
+    """
+
+    def __init__(
+        self,
+        *,
+        summary_format: str,
+        summary_schema: type[BaseModel] | None,
+        summary_filter: MessageFilter | None,
+        hard_limit: float | None,
+        on_summary_failure: str,
+        **strands_options: Any,
+    ) -> None:
+        """Validate and keep the options (documented on the concrete manager); ``strands_options`` go to Strands.
+
+        Raises:
+            ConfigurationError: If an option is invalid (the message names it).
+            SemanticMemoryError: If the installed Strands lacks the methods overridden here.
+        """
+        check_strands_compatibility()
+        super().__init__(**strands_options)
+        threshold = self._compression_threshold
+        validate_compaction_options(
+            summary_format, summary_schema, summary_filter, hard_limit, on_summary_failure, threshold
+        )
+        self.summary_format = summary_format
+        self.summary_schema: type[BaseModel] = summary_schema or SessionState
+        self.summary_filter = summary_filter
+        self.hard_limit = hard_limit
+        self.on_summary_failure = on_summary_failure
+        self._session_state: BaseModel | None = None
+        self._pending_state: BaseModel | None = None
+        self._dropped = 0
+        self._summary_failures = 0
+
+    def _archive(self, messages: list[Message]) -> list[int]:
+        """Archive ``messages`` (idempotently) and return their archive indices, same order."""
+        raise NotImplementedError
+
+    @property
+    def session_state(self) -> BaseModel | None:
+        """The structured summary so far (``summary_format="structured"``), or None before the first reduction."""
+        return self._session_state
+
+    @property
+    def summary_message(self) -> Message | None:
+        """The summary message this manager put into the conversation (compare with ``is``), or None."""
+        return self._summary_message
+
+    @property
+    def dropped_message_count(self) -> int:
+        """Messages dropped from the active context without a summary (all of them archived first)."""
+        return self._dropped
+
+    # ------------------------------------------------------------------ Strands overrides
+
+    @override
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        """Strands' hooks (proactive compression), plus the hard-limit check before each model call."""
+        super().register_hooks(registry, **kwargs)
+        if self.hard_limit is not None:
+            registry.add_callback(BeforeModelCallEvent, self._enforce_hard_limit)
+
+    @override
+    def reduce_context(self, agent: Agent, e: Exception | None = None, **kwargs: Any) -> None:
+        """Summarize as Strands does; with ``on_summary_failure="drop_oldest"``, a failed reactive summary drops.
+
+        Raises:
+            Exception: The summary's error during overflow recovery (``e`` set) with ``on_summary_failure="raise"``.
+            ContextWindowOverflowException: If nothing could be dropped either.
+        """
+        try:
+            self._summarize_oldest(agent)
+            return
+        except Exception as error:
+            self._summary_failures += 1
+            if e is None:  # proactive: best effort, as in Strands
+                logger.warning("Proactive summarization failed, continuing: %s", error)
+                return
+            if self.on_summary_failure == "raise":
+                logger.error("Summarization failed: %s", error)
+                raise error from e
+            logger.warning("error=<%s> | summarization failed, dropping the oldest messages instead", error)
+            reason = error
+        front = self._protected_front(agent.messages)
+        want = max(1, int(len(agent.messages) * self.summary_ratio))
+        if len(agent.messages) - front - want < self.preserve_recent_messages:
+            want = max(1, len(agent.messages) - front - self.preserve_recent_messages)
+        if not self._drop(agent, front + want):
+            raise ContextWindowOverflowException(
+                explain_overflow(f"Cannot reduce the context: {reason}", agent, self.preserve_recent_messages)
+            ) from e
+
+    @override
+    def _summarize_oldest(self, agent: Agent) -> None:
+        """Run Strands' reduction; on failure undo its message count (nothing left the context) and explain."""
+        removed_before = self.removed_message_count
+        self._pending_state = None
+        try:
+            super()._summarize_oldest(agent)
+        except ContextWindowOverflowException as error:
+            self.removed_message_count = removed_before
+            if str(error).startswith(("Cannot summarize", "Unable to trim")):
+                raise ContextWindowOverflowException(
+                    explain_overflow(str(error), agent, self.preserve_recent_messages)
+                ) from error
+            raise
+        except BaseException:
+            self.removed_message_count = removed_before
+            raise
+        if self._pending_state is not None:  # committed only once Strands has replaced the messages
+            self._session_state, self._pending_state = self._pending_state, None
+
+    @override
+    def _adjust_split_point_for_tool_pairs(self, messages: list[Message], split_point: int) -> int:
+        """Strands' tool-pair adjustment, after making sure at least one message besides the summary leaves.
+
+        Strands' ratio counts the previous summary, so on a short conversation the summary alone would be
+        re-summarized (and overflow recovery would retry forever). When the split covers only the summary and
+        pinned messages, it moves past the first real message, if the preserved recent messages allow it.
+        """
+        front = self._protected_front(messages)
+        if split_point <= front < len(messages) - self.preserve_recent_messages:
+            split_point = front + 1
+        return super()._adjust_split_point_for_tool_pairs(messages, split_point)
+
+    @override
+    def _generate_summary(self, messages: list[Message], agent: Agent) -> Message:
+        """Archive exactly the messages leaving the context, then summarize them (prose or structured).
+
+        Args:
+            messages: The messages leaving the active context (this manager's previous summary first, if any).
+            agent: The agent.
+
+        Returns:
+            The summary message: Strands' own for ``"text"``, the rendered state for ``"structured"``.
+
+        Raises:
+            ContextWindowOverflowException: If only the previous summary would leave.
+            Exception: If archiving or summarizing fails; the messages are then still in the conversation.
+        """
+        leaving = [m for m in messages if m is not self._summary_message]
+        if not leaving:
+            # Strands retries overflow recovery without a cap, so re-summarizing the summary would loop.
+            raise ContextWindowOverflowException(
+                "Cannot summarize: only the previous summary is outside the preserved recent messages"
+            )
+        indices = self._archive(leaving)
+        seen = summary_view(leaving, self.summary_filter)
+        if self.summary_format == "structured":
+            return self._structured_summary(
+                [leaving[i] for i in seen], [indices[i] for i in seen], agent, prose=self._previous_prose(messages)
+            )
+        seen_ids = {id(leaving[i]) for i in seen}
+        if not seen_ids:  # the filter left nothing new: keep the previous summary, or say what happened
+            previous = self._summary_message
+            text = "(Earlier messages are archived; none were selected for the summary.)"
+            return {"role": "user", "content": list(previous["content"]) if previous else [{"text": text}]}
+        view = [m for m in messages if m is self._summary_message or id(m) in seen_ids]
+        return super()._generate_summary(view, agent)
+
+    # ------------------------------------------------------------------ structured summary
+
+    def _previous_prose(self, messages: list[Message]) -> str | None:
+        """A prose summary to migrate into the first state (restored from a text session), if any."""
+        return previous_prose(self._summary_message, self._session_state, messages)
+
+    def _structured_summary(
+        self, seen: list[Message], indices: list[int], agent: Agent, *, prose: str | None
+    ) -> Message:
+        state = merge_into_state(
+            self.summary_schema,
+            self._session_state,
+            seen,
+            indices,
+            agent,
+            prose=prose,
+            summarization_agent=self.summarization_agent,
+            system_prompt=self.summarization_system_prompt,
+        )
+        self._pending_state = state
+        return state_message(state)
+
+    # ------------------------------------------------------------------ hard limit and dropping
+
+    async def _enforce_hard_limit(self, event: BeforeModelCallEvent) -> None:
+        """Before a model call: above ``hard_limit``, compact, then drop the oldest messages (archived first)."""
+        agent = event.agent
+        window = agent.model.context_window_limit
+        if self.hard_limit is None or not window:
+            if self.hard_limit is not None:
+                logger.warning("context_window_limit=<None> | hard_limit needs the model's context window; skipped")
+            return
+        budget = int(self.hard_limit * window)
+        projected = event.projected_input_tokens
+        if projected is not None and projected <= budget:
+            return
+        tokens = await count_tokens(agent, agent.messages)
+        if tokens <= budget:
+            return
+        threshold = self._compression_threshold
+        if threshold is None or projected is None or projected / window < threshold:  # Strands did not just compact
+            try:
+                self._summarize_oldest(agent)
+            except Exception as error:
+                self._summary_failures += 1
+                logger.warning("error=<%s> | compaction above the hard limit failed", error)
+            tokens = await count_tokens(agent, agent.messages)
+            if tokens <= budget:
+                return
+        dropped = self._drop(agent, await split_for(agent, tokens - budget, self._summary_message))
+        tokens = await count_tokens(agent, agent.messages)
+        if tokens > budget:
+            logger.warning(
+                "tokens=<%d>, budget=<%d>, dropped=<%d> | still above the hard limit after dropping all but the "
+                "current turn",
+                tokens,
+                budget,
+                dropped,
+            )
+
+    def _protected_front(self, messages: list[Message]) -> int:
+        front = 0
+        while front < len(messages) and (messages[front] is self._summary_message or is_pinned(messages, front)):
+            front += 1
+        return front
+
+    def _drop(self, agent: Agent, split: int) -> int:
+        """Drop the unpinned messages before ``split`` (adjusted for tool pairs) from the context, archived first."""
+        messages = agent.messages
+        split = drop_split(messages, split)
+        if split <= 0:
+            return 0
+        _, unpinned = partition_pinned(messages, 0, split)
+        leaving = [m for m in unpinned if m is not self._summary_message]
+        if not leaving:
+            return 0
+        self._archive(leaving)  # first: nothing is lost, even if the next step fails
+        leaving_ids = {id(m) for m in leaving}
+        agent.messages[:] = [m for m in messages if id(m) not in leaving_ids]
+        self.removed_message_count += len(leaving)
+        self._dropped += len(leaving)
+        logger.warning(
+            "dropped=<%d>, total_dropped=<%d> | oldest messages left the active context without a summary "
+            "(they are archived)",
+            len(leaving),
+            self._dropped,
+        )
+        return len(leaving)

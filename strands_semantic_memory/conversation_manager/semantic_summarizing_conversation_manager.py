@@ -1,0 +1,325 @@
+"""SemanticSummarizingConversationManager: Strands' summarizing manager that archives what it summarizes away."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+from strands.agent.conversation_manager import SummarizingConversationManager
+from strands.agent.conversation_manager.conversation_manager import ProactiveCompressionConfig
+from strands.types.content import Message
+from typing_extensions import override
+
+from strands_semantic_memory.conversation_manager._compaction import (
+    CompactingConversationManager,
+    check_strands_compatibility,
+)
+from strands_semantic_memory.conversation_manager._session_state import dump_session_state, load_session_state
+from strands_semantic_memory.conversation_manager._summarizer import MessageFilter
+from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder
+from strands_semantic_memory.engine._memory import SemanticMemory
+from strands_semantic_memory.errors import ConfigurationError, StateError
+from strands_semantic_memory.retrieval._rerank import Reranker
+from strands_semantic_memory.stores import ArchiveStore
+
+if TYPE_CHECKING:
+    from strands.agent.agent import Agent
+
+__all__ = ["STATE_KEY", "SemanticSummarizingConversationManager", "check_strands_compatibility"]
+
+logger = logging.getLogger(__name__)
+
+STATE_KEY = "semantic_memory"
+"""Key of the archive in the manager's session state (a JSON string; see ``get_state``)."""
+
+SESSION_STATE_KEY = "session_state"
+"""Key of the structured summary in the manager's session state: ``{"schema": name, "data": {...}}``."""
+
+_ARCHIVE_DEFAULTS: dict[str, Any] = {
+    "message_context_radius": 2,
+    "semantic_search_top_k": 3,
+    "semantic_search_min_score": None,
+    "retrieval": "hybrid",
+    "max_num_archived_messages": None,
+    "max_memory_archived_messages": None,
+    "embedding_model": DEFAULT_MODEL,
+    "aws_region": None,
+    "embedding_dimensions": None,
+    "embedder": None,
+    "store": None,
+    "reranker": None,
+    "archive_path": None,
+}
+
+
+class SemanticSummarizingConversationManager(CompactingConversationManager):
+    """Summarizes old messages like Strands' ``SummarizingConversationManager``, and archives them verbatim first.
+
+    On every reduction (reactive, after a ``ContextWindowOverflowException``, or proactive), exactly the messages
+    leaving the active context are archived into ``memory`` **before** the summary is generated, so a failing
+    summary call loses nothing (archiving is idempotent per message, so a retry does not archive them twice). The
+    manager's own previous summary is recognised by identity, never by fields found on a message, and never archived.
+
+    ``summary_format="structured"`` keeps a ``SessionState`` (or your
+    ``summary_schema``) instead of a prose summary: each reduction merges the previous state with the leaving
+    messages through Strands' structured output. ``hard_limit`` and ``on_summary_failure="drop_oldest"`` make sure a
+    failing summarizer never wedges the conversation: the oldest messages then leave the context anyway, archived.
+
+    With a Strands session manager, the archive and the session state are saved with the session and restored.
+    """
+
+    def __init__(
+        self,
+        summary_ratio: float = 0.3,
+        preserve_recent_messages: int = 10,
+        summarization_agent: Agent | None = None,
+        summarization_system_prompt: str | None = None,
+        *,
+        pin_first: int | None = None,
+        proactive_compression: bool | ProactiveCompressionConfig | None = None,
+        summary_format: str = "text",
+        summary_schema: type[BaseModel] | None = None,
+        summary_filter: MessageFilter | None = None,
+        hard_limit: float | None = None,
+        on_summary_failure: str = "raise",
+        message_context_radius: int = 2,
+        semantic_search_top_k: int = 3,
+        semantic_search_min_score: float | None = None,
+        retrieval: str = "hybrid",
+        max_num_archived_messages: int | None = None,
+        max_memory_archived_messages: int | None = None,
+        embedding_model: str = DEFAULT_MODEL,
+        aws_region: str | None = None,
+        embedding_dimensions: int | None = None,
+        embedder: Embedder | None = None,
+        store: ArchiveStore | None = None,
+        reranker: Reranker | None = None,
+        archive_path: str | os.PathLike[str] | None = None,
+        memory: SemanticMemory | None = None,
+    ) -> None:
+        """Create the manager.
+
+        Args:
+            summary_ratio: Share of the messages summarized per reduction (0.1-0.8, as in Strands).
+            preserve_recent_messages: Recent messages never summarized (Strands' default, 10).
+            summarization_agent: Optional agent that writes the summary (Strands option).
+            summarization_system_prompt: Optional system prompt for the summary (Strands option).
+            pin_first: Messages at the start pinned in context (Strands option).
+            proactive_compression: Compress before overflow (Strands option; ``True`` compresses above 70 % of the
+                model's context window, ``{"compression_threshold": 0.6}`` above 60 %).
+            summary_format: ``"text"`` (Strands' prose summary) or ``"structured"`` (a session state, merged on
+                each reduction; see ``session_state``).
+            summary_schema: The pydantic model of the structured summary (default
+                ``SessionState``); needs ``summary_format="structured"``.
+            summary_filter: ``filter(message) -> bool``: which leaving messages the summarizer sees (the archive
+                gets all of them); both sides of a tool use/result pair are left out if either is.
+            hard_limit: Share of the model's context window (0-1], checked before each model call: above it the
+                manager compacts (unless proactive compression just did), and if that fails or is not enough, drops
+                the oldest messages from the active context, archived first. None (default): no hard limit.
+            on_summary_failure: ``"raise"`` (default, as Strands) or ``"drop_oldest"``: when the summary fails
+                during overflow recovery, drop the oldest messages (archived first) instead of failing the turn.
+            message_context_radius: Neighbouring archived messages added on each side of a hit.
+            semantic_search_top_k: Hits per search.
+            semantic_search_min_score: Minimum cosine similarity of a hit (-1..1); None keeps all.
+            retrieval: ``"hybrid"`` (BM25 + dense, fused; default), ``"dense"`` or ``"lexical"``.
+            max_num_archived_messages: Archive at most this many messages (oldest evicted); None (default): no limit.
+            max_memory_archived_messages: Archive at most this many estimated bytes; None (default): no limit.
+            embedding_model: Local sentence-transformers model or ``"bedrock:<model id>"``.
+            aws_region: Bedrock region.
+            embedding_dimensions: Bedrock output dimension, where the model offers a choice.
+            embedder: A ready embedder instead of ``embedding_model``.
+            store: Where the archive lives, an ``ArchiveStore`` (``PgVectorStore(...)`` to share it between
+                processes); default in process.
+            reranker: An optional reranker (for example ``CrossEncoderReranker``).
+            archive_path: A file for a durable archive on this machine (``SemanticMemory(archive_path=...)``);
+                not together with ``store``.
+            memory: A ready ``SemanticMemory``; it cannot be combined with the archive options above.
+
+        Raises:
+            ConfigurationError: If an option is invalid, or ``memory`` is given together with archive options.
+            SemanticMemoryError: If the installed Strands lacks the methods this manager overrides.
+        """
+        super().__init__(
+            summary_ratio=summary_ratio,
+            preserve_recent_messages=preserve_recent_messages,
+            summarization_agent=summarization_agent,
+            summarization_system_prompt=summarization_system_prompt,
+            pin_first=pin_first,
+            proactive_compression=proactive_compression,
+            summary_format=summary_format,
+            summary_schema=summary_schema,
+            summary_filter=summary_filter,
+            hard_limit=hard_limit,
+            on_summary_failure=on_summary_failure,
+        )
+        self.memory: SemanticMemory = _build_memory(
+            message_context_radius=message_context_radius,
+            semantic_search_top_k=semantic_search_top_k,
+            semantic_search_min_score=semantic_search_min_score,
+            retrieval=retrieval,
+            max_num_archived_messages=max_num_archived_messages,
+            max_memory_archived_messages=max_memory_archived_messages,
+            embedding_model=embedding_model,
+            aws_region=aws_region,
+            embedding_dimensions=embedding_dimensions,
+            embedder=embedder,
+            store=store,
+            reranker=reranker,
+            archive_path=archive_path,
+            memory=memory,
+        )
+        self._state_cache: tuple[int, str] | None = None
+
+    @override
+    def _archive(self, messages: list[Message]) -> list[int]:
+        """Archive ``messages`` before they leave the context; each once, even if a reduction is retried."""
+        for message in messages:
+            if not message.get("tracking_id"):  # Strands' own id field; the archive is idempotent on it
+                message["tracking_id"] = str(uuid.uuid4())
+        indices = self.memory.archive(messages)
+        logger.debug("archived=<%d> | messages archived before leaving the context", len(messages))
+        return indices
+
+    # ------------------------------------------------------------------ stats
+
+    def get_memory_usage_stats(self) -> dict[str, Any]:
+        """The archive's usage statistics, plus what left the active context and how.
+
+        Returns:
+            ``get_memory_usage_stats`` with ``summarized_message_count`` (left through a summary),
+            ``dropped_message_count`` (left without one, archived), ``summary_failure_count`` and ``summary_format``.
+        """
+        stats = self.memory.get_memory_usage_stats()
+        stats["summarized_message_count"] = self.removed_message_count - self._dropped
+        stats["dropped_message_count"] = self._dropped
+        stats["summary_failure_count"] = self._summary_failures
+        stats["summary_format"] = self.summary_format
+        return stats
+
+    def get_memory_usage_summary(self) -> str:
+        """A one-paragraph, human-readable account of the archive."""
+        return _usage_summary(self.get_memory_usage_stats())
+
+    # ------------------------------------------------------------------ session state
+
+    @override
+    def get_state(self) -> dict[str, Any]:
+        """Strands' state plus the archive and the structured summary, for session managers.
+
+        The archive is stored as one JSON string, re-serialized only when the archive changes. Strands compares
+        and deep-copies this state on every added message; a string makes both O(1) however large the archive.
+        """
+        state = super().get_state()
+        version = self.memory.version
+        if self._state_cache is None or self._state_cache[0] != version:
+            self._state_cache = (version, json.dumps(self.memory.to_state(), separators=(",", ":")))
+        state[STATE_KEY] = self._state_cache[1]
+        state["dropped_message_count"] = self._dropped
+        if self._session_state is not None:
+            state[SESSION_STATE_KEY] = dump_session_state(self._session_state)
+        return state
+
+    @override
+    def restore_from_session(self, state: dict[str, Any]) -> list[Message] | None:
+        """Restore Strands' state, the archive (without re-embedding) and the structured summary.
+
+        A state saved by Strands' own ``SummarizingConversationManager`` is accepted (a drop-in swap keeps the
+        session); its summary is prose, which the first structured reduction merges into the new state.
+
+        Raises:
+            StateError: If the state is another manager's, or the saved archive or session state is corrupt.
+            EmbeddingModelMismatchError: If the archive was built with another embedding model than this manager's.
+        """
+        name = state.get("__name__")
+        if name == SummarizingConversationManager.__name__:
+            state = {**state, "__name__": type(self).__name__}
+        elif name != type(self).__name__:
+            raise StateError(f"the session's conversation manager state is a {name!r}'s, not a {type(self).__name__}")
+        session_state = self._parse_session_state(state.get(SESSION_STATE_KEY))
+        payload = state.get(STATE_KEY)
+        try:
+            archive_state = json.loads(payload) if isinstance(payload, str) else payload
+        except json.JSONDecodeError as error:
+            raise StateError(f"the session's archive is not valid JSON: {error}") from error
+        restored = super().restore_from_session(state)
+        if archive_state is not None:
+            self.memory.load_state(archive_state)
+            logger.info("messages=<%d> | archive restored from session", len(self.memory))
+        self._session_state = session_state
+        self._dropped = int(state.get("dropped_message_count") or 0)
+        return restored
+
+    def _parse_session_state(self, payload: Any) -> BaseModel | None:
+        if payload is None:
+            return None
+        if self.summary_format != "structured":
+            logger.info("session_state ignored: summary_format is 'text' (the summary message still carries it)")
+            return None
+        return load_session_state(payload, self.summary_schema)
+
+
+def _build_memory(*, memory: SemanticMemory | None, **options: Any) -> SemanticMemory:
+    """The manager's archive from its options; they cannot be combined with a ready ``memory``."""
+    given = sorted(name for name, value in options.items() if value != _ARCHIVE_DEFAULTS[name])
+    if memory is not None:
+        if given:
+            raise ConfigurationError(
+                f"memory= cannot be combined with archive options ({', '.join(given)}): set them on the "
+                "SemanticMemory you pass, or leave out memory="
+            )
+        return memory
+    kwargs: dict[str, Any] = {
+        "embedding_model": options["embedding_model"],
+        "top_k": options["semantic_search_top_k"],
+        "context_radius": options["message_context_radius"],
+        "min_score": options["semantic_search_min_score"],
+        "retrieval": options["retrieval"],
+        "max_num_archived_messages": options["max_num_archived_messages"],
+        "max_memory_archived_messages": options["max_memory_archived_messages"],
+        "embedder": options["embedder"],
+        "store": options["store"],
+        "reranker": options["reranker"],
+        "aws_region": options["aws_region"],
+        "embedding_dimensions": options["embedding_dimensions"],
+        "archive_path": options["archive_path"],
+    }
+    return SemanticMemory(**kwargs)
+
+
+def _human_bytes(count: int) -> str:
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
+def _usage_summary(stats: dict[str, Any]) -> str:
+    lines = [
+        f"{stats['message_count']} archived messages ({_human_bytes(stats['total_memory'])}: "
+        f"{_human_bytes(stats['message_bytes'])} messages, {_human_bytes(stats['embedding_bytes'])} embeddings, "
+        f"{_human_bytes(stats['bookkeeping_bytes'])} bookkeeping)",
+        f"embedding model: {stats['embedding_model']}"
+        + (f" ({stats['embedding_dimension']} dimensions)" if stats["embedding_dimension"] else ""),
+    ]
+    limits = []
+    if stats["max_num_archived_messages"] is not None:
+        limits.append(f"{stats['max_num_archived_messages']} messages")
+    if stats["max_memory_archived_messages"] is not None:
+        limits.append(f"{_human_bytes(stats['max_memory_archived_messages'])}")
+    lines.append("limits: " + (", ".join(limits) if limits else "none") + f"; evicted so far: {stats['evicted_count']}")
+    if stats["pending_embedding_count"]:
+        lines.append(
+            f"{stats['pending_embedding_count']} messages wait for their embedding "
+            f"(last error: {stats['last_embedding_error']})"
+        )
+    lines.append(
+        f"left the active context: {stats['summarized_message_count']} summarized ({stats['summary_format']}), "
+        f"{stats['dropped_message_count']} dropped without a summary (archived)"
+    )
+    return "\n".join(lines)

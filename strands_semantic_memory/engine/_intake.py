@@ -1,0 +1,127 @@
+"""Intake: check what is offered for archiving and turn it into store records, before anything changes.
+
+Every message is validated first (a bad one raises, naming its position, and nothing is archived), then encoded
+exactly (``encode_message``), rendered to searchable text, keyed for idempotency
+(``record_key``) and stamped with when it was archived and, if the caller says, when it was said.
+After the store's ``add``, ``AddedCounter`` tells the new messages from those already archived without asking
+the store again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from strands.types.content import Message
+
+from strands_semantic_memory.errors import InvalidMessageError, InvalidMessageTypeError
+from strands_semantic_memory.messages._codec import encode_message, record_key, searchable_text
+from strands_semantic_memory.messages._text import render_message
+from strands_semantic_memory.retrieval._recall import TimeBound, to_epoch
+from strands_semantic_memory.stores._protocol import ArchiveStore, NewRecord
+
+
+def said_at(message: Mapping[str, Any], given: TimeBound, position: int) -> float | None:
+    """The caller's time for a message: the ``timestamps`` argument, else ``metadata.custom.timestamp``."""
+    if given is None:
+        custom = (message.get("metadata") or {}).get("custom") if isinstance(message.get("metadata"), Mapping) else None
+        given = custom.get("timestamp") if isinstance(custom, Mapping) else None
+        if isinstance(given, str):
+            try:
+                given = datetime.fromisoformat(given)
+            except ValueError as error:
+                raise InvalidMessageError(f"messages[{position}] has an unreadable timestamp {given!r}") from error
+    try:
+        return to_epoch(given, f"timestamps[{position}]")
+    except InvalidMessageTypeError as error:
+        raise InvalidMessageError(str(error)) from error
+
+
+def validate(messages: Sequence[Message], timestamps: Sequence[TimeBound] | None) -> list[float | None]:
+    """Check every message (and the timestamps) and return when each was said, if known.
+
+    Raises:
+        InvalidMessageTypeError: If ``messages`` is not a list of dicts.
+        InvalidMessageError: If a message lacks a string role or a content list, or a timestamp is unreadable.
+    """
+    if isinstance(messages, (Mapping, str, bytes)) or not isinstance(messages, Sequence):
+        raise InvalidMessageTypeError(f"archive() takes a list of messages, got {type(messages).__name__}")
+    if timestamps is not None and len(timestamps) != len(messages):
+        raise InvalidMessageError(f"got {len(timestamps)} timestamps for {len(messages)} messages")
+    for position, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise InvalidMessageTypeError(f"messages[{position}] is a {type(message).__name__}, not a message")
+        if not isinstance(message.get("role"), str):
+            raise InvalidMessageError(f"messages[{position}] has no string 'role'")
+        if not isinstance(message.get("content"), list):
+            raise InvalidMessageError(
+                f"messages[{position}] 'content' must be a list of content blocks, "
+                f"got {type(message.get('content')).__name__}"
+            )
+    given = timestamps or [None] * len(messages)
+    return [said_at(m, t, p) for p, (m, t) in enumerate(zip(messages, given, strict=True))]
+
+
+def new_records(messages: Sequence[Message], timestamps: Sequence[TimeBound] | None = None) -> list[NewRecord]:
+    """Validated, encoded, rendered and keyed records for ``messages`` (see the module docstring)."""
+    said = validate(messages, timestamps)
+    now = time.time()
+    records = []
+    for message, said_at_ in zip(messages, said, strict=True):
+        data = encode_message(message)
+        tracking_id = message.get("tracking_id") or None
+        records.append(
+            NewRecord(
+                data=data,
+                role=str(message["role"]),
+                tracking_id=tracking_id,
+                text=searchable_text(render_message(message)),
+                key=record_key(tracking_id, data),
+                archived_at=now,
+                said_at=said_at_,
+            )
+        )
+    return records
+
+
+class AddedCounter:
+    """Tells new messages from those archived before among the indices ``add`` returns, without a store call.
+
+    A store hands out new indices above every index it ever used and returns the existing index of a message
+    archived before; so an index at or above the horizon (one past the newest index known to exist) is new, or
+    was archived by another process since, which is a change too. The horizon is read from the store once, and
+    again after a restore (which may hand out lower indices). Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        """Create a counter that knows no horizon yet."""
+        self._horizon: int | None = None
+        self._generation = 0
+        self._lock = threading.Lock()
+
+    def horizon(self, store: ArchiveStore) -> tuple[int, int]:
+        """The horizon to count the next ``add`` against, with its generation (take it just before the add)."""
+        with self._lock:
+            horizon, generation = self._horizon, self._generation
+        if horizon is None:
+            bounds = store.bounds()
+            horizon = 0 if bounds is None else bounds[1] + 1
+        return horizon, generation
+
+    def count(self, indices: Sequence[int], taken: tuple[int, int]) -> int:
+        """How many distinct ``indices`` are new, given the ``horizon`` taken before the ``add``."""
+        horizon, generation = taken
+        fresh = {i for i in indices if i >= horizon}
+        with self._lock:
+            if generation == self._generation:  # else a restore came in between: its horizon is read again
+                self._horizon = max(horizon, self._horizon or 0, max(fresh, default=-1) + 1)
+        return len(fresh)
+
+    def reset(self) -> None:
+        """Forget the horizon: the archive was replaced."""
+        with self._lock:
+            self._horizon = None
+            self._generation += 1

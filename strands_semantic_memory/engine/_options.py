@@ -1,0 +1,133 @@
+"""MemoryOptions: the engine's tunables in one frozen, validated object.
+
+The engine, the conversation manager and the hook read their retrieval options from here instead of repeating
+option lists; the options are saved with the archive state, so a restored memory behaves as the saved one did.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.messages._codec import MAX_CHUNKS
+from strands_semantic_memory.retrieval._ranking_options import RankingOptions
+
+RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
+
+
+def _positive_int(name: str, value: Any, minimum: int = 1) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _optional_limit(name: str, value: Any) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ConfigurationError(f"{name} must be a positive integer or None, got {value!r}")
+
+
+@dataclass(frozen=True)
+class MemoryOptions:
+    """How a ``SemanticMemory`` searches, embeds and limits its archive.
+
+    Attributes:
+        top_k: Hits returned by ``search`` and widened by ``retrieve`` unless overridden per call.
+        context_radius: Neighbouring messages added on each side of a hit by ``retrieve``.
+        min_score: Drop hits whose cosine similarity to the query is below this (-1 to 1), in every retrieval
+            mode; messages not embedded yet are not filtered. None keeps every hit.
+        max_num_archived_messages: Keep at most this many messages (oldest evicted first); None: no limit.
+        max_memory_archived_messages: Keep the estimated bytes (see ``_codec``) at
+            most this; None: no limit.
+        retrieval: ``"hybrid"`` (lexical and dense fused), ``"dense"`` or ``"lexical"``.
+        ranking: How candidates are scored and fused (``RankingOptions``;
+            a dict of its fields is accepted). The defaults were chosen on the LoCoMo development half.
+        rerank_candidates: How many candidates a configured reranker sees.
+        chunk_chars: A message's text is embedded in chunks of at most this many characters.
+        max_chunks_per_message: At most this many chunks of one message are embedded (1..256).
+        query_cache_size: Query embeddings kept (repeated questions skip the embedder); 0 disables.
+        embedding_retry_interval: Seconds between automatic retries of pending embeddings after a failure.
+        embedding_batch_size: At most this many messages are embedded in one call of the embedder.
+    """
+
+    top_k: int = 3
+    context_radius: int = 2
+    min_score: float | None = None
+    max_num_archived_messages: int | None = None
+    max_memory_archived_messages: int | None = None
+    retrieval: str = "hybrid"
+    ranking: RankingOptions = field(default_factory=RankingOptions)
+    rerank_candidates: int = 20
+    chunk_chars: int = 1000
+    max_chunks_per_message: int = 64
+    query_cache_size: int = 256
+    embedding_retry_interval: float = 30.0
+    embedding_batch_size: int = 256
+
+    def __post_init__(self) -> None:
+        """Validate every field; the error names the option and the value."""
+        if isinstance(self.ranking, Mapping):
+            try:
+                object.__setattr__(self, "ranking", RankingOptions(**self.ranking))
+            except TypeError as error:
+                raise ConfigurationError(f"ranking has an unknown field: {error}") from error
+        elif not isinstance(self.ranking, RankingOptions):
+            raise ConfigurationError(f"ranking must be a RankingOptions or a dict, got {self.ranking!r}")
+        for name in ("top_k", "rerank_candidates", "chunk_chars", "embedding_batch_size"):
+            _positive_int(name, getattr(self, name))
+        _positive_int("context_radius", self.context_radius, 0)
+        _positive_int("query_cache_size", self.query_cache_size, 0)
+        if self.min_score is not None:
+            value = self.min_score
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ConfigurationError(f"min_score must be a finite number or None, got {value!r}")
+            if not -1.0 <= value <= 1.0:
+                raise ConfigurationError(f"min_score is a cosine similarity and must be in -1..1, got {value!r}")
+            object.__setattr__(self, "min_score", float(value))
+        _optional_limit("max_num_archived_messages", self.max_num_archived_messages)
+        _optional_limit("max_memory_archived_messages", self.max_memory_archived_messages)
+        chunks = self.max_chunks_per_message
+        if not isinstance(chunks, int) or isinstance(chunks, bool) or not 1 <= chunks <= MAX_CHUNKS:
+            raise ConfigurationError(f"max_chunks_per_message must be in 1..{MAX_CHUNKS}, got {chunks!r}")
+        if self.retrieval not in RETRIEVAL_MODES:
+            raise ConfigurationError(f"retrieval must be 'hybrid', 'dense' or 'lexical', got {self.retrieval!r}")
+        interval = self.embedding_retry_interval
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= 0:
+            raise ConfigurationError(f"embedding_retry_interval must be a number >= 0, got {interval!r}")
+
+    def replace(self, **changes: Any) -> MemoryOptions:
+        """A copy with some options changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as JSON types (saved with the archive state)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_arguments(cls, **values: Any) -> MemoryOptions:
+        """Options from ``SemanticMemory``'s keyword arguments.
+
+        Raises:
+            ConfigurationError: If a name is not an option, or a value is invalid (the message names it).
+        """
+        unknown = set(values) - cls.names()
+        if unknown:
+            raise ConfigurationError(f"unknown option(s) {sorted(unknown)}; see MemoryOptions")
+        return cls(**values)
+
+    @classmethod
+    def from_dict(cls, saved: Mapping[str, Any]) -> MemoryOptions:
+        """Options saved by ``to_dict``; unknown keys (from a newer release) are ignored.
+
+        Raises:
+            ConfigurationError: If a saved value is invalid.
+        """
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in saved.items() if k in names})
+
+    @classmethod
+    def names(cls) -> frozenset[str]:
+        """The option names (constructor keywords of ``SemanticMemory`` that land here)."""
+        return frozenset(f.name for f in dataclasses.fields(cls))

@@ -1,0 +1,98 @@
+"""Embedding calls with their output checked, and the query cache.
+
+Every vector the engine stores or searches with passes ``documents`` or ``query``:
+rows normalized to unit length, one row per text, finite values, the archive's dimension. An embedder's own
+exception reaches the caller as ``EmbeddingError`` with the original chained.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from strands_semantic_memory.embeddings._base import Embedder, Vectors, normalize_rows
+from strands_semantic_memory.errors import DimensionMismatchError, EmbeddingError, SemanticMemoryError
+
+
+class Encoder:
+    """Checked embedding of documents and (cached) queries. Thread-safe."""
+
+    def __init__(self, embedder: Embedder, dimension: Callable[[], int | None], cache_size: int) -> None:
+        """Create the encoder.
+
+        Args:
+            embedder: The embedding model.
+            dimension: Returns the archive's dimension, once known (vectors of another length are refused).
+            cache_size: Query embeddings to keep, least recently used dropped first; 0 disables the cache.
+        """
+        self.embedder = embedder
+        self._dimension = dimension
+        self._cache_size = cache_size
+        self._cache: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+        self.cache_hits = 0
+
+    def _checked(self, texts: Sequence[str], *, query: bool) -> Vectors:
+        try:
+            raw = self.embedder.embed_queries(texts) if query else self.embedder.embed_documents(texts)
+        except SemanticMemoryError:
+            raise
+        except Exception as error:
+            raise EmbeddingError(f"the embedder failed: {type(error).__name__}: {error}") from error
+        try:
+            vectors = normalize_rows(raw)
+        except Exception as error:
+            raise EmbeddingError(f"the embedder returned no usable matrix: {error}") from error
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise EmbeddingError(f"embedder returned {vectors.shape[0]} vectors for {len(texts)} texts")
+        if not np.all(np.isfinite(vectors)):
+            raise EmbeddingError("embedder returned non-finite values")
+        dimension = self._dimension()
+        if dimension is not None and vectors.shape[1] != dimension:
+            raise DimensionMismatchError(
+                dimension,
+                int(vectors.shape[1]),
+                "The archive was built with another embedding model or dimension; restore it with that model.",
+            )
+        return vectors
+
+    def documents(self, texts: Sequence[str]) -> Vectors:
+        """Unit vectors for archived texts."""
+        return self._checked(texts, query=False)
+
+    def query(self, text: str) -> Vectors:
+        """The unit vector of one query, shape ``(1, dimension)``, from the cache when it was asked before."""
+        with self._lock:
+            cached = self._cache.get(text)
+            if cached is not None:
+                self._cache.move_to_end(text)
+                self.cache_hits += 1
+                return cached
+        vector = self._checked([text], query=True)
+        with self._lock:
+            if self._cache_size:
+                self._cache[text] = vector
+                self._evict()
+        return vector
+
+    def resize_cache(self, size: int) -> None:
+        """Keep at most ``size`` query embeddings from now on (the least recently used go first; 0: none)."""
+        with self._lock:
+            self._cache_size = size
+            self._evict()
+
+    def _evict(self) -> None:
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    def clear(self) -> None:
+        """Drop cached query vectors (after a restore, the model may differ)."""
+        with self._lock:
+            self._cache.clear()
+
+    def __len__(self) -> int:
+        """Cached queries."""
+        return len(self._cache)

@@ -1,0 +1,290 @@
+"""SemanticMemoryHook: bring relevant archived exchanges into the model calls of each new user turn.
+
+The hook never rewrites the agent's history. It searches the archive once per user turn and adds what it found
+to what the model receives on that turn's model calls only, through Strands' model-invocation middleware
+(``agent.add_middleware(InvokeModelStage, ...)``, the mechanism Strands' own ``ContextInjector`` uses). The
+user's message in ``agent.messages``, in the session, in the archive and in summaries stays exactly as the user
+sent it, so there is nothing to restore or strip afterwards.
+
+The hook orchestrates; its parts live beside it: ``turn_state`` (per-agent and per-turn records, and
+``Enrichment``), ``turn_search`` (the archive search for a turn), ``context_budget`` (which windows
+fit a call) and ``model_call`` (the messages a call receives, and shrinking them after a context overflow).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import AsyncGenerator, Callable
+from typing import TYPE_CHECKING, Any
+
+from strands.hooks import (
+    AfterInvocationEvent,
+    AgentInitializedEvent,
+    BeforeInvocationEvent,
+    HookProvider,
+    HookRegistry,
+    MessageAddedEvent,
+)
+from strands.middleware import InvokeModelContext, InvokeModelStage, TypedEvent
+from strands.types.exceptions import ContextWindowOverflowException
+
+from strands_semantic_memory.engine._memory import SemanticMemory
+from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.hook._budget import InjectionSettings
+from strands_semantic_memory.hook._model_call import View, build_view, record_view, shrink
+from strands_semantic_memory.hook._search import completed, memory_for, preview_turn, search_turn
+from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, user_text
+
+if TYPE_CHECKING:
+    from strands.agent.agent import Agent
+
+__all__ = ["Enrichment", "SemanticMemoryHook"]
+
+logger = logging.getLogger(__name__)
+
+
+class SemanticMemoryHook(HookProvider):
+    """Adds the archived exchanges most relevant to each new user turn to that turn's model calls.
+
+    The hook searches the archive of ``agent.conversation_manager`` (a
+    ``SemanticSummarizingConversationManager``), or the ``memory`` you pass,
+    once per user turn, and the model receives the user's message as (see ``_block``
+    for the format and why archived text cannot forge it)::
+
+        Possibly relevant earlier messages (each archived line starts with "> " and is a quotation, not ...):
+        [archive]
+        [Message 5, user]
+        > Tell me about Python decorators
+        [Message 6, assistant]
+        > Python decorators are functions that modify...
+        [end of archive]
+        Current question: What was the exact decorator syntax you showed earlier?
+
+    The block reaches the model for the model calls of that turn only (tool loops reuse the turn's search), through
+    Strands' ``InvokeModelStage`` middleware; the agent's history, the session, the archive and summaries keep the
+    user's own message. If the model reports a context overflow, the call is retried with half the injected
+    context, then with none, before Strands asks the conversation manager to reduce; where the model's
+    ``context_window_limit`` is known, the injected lines are sized in tokens to the room left.
+    """
+
+    def __init__(
+        self,
+        enabled: bool = True,
+        max_context_length: int | None = 2000,
+        include_metadata: bool = True,
+        *,
+        top_k: int | None = None,
+        context_radius: int | None = None,
+        min_score: float | None = None,
+        keep_injected_context: bool = False,
+        memory: SemanticMemory | None = None,
+        max_context_tokens: int | None = None,
+        show_dates: bool = False,
+    ) -> None:
+        """Create the hook.
+
+        Args:
+            enabled: When False the hook leaves every turn untouched (can be flipped at run time).
+            max_context_length: Maximum characters of injected context (the lines between the fences). Whole
+                windows are dropped, least relevant first, to fit; a window too long on its own is reduced to
+                its hit messages, each on its own; a message is never cut. None: no limit.
+            include_metadata: Show a ``[Message N, role]`` line before each injected message.
+            top_k: Hits per search (default: the memory's ``top_k``).
+            context_radius: Neighbours per hit (default: the memory's ``context_radius``).
+            min_score: Minimum cosine similarity (default: the memory's ``min_score``).
+            keep_injected_context: Keep showing each turn's injected context on the model calls of later turns
+                (at that turn's message, as long as it is in the agent's context). The agent's history, the
+                session, the archive and summaries still hold only the user's words; the kept context lives in
+                this hook (per process, not in the session). Off by default: kept context grows every call.
+            memory: Search this memory instead of the agent's conversation manager's.
+            max_context_tokens: Maximum tokens of injected context (the lines between the fences), as the
+                model's ``count_tokens`` counts them. Independently of this option, when the model's
+                ``context_window_limit`` is set and Strands projects the call's input tokens, the injected
+                lines are kept within the room the call leaves. None: no fixed token limit.
+            show_dates: Show the date of each injected message (when it was said, else archived), in UTC.
+
+        Raises:
+            ConfigurationError: If ``max_context_length`` or ``max_context_tokens`` is not positive.
+        """
+        if max_context_length is not None and max_context_length < 1:
+            raise ConfigurationError(f"max_context_length must be >= 1 or None, got {max_context_length}")
+        if max_context_tokens is not None and max_context_tokens < 1:
+            raise ConfigurationError(f"max_context_tokens must be >= 1 or None, got {max_context_tokens}")
+        self.enabled = enabled
+        self.max_context_length = max_context_length
+        self.max_context_tokens = max_context_tokens
+        self.include_metadata = include_metadata
+        self.show_dates = show_dates
+        self.top_k = top_k
+        self.context_radius = context_radius
+        self.min_score = min_score
+        self.keep_injected_context = keep_injected_context
+        self.memory = memory
+        self.last_enrichment: Enrichment | None = None
+        self._agents: weakref.WeakKeyDictionary[Any, AgentState] = weakref.WeakKeyDictionary()
+
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        """Register the callbacks; the model-call middleware is added when the agent is initialized."""
+        registry.add_callback(AgentInitializedEvent, self._on_agent_initialized)
+        registry.add_callback(BeforeInvocationEvent, self._on_before_invocation)
+        registry.add_callback(MessageAddedEvent, self._on_message_added)
+        registry.add_callback(AfterInvocationEvent, self._on_after_invocation)
+
+    def preview(self, query: str, *, agent: Agent | None = None) -> Enrichment:
+        """What the hook would inject for a user turn with this text, without calling any model.
+
+        Searches the archive (``memory``, or ``agent``'s manager's) and applies ``max_context_length`` and
+        ``max_context_tokens`` (counted with ``agent.model.count_tokens`` when an agent is given, else Strands'
+        characters / 4 estimate). The room left in a real model call is not known here, so the automatic token
+        budget does not apply. Does not change ``last_enrichment``. For debugging and benchmarks; call it
+        from synchronous code (with ``agent``, it runs its own event loop for the model's token counter).
+
+        Args:
+            query: The user's text.
+            agent: The agent whose archive and model to use (default: the ``memory`` given to the hook).
+
+        Returns:
+            The windows that would be injected, those left out, and the full text the turn would be sent with.
+        """
+        if agent is None:  # no model to count tokens with: nothing awaits, so no event loop is needed
+            return completed(self._preview(query, None))
+        return asyncio.run(self._preview(query, agent))
+
+    async def _preview(self, query: str, agent: Agent | None) -> Enrichment:
+        return await preview_turn(
+            agent,
+            self.memory,
+            query,
+            self._settings(),
+            top_k=self.top_k,
+            context_radius=self.context_radius,
+            min_score=self.min_score,
+        )
+
+    # ------------------------------------------------------------------ agent callbacks
+
+    def _memory_for(self, agent: Any) -> SemanticMemory:
+        return memory_for(agent, self.memory)
+
+    def _state(self, agent: Any) -> AgentState:
+        state = self._agents.get(agent)
+        if state is None:
+            state = self._agents[agent] = AgentState()
+        return state
+
+    def _register(self, agent: Agent) -> None:
+        state = self._state(agent)
+        if not state.registered:
+            agent.add_middleware(InvokeModelStage, self._invoke_model)
+            state.registered = True
+
+    def _on_agent_initialized(self, event: AgentInitializedEvent) -> None:
+        self._memory_for(event.agent)  # fail at construction, with the explanation, not on the first turn
+        self._register(event.agent)
+
+    def _on_before_invocation(self, event: BeforeInvocationEvent) -> None:
+        self._register(event.agent)  # a hook added after the agent was built
+        state = self._state(event.agent)
+        state.turn = None
+        state.without_kept = False
+        self.last_enrichment = None
+
+    def _on_message_added(self, event: MessageAddedEvent) -> None:
+        message = event.message
+        if message.get("role") != "user":
+            return
+        query = user_text(message)
+        if query is None:
+            return  # a tool result belongs to the current turn
+        state = self._state(event.agent)
+        self.last_enrichment = None
+        state.turn = Turn(message=message, query=query) if self.enabled else None
+        if state.kept:
+            present = {id(m) for m in event.agent.messages}
+            state.kept = {k: v for k, v in state.kept.items() if k in present}
+
+    def _on_after_invocation(self, event: AfterInvocationEvent) -> None:
+        state = self._state(event.agent)
+        turn = state.turn
+        if self.keep_injected_context and turn is not None and turn.sent is not None:
+            content, extra = turn.sent
+            state.kept[id(turn.message)] = (turn.message, content, extra)
+        state.turn = None
+
+    # ------------------------------------------------------------------ the model-call middleware
+
+    async def _invoke_model(
+        self,
+        context: InvokeModelContext,
+        next_fn: Callable[[InvokeModelContext], AsyncGenerator[TypedEvent, None]],
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """Send the turn's model call with the retrieved context; on overflow, retry with less, then none."""
+        state = self._agents.get(context.agent)
+        if state is None or not self.enabled or (state.turn is None and not state.kept):
+            async for event in next_fn(context):
+                yield event
+            return
+        turn = state.turn
+        if turn is not None and not turn.searched:
+            await self._search(context, turn)
+        retries = 0
+        while True:
+            view = await build_view(self._settings(), context, state)
+            if view is None or not view.injected:
+                if turn is not None and turn.enrichment is not None:
+                    self._record(turn, view, retries)
+                async for event in next_fn(context):
+                    yield event
+                return
+            streamed = False
+            try:
+                async for event in next_fn(context.replace(messages=view.messages)):
+                    streamed = True
+                    yield event
+            except ContextWindowOverflowException as error:
+                if streamed:
+                    raise
+                retries += 1
+                shrink(state, view)
+                logger.info(
+                    "retry=<%d>, chars=<%d>, error=<%s> | context overflow with injected context; "
+                    "retrying with less before the conversation manager reduces",
+                    retries,
+                    view.body_chars,
+                    error,
+                )
+                continue
+            if turn is not None:
+                self._record(turn, view, retries)
+            return
+
+    def _record(self, turn: Turn, view: View | None, retries: int) -> None:
+        """Note what the turn's call was finally sent with, as ``last_enrichment``."""
+        enrichment = record_view(turn, view, retries)
+        if enrichment is not None:
+            self.last_enrichment = enrichment
+
+    async def _search(self, context: InvokeModelContext, turn: Turn) -> None:
+        """Search the archive once for the turn; what was found becomes ``last_enrichment``."""
+        enrichment = await search_turn(
+            context.agent,
+            self.memory,
+            turn,
+            top_k=self.top_k,
+            context_radius=self.context_radius,
+            min_score=self.min_score,
+        )
+        if enrichment is not None:  # None: nothing archived yet, last_enrichment stays None
+            turn.enrichment = self.last_enrichment = enrichment
+
+    def _settings(self) -> InjectionSettings:
+        """The options that shape the block, as they are now (they may be changed between calls)."""
+        return InjectionSettings(
+            max_context_length=self.max_context_length,
+            max_context_tokens=self.max_context_tokens,
+            include_metadata=self.include_metadata,
+            show_dates=self.show_dates,
+            keep_injected_context=self.keep_injected_context,
+        )

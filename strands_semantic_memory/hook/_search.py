@@ -1,0 +1,145 @@
+"""Search the archive for a user turn: once per turn from the model-call middleware, or as a preview.
+
+A failing embedding service or database never breaks the conversation: the turn is then sent without earlier
+context, and ``error`` says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from strands_semantic_memory.engine._memory import SemanticMemory
+from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.formatting._block import context_block
+from strands_semantic_memory.hook._budget import InjectionSettings, select_windows
+from strands_semantic_memory.hook._turn import Enrichment, Turn
+
+__all__ = ["is_empty", "memory_for", "preview_turn", "search_turn"]
+
+logger = logging.getLogger(__name__)
+
+
+def memory_for(agent: Any, memory: SemanticMemory | None) -> SemanticMemory:
+    """The memory to search: ``memory`` if given, else the agent's conversation manager's.
+
+    Raises:
+        ConfigurationError: If neither is a ``SemanticMemory`` (the message says how to fix it).
+    """
+    if memory is not None:
+        return memory
+    if agent is None:
+        raise ConfigurationError(
+            "SemanticMemoryHook.preview() needs agent=... (the agent whose manager holds the archive), "
+            "or a hook created with SemanticMemoryHook(memory=...)"
+        )
+    manager = getattr(agent, "conversation_manager", None)
+    found = getattr(manager, "memory", None)
+    if not isinstance(found, SemanticMemory):
+        raise ConfigurationError(
+            "SemanticMemoryHook needs an archive to search, but the agent's conversation manager is a "
+            f"{type(manager).__name__}. Create the agent with "
+            "conversation_manager=SemanticSummarizingConversationManager(...), or pass "
+            "SemanticMemoryHook(memory=...)"
+        )
+    return found
+
+
+def is_empty(memory: SemanticMemory) -> bool:
+    """Whether nothing is archived yet, without asking the store once this memory has changed.
+
+    A memory that archived or restored something (``version > 0``) is searched without counting first: counting is
+    a database round trip on PostgreSQL, and searching an archive whose messages were all forgotten finds nothing.
+    """
+    return memory.version == 0 and len(memory) == 0
+
+
+async def search_turn(
+    agent: Any,
+    memory: SemanticMemory | None,
+    turn: Turn,
+    *,
+    top_k: int | None,
+    context_radius: int | None,
+    min_score: float | None,
+) -> Enrichment | None:
+    """Search the archive once for the turn (off the event loop: embedding and databases block).
+
+    Sets ``turn.searched`` and ``turn.windows``.
+
+    Returns:
+        What was found (with the error, if the search failed), or None when nothing is archived yet.
+    """
+    turn.searched = True
+    started = time.perf_counter()
+    enrichment = Enrichment(query=turn.query)
+    try:
+        searched = memory_for(agent, memory)
+        if is_empty(searched):
+            return None  # nothing archived yet: no search
+        turn.windows = await asyncio.to_thread(
+            searched.retrieve, turn.query, top_k=top_k, context_radius=context_radius, min_score=min_score
+        )
+    except Exception as error:  # a failing embedding service or database must not break the conversation
+        logger.warning("error=<%s> | archive search failed; the user turn is sent without earlier context", error)
+        enrichment.error = f"{type(error).__name__}: {error}"
+        turn.windows = []
+    enrichment.elapsed_ms = (time.perf_counter() - started) * 1000
+    logger.debug(
+        "windows=<%d>, ms=<%.1f> | archive searched for the user turn", len(turn.windows), enrichment.elapsed_ms
+    )
+    return enrichment
+
+
+_T = TypeVar("_T")
+
+
+def completed(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """The result of a coroutine that finishes without suspending, run without an event loop.
+
+    A preview without a model awaits nothing that suspends (token counts are estimated), and starting and
+    closing an event loop per call cost more than a lexical search of 10k messages.
+
+    Raises:
+        RuntimeError: If the coroutine suspends after all (it is closed first).
+    """
+    try:
+        coroutine.send(None)
+    except StopIteration as finished:
+        return finished.value  # type: ignore[no-any-return]
+    coroutine.close()
+    raise RuntimeError("the preview suspended without an event loop; pass agent= to run it on one")
+
+
+async def preview_turn(
+    agent: Any,
+    memory: SemanticMemory | None,
+    query: str,
+    settings: InjectionSettings,
+    *,
+    top_k: int | None,
+    context_radius: int | None,
+    min_score: float | None,
+) -> Enrichment:
+    """What would be injected for a user turn with this text (see ``preview``).
+
+    Raises:
+        ConfigurationError: If there is no memory to search.
+    """
+    started = time.perf_counter()
+    turn = Turn(message={"role": "user", "content": [{"text": query}]}, query=query, searched=True)
+    searched = memory_for(agent, memory)
+    enrichment = Enrichment(query=query)
+    if is_empty(searched):
+        return enrichment
+    turn.windows = searched.retrieve(query, top_k=top_k, context_radius=context_radius, min_score=min_score)
+    model = agent.model if agent is not None else None
+    selection = await select_windows(settings, model, None, turn, 0)
+    chosen = selection.chosen
+    enrichment.windows, enrichment.dropped_windows, enrichment.tokens = chosen, selection.dropped, selection.tokens
+    enrichment.text = context_block(selection.body, query) if chosen else ""
+    enrichment.elapsed_ms = (time.perf_counter() - started) * 1000
+    return enrichment

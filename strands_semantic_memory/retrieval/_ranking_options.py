@@ -1,0 +1,96 @@
+"""The ranking's tunables: ``RankingOptions``, validated (what each one does: ``ranking``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from strands_semantic_memory.errors import ConfigurationError
+
+FUSIONS = ("weighted", "rrf")
+DEFAULT_NEIGHBOUR_WEIGHTS: tuple[tuple[int, float], ...] = (
+    (-3, 0.2),
+    (-2, 0.28),
+    (-1, 0.4),
+    (1, 0.3),
+    (2, 0.21),
+    (3, 0.15),
+)
+"""``(offset, weight)``: the turn before counts 0.4, the turn after 0.3, each further turn 0.7 times the nearer one,
+three turns each way."""
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class RankingOptions:
+    """Tunables of the ranking (defaults chosen on the LoCoMo development half).
+
+    What each one does, and the measurements behind the defaults: ``_ranking``.
+
+    Attributes:
+        fusion: ``"weighted"`` (normalized scores, weighted; the default) or ``"rrf"`` (reciprocal ranks).
+        dense_weight: Weight of the dense score in weighted fusion (0..1); BM25 gets ``1 - dense_weight``.
+        lexical_power: BM25 enters weighted fusion as ``(bm25 / best_bm25) ** lexical_power`` (> 0).
+        dense_floor: Count only the similarity above the last dense candidate's (see ``above_floor``).
+        rrf_k: The constant of reciprocal-rank fusion: each ranking contributes ``1 / (rrf_k + rank)``.
+        neighbour_weights: ``(offset, weight)`` pairs: a message gains ``weight`` times the base score of the message
+            ``offset`` positions away. Empty: every message is scored alone.
+        neighbour_hits: Messages within this distance of a candidate are ranked too (0: only the candidates).
+        context_factor: The neighbourhoods of the ``context_factor * want`` best candidates are fetched (see
+            ``context_indices``).
+        min_depth: Each index is asked for at least this many candidates (see ``candidate_depth``).
+    """
+
+    fusion: str = "weighted"
+    dense_weight: float = 0.5
+    lexical_power: float = 2.0
+    dense_floor: bool = True
+    rrf_k: int = 10
+    neighbour_weights: tuple[tuple[int, float], ...] = field(default=DEFAULT_NEIGHBOUR_WEIGHTS)
+    neighbour_hits: int = 1
+    context_factor: int = 2
+    min_depth: int = 150
+
+    def __post_init__(self) -> None:
+        """Validate every field; the error names the option and the value."""
+        if self.fusion not in FUSIONS:
+            raise ConfigurationError(f"fusion must be 'weighted' or 'rrf', got {self.fusion!r}")
+        if not _is_number(self.dense_weight) or not 0.0 <= self.dense_weight <= 1.0:
+            raise ConfigurationError(f"dense_weight must be a number in 0..1, got {self.dense_weight!r}")
+        if not _is_number(self.lexical_power) or not 0.0 < self.lexical_power <= 10.0:
+            raise ConfigurationError(f"lexical_power must be a number in (0, 10], got {self.lexical_power!r}")
+        if not isinstance(self.dense_floor, bool):
+            raise ConfigurationError(f"dense_floor must be True or False, got {self.dense_floor!r}")
+        for name in ("rrf_k", "min_depth", "context_factor"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigurationError(f"{name} must be an integer >= 1, got {value!r}")
+        try:
+            pairs = tuple((offset, weight) for offset, weight in self.neighbour_weights)
+        except (TypeError, ValueError):
+            pairs = ((0, -1.0),)  # reported below
+        for offset, weight in pairs:
+            valid_offset = isinstance(offset, int) and not isinstance(offset, bool) and offset != 0
+            if not valid_offset or not _is_number(weight) or weight < 0:
+                raise ConfigurationError(
+                    f"neighbour_weights must be (non-zero offset, weight >= 0) pairs, got {self.neighbour_weights!r}"
+                )
+        if len({offset for offset, _ in pairs}) != len(pairs):
+            raise ConfigurationError(f"neighbour_weights repeats an offset: {self.neighbour_weights!r}")
+        object.__setattr__(self, "neighbour_weights", pairs)
+        hits = self.neighbour_hits
+        if not isinstance(hits, int) or isinstance(hits, bool) or hits < 0:
+            raise ConfigurationError(f"neighbour_hits must be an integer >= 0, got {hits!r}")
+
+    @property
+    def widest(self) -> int:
+        """The largest distance of a neighbour whose score counts (0 without neighbour weights)."""
+        return max((abs(offset) for offset, _ in self.neighbour_weights), default=0)
+
+    @property
+    def reach(self) -> int:
+        """How far from a candidate ``context_indices`` looks: ``neighbour_hits`` plus ``widest``."""
+        return self.neighbour_hits + self.widest if self.widest else 0

@@ -1,0 +1,342 @@
+"""Recall: one query in, ranked hits and context windows out.
+
+The path, module by module: the query is embedded (``_query_encoder``, cached), the
+store answers with dense and lexical candidates in one call
+(``candidates``), the ranking orders them
+(``_ranking``, pure), ``min_score`` and an optional reranker apply, and for windows the
+hits are widened and merged (``_assembly``).
+
+Store calls per search: ``candidates`` also answers the neighbours the ranking scores (a
+``ContextRequest``), so a search is one call and a window
+search two (``candidates``, then ``get`` for the windows' records). A store that does not serve that request (one
+written before it existed) still works: the neighbours it did not cover are read with ``similarities`` and, for a
+lexical or filtered search, ``get``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from strands_semantic_memory.embeddings._base import Vectors
+from strands_semantic_memory.engine._query_encoder import Encoder
+from strands_semantic_memory.errors import ConfigurationError, InvalidMessageTypeError, SemanticMemoryError
+from strands_semantic_memory.messages._codec import decode_message
+from strands_semantic_memory.messages._text import render_message
+from strands_semantic_memory.retrieval._assembly import build_windows, window_ranges
+from strands_semantic_memory.retrieval._ranking import (
+    Ranked,
+    base_scores,
+    candidate_depth,
+    context_indices,
+    context_request,
+    rank,
+)
+from strands_semantic_memory.retrieval._rerank import Reranker
+from strands_semantic_memory.retrieval._windows import ContextWindow
+from strands_semantic_memory.stores._protocol import ArchiveStore, Candidates, SearchFilter, StoredRecord
+
+if TYPE_CHECKING:
+    from strands.types.content import Message
+
+    from strands_semantic_memory.engine._options import MemoryOptions
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One archived message found by a search.
+
+    Attributes:
+        index: The message's archive index.
+        score: Its relevance under the retrieval mode (or the reranker's score). Higher is more relevant.
+        message: A copy of the archived message, exactly as archived.
+        similarity: Cosine similarity of the query to the message's best-matching chunk; None when unknown (no
+            vector yet, or the query was not embedded).
+        role: The message's role.
+        archived_at: When it was archived (seconds since the epoch).
+        said_at: When it was said, if the caller gave that time.
+    """
+
+    index: int
+    score: float
+    message: Message
+    similarity: float | None
+    role: str = ""
+    archived_at: float = 0.0
+    said_at: float | None = None
+
+
+TimeBound = float | datetime | None
+
+
+def to_epoch(value: TimeBound, name: str) -> float | None:
+    """Seconds since the epoch from a number or a datetime (naive datetimes are local time, as Python does)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise InvalidMessageTypeError(f"{name} must be a number of seconds or a datetime, got {type(value).__name__}")
+
+
+def make_filter(roles: Collection[str] | None, since: TimeBound, until: TimeBound) -> SearchFilter | None:
+    """The store filter for a search's keyword arguments (None when nothing is filtered)."""
+    if isinstance(roles, str):
+        roles = [roles]
+    search_filter = SearchFilter(
+        roles=frozenset(roles) if roles is not None else None,
+        since=to_epoch(since, "since"),
+        until=to_epoch(until, "until"),
+    )
+    return None if search_filter.is_empty else search_filter
+
+
+def takes_context(store: ArchiveStore) -> bool:
+    """Whether ``store.candidates`` accepts the ``context`` keyword (stores written before it do not)."""
+    try:
+        parameters = inspect.signature(store.candidates).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "context" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def split_covered(candidates: Candidates, needed: list[int]) -> tuple[list[int], list[int]]:
+    """``(covered, missing)``: the needed indices the store answered in ``candidates.context``, and the others."""
+    context = candidates.context
+    if context is None or not context.around or not needed:
+        return [], needed
+    around = np.sort(np.fromiter(context.around, dtype=np.int64, count=len(context.around)))
+    wanted = np.asarray(needed, dtype=np.int64)
+    after = np.searchsorted(around, wanted)  # the nearest covered candidates are around[after - 1] and around[after]
+    nearest = np.minimum(
+        np.abs(around[np.minimum(after, len(around) - 1)] - wanted), np.abs(wanted - around[np.maximum(after - 1, 0)])
+    )
+    hit = (nearest <= context.radius) & (wanted >= 0)
+    covered: list[int] = wanted[hit].tolist()
+    missing: list[int] = wanted[~hit].tolist()
+    return covered, missing
+
+
+class Recall:
+    """Runs searches against one store. The facade owns the lock and passes it in."""
+
+    def __init__(
+        self,
+        store: ArchiveStore,
+        encoder: Encoder,
+        lock: AbstractContextManager[object],
+        options: Callable[[], MemoryOptions],
+        reranker: Reranker | None,
+    ) -> None:
+        """Create the recall path over a store."""
+        self._store = store
+        self._encoder = encoder
+        self._lock = lock
+        self._options = options
+        self.reranker = reranker
+        self._takes_context = takes_context(store)
+
+    def _query_vector(self, query: str, mode: str, threshold: float | None) -> Vectors | None:
+        if mode == "lexical" and threshold is None:
+            return None
+        try:
+            return self._encoder.query(query)
+        except SemanticMemoryError as error:
+            if mode == "dense":
+                raise
+            logger.warning("error=<%s> | query embedding failed; using lexical results only", error)
+            return None
+
+    def _ranked(
+        self,
+        query: str,
+        k: int,
+        threshold: float | None,
+        search_filter: SearchFilter | None,
+        pool: int,
+        seen: dict[int, StoredRecord],
+    ) -> Ranked:
+        """``(index, score, similarity)`` of the best ``max(k, pool)`` candidates (more for a reranker), best first.
+
+        Records read on the way (to filter the candidates' neighbours) are added to ``seen``.
+        """
+        if not isinstance(query, str):
+            raise InvalidMessageTypeError(f"query must be a string, got {type(query).__name__}")
+        if threshold is not None and not -1.0 <= threshold <= 1.0:
+            raise ConfigurationError(f"min_score is a cosine similarity and must be in -1..1, got {threshold!r}")
+        options = self._options()
+        if k < 1 or not query.strip():
+            return []
+        mode = options.retrieval
+        ranking = options.ranking
+        want = max(k, pool, options.rerank_candidates if self.reranker is not None else 0)
+        depth = candidate_depth(want, ranking)
+        vector = self._query_vector(query, mode, threshold)
+        request = context_request(mode, want, ranking) if self._takes_context else None
+        extra = {"context": request} if request is not None else {}
+        with self._lock:
+            candidates = self._store.candidates(
+                vector,
+                query,
+                dense_k=0 if mode == "lexical" or vector is None else depth,
+                lexical_k=0 if mode == "dense" else depth,
+                search_filter=search_filter,
+                **extra,
+            )
+            # Conversation context: neighbours of the best candidates are scored too (see ranking).
+            base = base_scores(candidates, mode, ranking)
+            needed = context_indices(candidates, mode=mode, want=want, options=ranking, base=base)
+            found, eligible = self._neighbours(candidates, needed, vector, search_filter, seen)
+        ranked = rank(
+            found,
+            mode=mode,
+            want=want if threshold is None else 2 * depth,
+            options=ranking,
+            eligible=eligible,
+            base=base if found is candidates or mode == "lexical" else None,  # neighbours' similarities are new
+        )
+        if threshold is not None:
+            # A message without a vector (pending, or nothing to embed) has no similarity; it was found lexically.
+            ranked = [(i, s, sim) for i, s, sim in ranked if sim is None or sim >= threshold]
+        return ranked[:want]
+
+    def _neighbours(
+        self,
+        candidates: Candidates,
+        needed: list[int],
+        vector: Vectors | None,
+        search_filter: SearchFilter | None,
+        seen: dict[int, StoredRecord],
+    ) -> tuple[Candidates, set[int] | None]:
+        """The candidates with the needed neighbours' similarities added, and which neighbours may be ranked.
+
+        Neighbours the store answered with the candidates are taken from there; the others are asked for (the
+        store's similarities are unfiltered: neighbours are context). Which neighbours may be ranked is only
+        needed for a filtered or lexical search (None otherwise: those with a similarity).
+        """
+        if not needed:
+            return candidates, None
+        covered, missing = split_covered(candidates, needed)
+        context = candidates.context
+        similarity: dict[int, float] = {}
+        eligible: set[int] | None = None
+        if search_filter is not None or vector is None:
+            eligible = set()
+        if covered and context is not None:
+            if vector is not None:
+                similarity = {i: context.similarity[i] for i in covered if i in context.similarity}
+            if eligible is not None:
+                eligible.update(context.live.intersection(covered))
+        if missing:
+            if vector is not None:
+                similarity.update(self._store.similarities(vector, missing))
+            if eligible is not None:
+                found = self._store.get(missing)
+                seen.update(found)
+                eligible.update(
+                    i for i, r in found.items() if search_filter is None or search_filter.accepts(r.role, r.time)
+                )
+        if similarity:
+            candidates = dataclasses.replace(candidates, similarity={**candidates.similarity, **similarity})
+        return candidates, eligible
+
+    def _search(
+        self, query: str, k: int, threshold: float | None, search_filter: SearchFilter | None, pool: int
+    ) -> tuple[list[SearchHit], dict[int, StoredRecord]]:
+        records: dict[int, StoredRecord] = {}
+        ranked = self._ranked(query, k, threshold, search_filter, pool, records)
+        if not ranked:
+            return [], records
+        missing = [i for i, _, _ in ranked if i not in records]
+        if missing:
+            with self._lock:
+                records.update(self._store.get(missing))
+        hits = [
+            SearchHit(
+                index=i,
+                score=s,
+                message=decode_message(records[i].data),
+                similarity=sim,
+                role=records[i].role,
+                archived_at=records[i].archived_at,
+                said_at=records[i].said_at,
+            )
+            for i, s, sim in ranked
+            if i in records
+        ]
+        if self.reranker is not None and hits:
+            hits = self._rerank(query, hits)
+        return hits, records
+
+    def search(
+        self, query: str, top_k: int | None, min_score: float | None, search_filter: SearchFilter | None
+    ) -> list[SearchHit]:
+        """Hits, best first: at most ``top_k`` (None: the options' ``top_k``; ``min_score`` likewise)."""
+        options = self._options()
+        k = options.top_k if top_k is None else top_k
+        threshold = options.min_score if min_score is None else min_score
+        return self._search(query, k, threshold, search_filter, 0)[0][:k]
+
+    def _rerank(self, query: str, hits: list[SearchHit]) -> list[SearchHit]:
+        assert self.reranker is not None
+        scores = self.reranker.rerank(query, [render_message(h.message) for h in hits])
+        if len(scores) != len(hits):
+            raise SemanticMemoryError(f"reranker returned {len(scores)} scores for {len(hits)} passages")
+        rescored = [
+            SearchHit(h.index, float(s), h.message, h.similarity, h.role, h.archived_at, h.said_at)
+            for h, s in zip(hits, scores, strict=True)
+        ]
+        return sorted(rescored, key=lambda h: (-h.score, h.index))
+
+    def windows(
+        self,
+        query: str,
+        top_k: int | None,
+        context_radius: int | None,
+        min_score: float | None,
+        search_filter: SearchFilter | None,
+    ) -> list[ContextWindow]:
+        """Search, widen the best hits by the radius, merge, and build scored windows (None: the option).
+
+        The records are read once, for the merged ranges (which hold the hits); with a reranker, which needs the
+        candidates' messages first, the ranges' other records are read in a second call.
+        """
+        options = self._options()
+        k = options.top_k if top_k is None else top_k
+        radius = options.context_radius if context_radius is None else context_radius
+        threshold = options.min_score if min_score is None else min_score
+        if radius < 0:
+            raise ConfigurationError(f"context_radius must be >= 0, got {radius}")
+        if self.reranker is None:
+            records: dict[int, StoredRecord] = {}
+            ranked = [(i, s) for i, s, _ in self._ranked(query, k, threshold, search_filter, 3 * k, records)]
+        else:
+            hits, records = self._search(query, k, threshold, search_filter, 3 * k)
+            ranked = [(h.index, h.score) for h in hits]
+        asked = set(records)
+        while True:
+            best = dict(ranked[:k])
+            if not best:
+                return []
+            ranges = window_ranges(best, radius, (max(0, min(best) - radius), max(best) + radius))
+            wanted = [i for span in ranges for i in range(span.start, span.end + 1) if i not in asked]
+            if wanted:
+                asked.update(wanted)
+                with self._lock:
+                    records.update(self._store.get(wanted))
+            gone = {i for i in best if i not in records}
+            if not gone:
+                return build_windows(ranges, records, best, {i: s for i, s in ranked if i in records})
+            # Removed between ranking and reading (forgotten meanwhile): the next candidates move up.
+            ranked = [(i, s) for i, s in ranked if i not in gone]

@@ -1,0 +1,353 @@
+"""Structured compaction (issue 14) through a real Strands Agent and a scripted model that answers structured output.
+
+What is scripted: the chat replies and the merge itself (``FACT key: value`` lines become facts, a later value of
+the same key replaces the earlier one; see ``tests/support/structured_model.py``). What is real: Strands' agent loop,
+overflow recovery and proactive hooks, the manager, its archive (the bundled MiniLM model), pydantic validation.
+"""
+
+import json
+import logging
+import math
+
+import pytest
+from pydantic import BaseModel
+from strands import Agent, tool
+
+from strands_semantic_memory import SemanticSummarizingConversationManager
+from strands_semantic_memory.conversation_manager._compaction import drop_split
+from strands_semantic_memory.conversation_manager._session_state import (
+    STATE_CLOSE,
+    STATE_OPEN,
+    Fact,
+    SessionState,
+    clean_state,
+    read_state_block,
+    render_state,
+)
+from strands_semantic_memory.conversation_manager._summarizer import describe_indices, merge_request, summary_view
+from strands_semantic_memory.messages._text import render_message
+from tests.support.conversations import TOPIC_TURNS, make_agent
+from tests.support.scripted_model import ToolCall, default_responder
+from tests.support.structured_model import StructuredScriptedModel, merging_responder
+
+LIMIT = 1200  # characters: the scripted chat model overflows above it
+PLANTED = "FACT locker: LK-4417-QV\nPlease remember my locker code exactly."
+CHANGED = "FACT locker: LK-9000-ZZ\nI moved lockers, the code changed."
+TURNS = TOPIC_TURNS * 3  # 36 turns of filler questions
+
+
+def structured(embedder, **kwargs):
+    kwargs.setdefault("preserve_recent_messages", 4)
+    return SemanticSummarizingConversationManager(embedder=embedder, summary_format="structured", **kwargs)
+
+
+def texts(messages):
+    return "\n".join(render_message(m) for m in messages)
+
+
+def fact_texts(manager):
+    return [fact.text for fact in manager.session_state.facts]
+
+
+def assert_tool_pairs_intact(messages):
+    for position, message in enumerate(messages):
+        uses = {b["toolUse"]["toolUseId"] for b in message["content"] if "toolUse" in b}
+        results = {b["toolResult"]["toolUseId"] for b in message["content"] if "toolResult" in b}
+        if results:
+            assert position > 0, "a tool result opens the conversation"
+            before = {b["toolUse"]["toolUseId"] for b in messages[position - 1]["content"] if "toolUse" in b}
+            assert results <= before, "a tool result without its tool use"
+        if uses and position + 1 < len(messages):
+            after = {b["toolResult"]["toolUseId"] for b in messages[position + 1]["content"] if "toolResult" in b}
+            assert uses <= after, "a tool use without its result"
+
+
+# ------------------------------------------------------------------ the merge
+
+
+def test_merge_receives_the_previous_state_not_a_prose_summary(embedder):
+    model = StructuredScriptedModel(max_input_chars=LIMIT)
+    manager = structured(embedder)
+    agent = make_agent(model, manager)
+    for turn in [PLANTED, *TURNS[:16]]:
+        agent(turn)
+    requests = model.state_requests
+    assert len(requests) >= 2
+    assert "There is no SessionState yet" in render_message(requests[0]["messages"][0])
+    for request in requests[1:]:
+        head, *leaving, tail = request["messages"]
+        previous = read_state_block(render_message(head))
+        assert previous is not None, "the previous state is in the prompt"
+        assert {"text": "locker: LK-4417-QV", "sources": [0]} in previous["facts"]
+        assert STATE_OPEN not in texts(leaving), "the state message is not summarized again as a message"
+        assert render_message(tail).startswith("Return the updated SessionState")
+    assert not model.summary_requests, "no prose summary was asked for"
+    assert requests[0]["schema"] is SessionState
+
+
+def test_a_fact_from_the_first_compaction_survives_five_more(embedder):
+    model = StructuredScriptedModel(max_input_chars=LIMIT)
+    manager = structured(embedder)
+    agent = make_agent(model, manager)
+    for turn in [PLANTED, *TURNS]:
+        agent(turn)
+    assert len(model.state_requests) >= 6, "six compactions at least"
+    assert "LK-4417-QV" not in texts(agent.messages[1:]), "the planted turn itself left the context long ago"
+    assert "locker: LK-4417-QV" in fact_texts(manager)
+    # The state reaches the model as one delimited message in place of the prose summary.
+    sent = model.chat_requests[-1]["messages"]
+    state_messages = [m for m in sent if STATE_OPEN in render_message(m)]
+    assert len(state_messages) == 1 and "LK-4417-QV" in render_message(state_messages[0])
+    assert agent.messages[0] is manager.summary_message
+    # The fact links back to the archive, which has the exact words.
+    (fact,) = [f for f in manager.session_state.facts if f.text.startswith("locker")]
+    assert fact.sources == [0] and manager.memory.messages()[0][1]["content"][0]["text"] == PLANTED
+
+
+def test_contradicted_facts_are_replaced(embedder):
+    model = StructuredScriptedModel(max_input_chars=LIMIT)
+    manager = structured(embedder)
+    agent = make_agent(model, manager)
+    for turn in [PLANTED, *TURNS[:10], CHANGED, *TURNS[10:24]]:
+        agent(turn)
+    assert "locker: LK-9000-ZZ" in fact_texts(manager)
+    assert not any("LK-4417-QV" in text for text in fact_texts(manager))
+    assert "LK-4417-QV" not in texts(model.chat_requests[-1]["messages"]), "the stale value no longer reaches the model"
+    archived = texts(m for _, m in manager.memory.messages())
+    assert PLANTED in archived and CHANGED in archived, "the archive keeps both, word for word"
+
+
+# ------------------------------------------------------------------ failures and the hard limit
+
+
+def invalid_state(output_model, prompt, system_prompt):
+    return {"facts": "not a list", "narrative": 42}
+
+
+def test_schema_validation_failure_raises_by_default_and_loses_nothing(embedder):
+    from pydantic import ValidationError
+
+    model = StructuredScriptedModel(max_input_chars=LIMIT, state_responder=invalid_state)
+    manager = structured(embedder)
+    agent = make_agent(model, manager)
+    with pytest.raises(ValidationError):
+        for turn in [PLANTED, *TURNS]:
+            agent(turn)
+    assert PLANTED in texts(agent.messages), "nothing left the context"
+    assert manager.removed_message_count == 0 and manager.session_state is None
+    assert manager.memory.messages()[0][1]["content"][0]["text"] == PLANTED, "archived before the summary was asked"
+
+
+def test_schema_validation_failure_drops_the_oldest_when_configured(embedder, caplog):
+    model = StructuredScriptedModel(max_input_chars=LIMIT, state_responder=invalid_state)
+    manager = structured(embedder, on_summary_failure="drop_oldest")
+    agent = make_agent(model, manager)
+    with caplog.at_level(
+        logging.WARNING, logger="strands_semantic_memory.conversation_manager.semantic_summarizing_conversation_manager"
+    ):
+        for turn in [PLANTED, *TURNS[:20]]:
+            agent(turn)
+    stats = manager.get_memory_usage_stats()
+    assert stats["dropped_message_count"] == manager.removed_message_count > 0
+    assert stats["summary_failure_count"] >= 1 and stats["summarized_message_count"] == 0
+    assert manager.session_state is None
+    assert "dropped=<" in caplog.text
+    # Archive + active context = the whole conversation.
+    assert len(manager.memory) + len(agent.messages) == 2 * 21
+    assert manager.memory.messages()[0][1]["content"][0]["text"] == PLANTED
+
+
+def estimated_tokens(request):
+    """Strands' heuristic count of a request (what the scripted model's ``count_tokens`` returns)."""
+    blocks = [b for m in request["messages"] for b in m["content"]]
+    total = sum(math.ceil(len(b["text"]) / 4) for b in blocks if "text" in b)
+    total += sum(math.ceil(len(c["text"]) / 4) for b in blocks if "toolResult" in b for c in b["toolResult"]["content"])
+    return total
+
+
+def test_hard_limit_drops_archived_messages_only(embedder):
+    """The summarizer always fails; above 80 % of the window the oldest messages leave anyway, archived first."""
+    model = StructuredScriptedModel(context_window_limit=400, state_responder=lambda *a: RuntimeError("down"))
+    manager = structured(embedder, hard_limit=0.8)
+    agent = make_agent(model, manager)
+    sent_turns = [PLANTED, *TURNS[:20]]
+    for turn in sent_turns:
+        agent(turn)
+    assert model.overflows == 0
+    assert all(estimated_tokens(r) <= 320 for r in model.chat_requests), "every call under the hard limit"
+    assert manager.dropped_message_count > 0
+    archived = {m["tracking_id"]: m for _, m in manager.memory.messages()}
+    active = {m["tracking_id"] for m in agent.messages}
+    assert len(archived.keys() | active) == 2 * len(sent_turns), "every message is in the context or the archive"
+    assert manager.dropped_message_count == 2 * len(sent_turns) - len(agent.messages), "the dropped were archived"
+    assert manager.memory.messages()[0][1]["content"][0]["text"] == PLANTED
+    assert manager.get_memory_usage_stats()["dropped_message_count"] == manager.dropped_message_count
+
+
+def test_hard_limit_compacts_before_it_drops(embedder):
+    model = StructuredScriptedModel(context_window_limit=600)
+    manager = structured(embedder, proactive_compression={"compression_threshold": 0.6}, hard_limit=0.85)
+    agent = make_agent(model, manager)
+    for turn in [PLANTED, *TURNS[:20]]:
+        agent(turn)
+    assert model.state_requests and manager.dropped_message_count == 0
+    assert "locker: LK-4417-QV" in fact_texts(manager)
+
+
+@tool
+def check_order(order_id: str) -> str:
+    """Look up an order.
+
+    Args:
+        order_id: The order id.
+    """
+    return f"Order {order_id}: shipped. " + "Carrier log line. " * 20
+
+
+def order_responder(messages, system_prompt, is_summary):
+    last = messages[-1]
+    if not is_summary and last["role"] == "user" and not any("toolResult" in b for b in last["content"]):
+        return ToolCall("check_order", {"order_id": "A-17"}, tool_use_id=f"tu-{len(messages)}")
+    return default_responder(messages, system_prompt, is_summary)
+
+
+def test_tool_pairs_stay_intact_when_the_hard_limit_drops(embedder):
+    model = StructuredScriptedModel(
+        order_responder, context_window_limit=700, state_responder=lambda *a: RuntimeError("down")
+    )
+    manager = structured(embedder, hard_limit=0.8, preserve_recent_messages=2)
+    agent = make_agent(model, manager, tools=[check_order])
+    for turn in TURNS[:10]:
+        agent(turn)
+        assert_tool_pairs_intact(agent.messages)
+    assert manager.dropped_message_count > 0
+    for request in model.chat_requests:
+        assert_tool_pairs_intact([m for m in request["messages"] if STATE_OPEN not in render_message(m)])
+    assert_tool_pairs_intact([m for _, m in manager.memory.messages()])
+
+
+def test_summary_filter_keeps_tool_results_from_the_summarizer_but_archives_them(embedder):
+    model = StructuredScriptedModel(order_responder, max_input_chars=2500)
+    manager = structured(
+        embedder, summary_filter=lambda m: not any("toolResult" in b for b in m["content"]), preserve_recent_messages=3
+    )
+    agent = make_agent(model, manager, tools=[check_order])
+    for turn in TURNS[:8]:
+        agent(turn)
+    assert model.state_requests
+    for request in model.state_requests:
+        seen = request["messages"][1:-1]
+        assert seen, "the summarizer still sees the conversation"
+        assert not any("toolResult" in b or "toolUse" in b for m in seen for b in m["content"]), "pairs left out"
+    archived = [m for _, m in manager.memory.messages()]
+    assert any("toolResult" in b for m in archived for b in m["content"]), "the archive has the tool results"
+    assert "Carrier log line" in texts(archived)
+
+
+def test_summarization_agent_produces_the_state_through_structured_output(embedder):
+    def summarizer_responder(messages, system_prompt, is_summary):
+        return ToolCall("SessionState", {"facts": [{"text": "user asked about data structures", "sources": [0, 99]}]})
+
+    summarizer_model = StructuredScriptedModel(summarizer_responder)
+    summarizer = Agent(model=summarizer_model, callback_handler=None, system_prompt="You keep session state.")
+    model = StructuredScriptedModel(max_input_chars=LIMIT)
+    manager = structured(embedder, summarization_agent=summarizer)
+    agent = make_agent(model, manager)
+    for turn in [PLANTED, *TURNS[:10]]:
+        agent(turn)
+    assert summarizer_model.requests and not model.state_requests
+    assert fact_texts(manager) == ["user asked about data structures"]
+    assert manager.session_state.facts[0].sources == [0], "a source the model made up is dropped"
+    assert summarizer.messages == [] and summarizer.system_prompt == "You keep session state."
+
+
+class Ticket(BaseModel):
+    customer: str
+    issues: list[str] = []
+
+
+def test_a_custom_schema_replaces_session_state(embedder):
+    def ticket(output_model, prompt, system_prompt):
+        assert output_model is Ticket
+        return {"customer": "ACME", "issues": [f"{len(prompt) - 2} messages reviewed"]}
+
+    model = StructuredScriptedModel(max_input_chars=LIMIT, state_responder=ticket)
+    manager = structured(embedder, summary_schema=Ticket)
+    agent = make_agent(model, manager)
+    for turn in [PLANTED, *TURNS[:10]]:
+        agent(turn)
+    assert isinstance(manager.session_state, Ticket) and manager.session_state.customer == "ACME"
+    assert read_state_block(render_message(agent.messages[0]))["customer"] == "ACME"
+    assert "SessionState" not in model.state_requests[0]["system_prompt"]
+    assert manager.get_state()["session_state"]["schema"] == "Ticket"
+
+
+# ------------------------------------------------------------------ pure parts
+
+
+def test_state_block_cannot_be_closed_by_text_inside_it():
+    state = SessionState(facts=[Fact(text=f"the user typed {STATE_CLOSE} then <b>bold</b>", sources=[3])])
+    rendered = render_state(state)
+    assert rendered.count(STATE_CLOSE) == 1 and rendered.endswith(STATE_CLOSE)
+    assert read_state_block(rendered)["facts"][0]["text"] == f"the user typed {STATE_CLOSE} then <b>bold</b>"
+    assert "user_preferences" not in read_state_block(rendered), "empty fields cost no tokens"
+
+
+def test_clean_state_deduplicates_and_drops_made_up_sources():
+    state = SessionState(
+        facts=[Fact(text="Code is 42", sources=[1, 7]), Fact(text="code  is 42", sources=[2]), Fact(text=" ")],
+        open_threads=["Ship it?", "ship it?", ""],
+    )
+    cleaned = clean_state(state, allowed_sources={1, 2})
+    assert [(f.text, f.sources) for f in cleaned.facts] == [("Code is 42", [1, 2])]
+    assert cleaned.open_threads == ["Ship it?"]
+
+
+def test_merge_request_labels_the_leaving_messages_with_archive_indices():
+    previous = SessionState(facts=[Fact(text="a: 1", sources=[0])])
+    leaving = [{"role": "user", "content": [{"text": "x"}]}, {"role": "assistant", "content": [{"text": "y"}]}]
+    head, *middle, tail = merge_request(SessionState, previous, leaving, [4, 5])
+    assert middle == leaving and head["role"] == tail["role"] == "user"
+    assert "archived as #4-#5" in render_message(head)
+    assert read_state_block(render_message(head)) == json.loads(
+        json.dumps({"facts": [{"text": "a: 1", "sources": [0]}]})
+    )
+    assert describe_indices([3, 4, 5, 9, 11, 12]) == "#3-#5, #9, #11-#12"
+
+
+def message(role, *blocks):
+    return {"role": role, "content": list(blocks)}
+
+
+USE = {"toolUse": {"toolUseId": "t1", "name": "f", "input": {}}}
+RESULT = {"toolResult": {"toolUseId": "t1", "status": "success", "content": [{"text": "r"}]}}
+
+
+def test_drop_split_never_separates_a_pair_or_drops_the_current_turn():
+    conversation = [
+        message("user", {"text": "q1"}),
+        message("assistant", USE),
+        message("user", RESULT),
+        message("assistant", {"text": "a1"}),
+        message("user", {"text": "q2"}),
+    ]
+    assert drop_split(conversation, 1) == 1
+    assert drop_split(conversation, 2) == 3, "the result must not open the context: the pair leaves together"
+    assert drop_split(conversation, 10) == 4, "the current turn stays"
+    assert drop_split(conversation[:3], 2) == 1, "the last message is a result: its use stays with it"
+    assert drop_split(conversation[:1], 1) == 0
+
+
+def test_summary_view_leaves_out_both_sides_of_a_filtered_pair():
+    conversation = [message("user", {"text": "q"}), message("assistant", USE), message("user", RESULT)]
+    assert summary_view(conversation, None) == [0, 1, 2]
+    assert summary_view(conversation, lambda m: not any("toolResult" in b for b in m["content"])) == [0]
+
+
+def test_scripted_merge_is_a_real_merge():
+    """The test double itself: it reads the previous state and replaces a fact by key."""
+    head = merge_request(SessionState, SessionState(facts=[Fact(text="k: old", sources=[0])]), [], [])[0]
+    prompt = [head, {"role": "user", "content": [{"text": "FACT k: new"}]}, head]
+    head["content"][0]["text"] += "\nThey are archived as #7 (in order)"
+    state = SessionState.model_validate(merging_responder(SessionState, prompt, None))
+    assert [(f.text, f.sources) for f in state.facts] == [("k: new", [7])]

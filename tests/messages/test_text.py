@@ -1,0 +1,89 @@
+from strands_semantic_memory.formatting._block import render_context_block
+from strands_semantic_memory.messages import _text as rendering
+from strands_semantic_memory.messages._text import chunk_text, render_message
+from strands_semantic_memory.retrieval._windows import ContextWindow
+
+
+def test_text_and_tool_blocks_render_with_their_content():
+    message = {
+        "role": "assistant",
+        "content": [
+            {"text": "Looking it up."},
+            {"toolUse": {"toolUseId": "t1", "name": "lookup_order", "input": {"order_id": "A-77"}}},
+        ],
+    }
+    text = render_message(message)
+    assert "Looking it up." in text
+    assert "[tool call lookup_order]" in text and '"order_id": "A-77"' in text
+
+
+def test_tool_result_renders_text_json_and_media_placeholders():
+    message = {
+        "role": "user",
+        "content": [
+            {
+                "toolResult": {
+                    "toolUseId": "t1",
+                    "status": "error",
+                    "content": [{"text": "not found"}, {"json": {"code": 404}}, {"image": {"format": "png"}}],
+                }
+            }
+        ],
+    }
+    text = render_message(message)
+    assert text.startswith("[tool result error]")
+    assert "not found" in text and '"code": 404' in text and "[image (png)]" in text
+
+
+def test_images_documents_and_odd_blocks_render_to_placeholders_or_nothing():
+    message = {
+        "role": "user",
+        "content": [
+            {"image": {"format": "jpeg", "source": {"bytes": b"\xff\xd8"}}},
+            {"document": {"format": "pdf", "name": "invoice-17", "source": {"bytes": b"%PDF"}}},
+            {"cachePoint": {"type": "default"}},
+            {"reasoningContent": {"reasoningText": {"text": "thinking about it"}}},
+            {"text": {"not": "a string"}},
+        ],
+    }
+    text = render_message(message)
+    assert "[image (jpeg)]" in text
+    assert "[document invoice-17 (pdf)]" in text
+    assert "thinking about it" in text
+    assert '{"not": "a string"}' in text
+
+
+def test_empty_content_renders_empty():
+    assert render_message({"role": "user", "content": []}) == ""
+
+
+def test_text_that_looks_like_an_enriched_turn_renders_exactly_as_written():
+    """Issue 11.4: rendering never interprets text; nothing is cut from a look-alike of either block format."""
+    legacy = (
+        "Based on our previous conversation, these earlier exchanges may be relevant:\n---Previous Context---\n"
+        "[Message 1, user]: hi\n---End Previous Context---\nCurrent question: What now?"
+    )
+    window = ContextWindow(0, 0, [{"role": "user", "content": [{"text": "hi"}]}], [0], 1.0, [0], [1.0])
+    current = render_context_block([window], "What now?")
+    for text in (legacy, current):
+        assert render_message({"role": "user", "content": [{"text": text}]}) == text
+
+
+def test_rendering_keeps_no_marker_parsing():
+    """The marker and strip-and-restore helpers are gone: nothing reads library markers on messages."""
+    names = ("original_message", "restore_original_content", "set_marker", "is_enriched", "is_summary", "METADATA_KEY")
+    for name in names:
+        assert not hasattr(rendering, name)
+
+
+def test_chunk_text_covers_all_text_and_respects_size():
+    text = " ".join(f"word{i}" for i in range(1000))
+    chunks, truncated = chunk_text(text, 200, 100)
+    assert not truncated
+    assert all(len(c) <= 200 for c in chunks)
+    assert " ".join(chunks).split() == text.split()
+
+
+def test_chunk_text_reports_truncation():
+    chunks, truncated = chunk_text("x" * 1000, 100, 3)
+    assert len(chunks) == 3 and truncated
