@@ -952,7 +952,7 @@ def _large(add: Any, large: dict[str, Any], out: Path) -> None:
         add("")
     index, engine = large.get("vector_index") or [], large.get("engine") or []
     if index:
-        add("The vector store alone (`FaissVectorStore`, 1 search thread), grown in batches of 10,000:")
+        add("The vector store alone (`FaissIndex`, 1 search thread), grown in batches of 10,000:")
         add("")
         add(
             "| vectors | tier | build (s) | search p50 / p99 (ms) | CPU p50 (ms) | recall@10 vs exact | bytes per vector (store) | RSS per vector |"

@@ -6,7 +6,7 @@ Each function returns plain rows (lists of dicts) for ``run.py`` and ``report.py
   size, the archive saved in the session state (JSON) or referenced there (``archive_path``, SQLite).
 - :func:`durable_open_rows`: reopening a durable archive, against restoring the same archive from JSON state.
 - :func:`crossover`: where the durable archive starts to pay, from the two above.
-- :func:`vector_index_rows`: :class:`~strands_semantic_memory.stores.in_process.faiss._store.FaissVectorStore` from 1k to 1M
+- :func:`vector_index_rows`: :class:`~strands_semantic_memory.stores.in_process.faiss._store.FaissIndex` from 1k to 1M
   vectors: search latency on one thread, recall@10 against exact search, bytes per vector.
 - :func:`engine_latency_rows`: query embedding + search + windows (what the hook does before formatting) for a
   whole :class:`~strands_semantic_memory.SemanticMemory` of up to 1M messages.
@@ -34,7 +34,7 @@ import numpy as np
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings import Vectors
 from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.stores.in_process.faiss._store import DEFAULT_APPROXIMATE_ABOVE, FaissVectorStore
+from strands_semantic_memory.stores.in_process.faiss._store import DEFAULT_APPROXIMATE_ABOVE, FaissIndex
 from strands_semantic_memory.stores.sqlite import SqliteArchive
 
 from .suite import PrecomputedEmbedder, backend_of, cyclic_messages, percentile, rss_bytes, spread, unique_queries
@@ -180,7 +180,7 @@ def vector_index_rows(
     rows: list[dict[str, Any]] = []
     for size in sizes:
         before = _live_rss()
-        store = FaissVectorStore(real.shape[1], approximate_above=settings.approximate_above)
+        store = FaissIndex(real.shape[1], approximate_above=settings.approximate_above)
         ids = np.arange(size, dtype=np.int64) << 8
         started = time.perf_counter()
         for start in range(0, size, 10_000):

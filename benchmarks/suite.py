@@ -532,11 +532,11 @@ def pgvector_latency(
 
     Also times filling the store (vectors precomputed: the bulk archiving cost beyond embedding).
     """
-    from strands_semantic_memory.stores.postgres import PgVectorStore
+    from strands_semantic_memory.stores.postgres import PostgresArchive
 
     with fresh_database(dsn, f"bench_{len(messages)}") as own_dsn:
         return _pgvector_run(
-            PgVectorStore(dsn=own_dsn, namespace=f"bench-{len(messages)}"), embedder, messages, queries, rounds
+            PostgresArchive(dsn=own_dsn, namespace=f"bench-{len(messages)}"), embedder, messages, queries, rounds
         )
 
 

@@ -39,7 +39,7 @@ class MissingDependencyError(SemanticMemoryError, ImportError):
         """Build the error.
 
         Args:
-            feature: What the user asked for (e.g. ``"PgVectorStore"``).
+            feature: What the user asked for (e.g. ``"PostgresArchive"``).
             extra: The extra of ``strands-semantic-memory`` that installs what is missing.
             package: The missing import.
         """

@@ -73,18 +73,18 @@ def archive_factory(store_kind, request, embedder):
     def make(**kwargs):
         kwargs.setdefault("embedder", embedder)
         if store_kind == "pgvector":
-            from strands_semantic_memory.stores.postgres import PgVectorStore
+            from strands_semantic_memory.stores.postgres import PostgresArchive
 
-            kwargs.setdefault("store", PgVectorStore(request.getfixturevalue("pg_uri"), namespace))
+            kwargs.setdefault("store", PostgresArchive(request.getfixturevalue("pg_uri"), namespace))
         return SemanticMemory(**kwargs)
 
     def store():
         """Another handle on the same archive: a new connection to the namespace (None: a new in-process one)."""
         if store_kind != "pgvector":
             return None
-        from strands_semantic_memory.stores.postgres import PgVectorStore
+        from strands_semantic_memory.stores.postgres import PostgresArchive
 
-        return PgVectorStore(request.getfixturevalue("pg_uri"), namespace)
+        return PostgresArchive(request.getfixturevalue("pg_uri"), namespace)
 
     make.kind = store_kind
     make.store = store

@@ -132,7 +132,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             aws_region: Bedrock region.
             embedding_dimensions: Bedrock output dimension, where the model offers a choice.
             embedder: A ready embedder instead of ``embedding_model``.
-            store: Where the archive lives, an ``ArchiveStore`` (``PgVectorStore(...)`` to share it between
+            store: Where the archive lives, an ``ArchiveStore`` (``PostgresArchive(...)`` to share it between
                 processes); default in process.
             reranker: An optional reranker (for example ``CrossEncoderReranker``).
             archive_path: A file for a durable archive on this machine (``SemanticMemory(archive_path=...)``);

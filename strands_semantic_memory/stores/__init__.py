@@ -1,6 +1,6 @@
 """Where the archive lives: the ``ArchiveStore`` seam and its implementations.
 
-``PgVectorStore`` and ``SqliteArchive`` are imported lazily (their modules load only when named), so importing
+``PostgresArchive`` and ``SqliteArchive`` are imported lazily (their modules load only when named), so importing
 the package never needs their optional dependencies.
 """
 
@@ -23,7 +23,7 @@ from strands_semantic_memory.stores._protocol import (
 from strands_semantic_memory.stores.in_process._archive import InMemoryArchive
 
 if TYPE_CHECKING:
-    from strands_semantic_memory.stores.postgres import PgVectorStore
+    from strands_semantic_memory.stores.postgres import PostgresArchive
     from strands_semantic_memory.stores.sqlite import SqliteArchive
 
 __all__ = [
@@ -33,7 +33,7 @@ __all__ = [
     "InMemoryArchive",
     "NeighbourContext",
     "NewRecord",
-    "PgVectorStore",
+    "PostgresArchive",
     "SearchFilter",
     "SqliteArchive",
     "StoreStats",
@@ -42,10 +42,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name == "PgVectorStore":
-        from strands_semantic_memory.stores.postgres import PgVectorStore
+    if name == "PostgresArchive":
+        from strands_semantic_memory.stores.postgres import PostgresArchive
 
-        return PgVectorStore
+        return PostgresArchive
     if name == "SqliteArchive":
         from strands_semantic_memory.stores.sqlite import SqliteArchive
 
@@ -69,6 +69,7 @@ def resolve_store(store: ArchiveStore | None, archive_path: str | os.PathLike[st
         return InMemoryArchive()
     if not isinstance(store, ArchiveStore):
         raise ConfigurationError(
-            f"store must be an ArchiveStore (InMemoryArchive, SqliteArchive, PgVectorStore), got {type(store).__name__}"
+            "store must be an ArchiveStore (InMemoryArchive, SqliteArchive, PostgresArchive), "
+            f"got {type(store).__name__}"
         )
     return store

@@ -8,7 +8,7 @@ primitive questions. Implementations:
   in FAISS, BM25 beside them; saved through ``to_state``.
 - ``SqliteArchive``: the in-process indexes, made durable in one
   SQLite file (writes proportional to what changed).
-- ``PgVectorStore``: PostgreSQL + pgvector, shared by
+- ``PostgresArchive``: PostgreSQL + pgvector, shared by
   processes; the database is the persistence.
 
 Contract shared by all of them (checked by the shared test suite, parametrized by store):

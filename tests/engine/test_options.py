@@ -55,10 +55,10 @@ def test_every_public_name_imports_from_the_top_level():
     for name in strands_semantic_memory.__all__:
         assert getattr(strands_semantic_memory, name) is not None, name
     from strands_semantic_memory.embeddings import BedrockEmbedder
-    from strands_semantic_memory.stores import ArchiveStore, InMemoryArchive, PgVectorStore, SqliteArchive
+    from strands_semantic_memory.stores import ArchiveStore, InMemoryArchive, PostgresArchive, SqliteArchive
 
     assert isinstance(InMemoryArchive(), ArchiveStore)
-    assert {BedrockEmbedder.__name__, PgVectorStore.__name__, SqliteArchive.__name__}
+    assert {BedrockEmbedder.__name__, PostgresArchive.__name__, SqliteArchive.__name__}
 
 
 def test_forget_removes_for_good_on_every_store(make_memory):

@@ -24,9 +24,9 @@ def store_for(kind: str, request: Any) -> Any:
         from strands_semantic_memory.stores.sqlite import SqliteArchive
 
         return SqliteArchive(request.getfixturevalue("tmp_path") / f"{new_namespace('archive')}.sqlite3")
-    from strands_semantic_memory.stores.postgres import PgVectorStore
+    from strands_semantic_memory.stores.postgres import PostgresArchive
 
-    return PgVectorStore(request.getfixturevalue("pg_uri"), new_namespace())
+    return PostgresArchive(request.getfixturevalue("pg_uri"), new_namespace())
 
 
 def vector_owners(memory: Any) -> tuple[set[int], int]:
@@ -42,7 +42,7 @@ def vector_owners(memory: Any) -> tuple[set[int], int]:
         ids, _ = vectors.export()
         assert len(ids) == len(vectors)
         return {message_index(i) for i in ids.tolist()}, len(ids)
-    if hasattr(store, "_transaction"):  # PgVectorStore: ask the database
+    if hasattr(store, "_transaction"):  # PostgresArchive: ask the database
         with store._transaction() as connection:
             rows = connection.execute(
                 "SELECT idx FROM ssm_archive WHERE namespace = %s AND embedding IS NOT NULL", (store.namespace,)
@@ -63,10 +63,10 @@ def restored(memory: Any) -> Any:
     if not store.persistent:
         return SemanticMemory.from_state(state, embedder=memory.embedder)
     store.close()
-    if type(store).__name__ == "PgVectorStore":
-        from strands_semantic_memory.stores.postgres import PgVectorStore
+    if type(store).__name__ == "PostgresArchive":
+        from strands_semantic_memory.stores.postgres import PostgresArchive
 
         return SemanticMemory.from_state(
-            state, embedder=memory.embedder, store=PgVectorStore(store.dsn, store.namespace)
+            state, embedder=memory.embedder, store=PostgresArchive(store.dsn, store.namespace)
         )
     return SemanticMemory.from_state(state, embedder=memory.embedder)

@@ -26,7 +26,7 @@ from strands_semantic_memory.stores.in_process._saved import Columns, columns_of
 from strands_semantic_memory.stores.in_process._search import dense_hits, lexical_hits, neighbour_context, similarities
 from strands_semantic_memory.stores.in_process.bm25._index import LexicalIndex
 from strands_semantic_memory.stores.in_process.faiss._approximate import ApproximateIndex
-from strands_semantic_memory.stores.in_process.faiss._store import FaissVectorStore
+from strands_semantic_memory.stores.in_process.faiss._store import FaissIndex
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class InMemoryArchive:
                 restoring, so the text is never stored twice).
         """
         self._text_of = text_of
-        self._vectors: FaissVectorStore | None = None
+        self._vectors: FaissIndex | None = None
         self._lexical = LexicalIndex()
         self._table = RecordTable()
 
@@ -67,7 +67,7 @@ class InMemoryArchive:
         return self._vectors.dimension if self._vectors is not None else None
 
     @property
-    def vector_store(self) -> FaissVectorStore | None:
+    def vector_store(self) -> FaissIndex | None:
         """The FAISS store (None before the first vectors)."""
         return self._vectors
 
@@ -145,7 +145,7 @@ class InMemoryArchive:
         if rows:
             matrix = np.vstack([vectors[i] for i in live if len(vectors[i])])
             if self._vectors is None:
-                self._vectors = FaissVectorStore(int(matrix.shape[1]))
+                self._vectors = FaissIndex(int(matrix.shape[1]))
             elif matrix.shape[1] != self._vectors.dimension:
                 raise DimensionMismatchError(self._vectors.dimension, int(matrix.shape[1]))
             self._vectors.add(np.array([vector_id(i, n) for i, n in rows], dtype=np.int64), matrix)

@@ -25,7 +25,7 @@ from strands_semantic_memory.stores.in_process._records import RecordTable, Text
 from strands_semantic_memory.stores.in_process._types import Ids
 from strands_semantic_memory.stores.in_process.bm25._index import LexicalIndex
 from strands_semantic_memory.stores.in_process.faiss._approximate import Trained
-from strands_semantic_memory.stores.in_process.faiss._store import FaissVectorStore
+from strands_semantic_memory.stores.in_process.faiss._store import FaissIndex
 
 
 @dataclass
@@ -195,7 +195,7 @@ def check_vectors(columns: Columns) -> None:
         )
 
 
-def fill(columns: Columns) -> tuple[RecordTable, LexicalIndex, FaissVectorStore | None]:
+def fill(columns: Columns) -> tuple[RecordTable, LexicalIndex, FaissIndex | None]:
     """The record table, lexical index and vector store of the columns (validated first).
 
     Raises:
@@ -223,6 +223,6 @@ def fill(columns: Columns) -> tuple[RecordTable, LexicalIndex, FaissVectorStore 
     )
     vectors = None
     if columns.dimension is not None and len(columns.vector_ids):
-        vectors = FaissVectorStore(columns.dimension)
+        vectors = FaissIndex(columns.dimension)
         vectors.load(columns.vector_ids, columns.vectors, columns.trained)  # saved as stored: already unit length
     return table, lexical, vectors

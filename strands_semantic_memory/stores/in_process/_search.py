@@ -19,7 +19,7 @@ from strands_semantic_memory.retrieval._ranking import lookup_mask, unique_ascen
 from strands_semantic_memory.stores._protocol import ContextRequest, NeighbourContext, SearchFilter
 from strands_semantic_memory.stores.in_process._records import RecordTable
 from strands_semantic_memory.stores.in_process.bm25._index import LexicalIndex
-from strands_semantic_memory.stores.in_process.faiss._store import FaissVectorStore
+from strands_semantic_memory.stores.in_process.faiss._store import FaissIndex
 
 
 def accepts(table: RecordTable, search_filter: SearchFilter | None, index: int) -> bool:
@@ -33,7 +33,7 @@ def accepts(table: RecordTable, search_filter: SearchFilter | None, index: int) 
 
 def dense_hits(
     table: RecordTable,
-    store: FaissVectorStore | None,
+    store: FaissIndex | None,
     vector: Vectors,
     k: int,
     search_filter: SearchFilter | None,
@@ -111,7 +111,7 @@ def _live(table: RecordTable, indices: npt.NDArray[np.int64]) -> npt.NDArray[np.
 
 
 def similarities(
-    table: RecordTable, store: FaissVectorStore | None, vector: Vectors, indices: Sequence[int]
+    table: RecordTable, store: FaissIndex | None, vector: Vectors, indices: Sequence[int]
 ) -> dict[int, float]:
     """Cosine similarity of the query to each live message's best chunk (messages without vectors left out).
 
@@ -125,7 +125,7 @@ def similarities(
 
 
 def _best_chunk_similarities(
-    table: RecordTable, store: FaissVectorStore, vector: Vectors, live: npt.NDArray[np.int64]
+    table: RecordTable, store: FaissIndex, vector: Vectors, live: npt.NDArray[np.int64]
 ) -> dict[int, float]:
     """``similarities`` of ``live`` indices (ascending, distinct, live)."""
     counts = np.frombuffer(table.vector_counts, dtype=np.uint16)[live - table.base].astype(np.int64)
@@ -144,7 +144,7 @@ def _best_chunk_similarities(
 
 def neighbour_context(
     table: RecordTable,
-    store: FaissVectorStore | None,
+    store: FaissIndex | None,
     vector: Vectors | None,
     leading: Iterable[int],
     request: ContextRequest,

@@ -1,4 +1,4 @@
-"""PostgreSQL + pgvector archive store: ``PgVectorStore`` and the modules behind it.
+"""PostgreSQL + pgvector archive store: ``PostgresArchive`` and the modules behind it.
 
 - ``_store``: the store (the ``ArchiveStore`` protocol);
 - ``_schema``: tables, indexes, versions and the migration from schema version 1;
@@ -12,6 +12,6 @@
 """
 
 from strands_semantic_memory.stores.postgres._schema import SCHEMA_VERSION
-from strands_semantic_memory.stores.postgres._store import PgVectorStore
+from strands_semantic_memory.stores.postgres._store import PostgresArchive
 
-__all__ = ["SCHEMA_VERSION", "PgVectorStore"]
+__all__ = ["SCHEMA_VERSION", "PostgresArchive"]

@@ -49,7 +49,7 @@ def check_options(namespace: Any, exact_search_below: Any, pending_check_interva
         import psycopg  # noqa: F401
         from pgvector.psycopg import register_vector  # noqa: F401
     except ImportError as error:
-        raise MissingDependencyError("PgVectorStore", "pgvector", "psycopg and pgvector") from error
+        raise MissingDependencyError("PostgresArchive", "pgvector", "psycopg and pgvector") from error
     if isinstance(exact_search_below, bool) or not isinstance(exact_search_below, int) or exact_search_below < 0:
         raise ConfigurationError(f"exact_search_below must be an integer >= 0, got {exact_search_below!r}")
     return exact_search_below, float(pending_check_interval)
@@ -162,7 +162,7 @@ class Connections:
         try:
             from psycopg_pool import ConnectionPool
         except ImportError as error:
-            raise MissingDependencyError("PgVectorStore", "pgvector", "psycopg_pool") from error
+            raise MissingDependencyError("PostgresArchive", "pgvector", "psycopg_pool") from error
         kwargs: dict[str, Any] = {
             "autocommit": True,
             "connect_timeout": max(1, round(self.connect_timeout)),

@@ -296,7 +296,7 @@ def check_reference(state: Any, namespace: str) -> None:
     store = state.get("store") if isinstance(state, Mapping) else None
     if not isinstance(store, Mapping) or store.get("kind") != "pgvector":
         raise StateError(
-            "this state holds an in-process archive; a PgVectorStore restores only states that reference a "
+            "this state holds an in-process archive; a PostgresArchive restores only states that reference a "
             "namespace (load it into an in-process SemanticMemory and archive its messages to migrate)"
         )
     if store.get("namespace") != namespace:

@@ -39,12 +39,12 @@ logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 
-class PgVectorStore:
+class PostgresArchive:
     """An ``ArchiveStore`` in PostgreSQL with pgvector.
 
     Example:
         ```python
-        store = PgVectorStore(dsn="postgresql://app@db/agents", namespace=f"session-{session_id}")
+        store = PostgresArchive(dsn="postgresql://app@db/agents", namespace=f"session-{session_id}")
         manager = SemanticSummarizingConversationManager(store=store)
         ```
     """

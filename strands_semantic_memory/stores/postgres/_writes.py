@@ -1,4 +1,4 @@
-"""Writes of ``PgVectorStore``, each one transaction.
+"""Writes of ``PostgresArchive``, each one transaction.
 
 Every write first locks the namespace's row in ``ssm_namespaces`` (``SELECT ... FOR UPDATE``): index allocation,
 eviction, forgetting and the counters are then serialized between all writers of the namespace (threads or

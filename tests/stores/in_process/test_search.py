@@ -11,7 +11,7 @@ from strands_semantic_memory.stores._protocol import SearchFilter
 from strands_semantic_memory.stores.in_process._records import RecordTable
 from strands_semantic_memory.stores.in_process._search import _alive, _live, dense_hits, lexical_hits
 from strands_semantic_memory.stores.in_process.bm25._index import LexicalIndex
-from strands_semantic_memory.stores.in_process.faiss._store import FaissVectorStore
+from strands_semantic_memory.stores.in_process.faiss._store import FaissIndex
 
 
 @settings(max_examples=200, deadline=None)
@@ -47,7 +47,7 @@ def test_alive_matches_membership(base: int, size: int, removed: set[int], trim:
 def test_dense_hits_unfiltered_equal_the_per_hit_walk(chunks: list[int], removed: set[int], k: int, seed: int) -> None:
     """Each message's best chunk, best first, k of them: the vectorized path and the filtered walk agree."""
     rng = np.random.default_rng(seed)
-    table, store = RecordTable(0), FaissVectorStore(8)
+    table, store = RecordTable(0), FaissIndex(8)
     for n, count in enumerate(chunks):
         table.append(f"m{n}".encode(), "user", None, 0.0, None, 1)
         vectors = rng.normal(size=(count, 8)).astype(np.float32)

@@ -1,4 +1,4 @@
-"""PgVectorStore against a real PostgreSQL + pgvector (started by the tests from the pgserver package).
+"""PostgresArchive against a real PostgreSQL + pgvector (started by the tests from the pgserver package).
 
 Store-level tests drive the ArchiveStore protocol directly with records built the way the engine builds them
 (``encode_message``, ``record_key``); engine-level tests go through SemanticMemory, the manager and the hook.
@@ -32,7 +32,7 @@ from strands_semantic_memory.errors import (
 from strands_semantic_memory.messages._codec import encode_message, record_key, searchable_text
 from strands_semantic_memory.messages._terms import TOKENIZER_VERSION
 from strands_semantic_memory.stores._protocol import ArchiveStore, NewRecord, SearchFilter
-from strands_semantic_memory.stores.postgres import SCHEMA_VERSION, PgVectorStore
+from strands_semantic_memory.stores.postgres import SCHEMA_VERSION, PostgresArchive
 from strands_semantic_memory.stores.postgres._queries import LEXICAL, Plan, candidates_sql
 from strands_semantic_memory.stores.postgres._text import (
     MAX_LEXEME_BYTES,
@@ -82,11 +82,11 @@ def make_record(text, *, role="user", tracking_id=None, said_at=None, archived_a
 
 @pytest.fixture
 def make_store(pg_uri):
-    """PgVectorStore factory (fresh namespace unless given); every store is closed afterwards."""
+    """PostgresArchive factory (fresh namespace unless given); every store is closed afterwards."""
     stores = []
 
     def make(uri=None, namespace=None, **options):
-        store = PgVectorStore(uri or pg_uri, namespace or new_namespace("store"), **options)
+        store = PostgresArchive(uri or pg_uri, namespace or new_namespace("store"), **options)
         stores.append(store)
         return store
 
@@ -131,7 +131,7 @@ def embed(embedder, texts):
 
 
 def pg_memory(pg_uri, embedder, namespace=None, **kwargs):
-    return SemanticMemory(embedder=embedder, store=PgVectorStore(pg_uri, namespace or new_namespace()), **kwargs)
+    return SemanticMemory(embedder=embedder, store=PostgresArchive(pg_uri, namespace or new_namespace()), **kwargs)
 
 
 class RoundTrips:
@@ -159,13 +159,13 @@ class RoundTrips:
 
 
 def test_the_store_satisfies_the_protocol_and_declares_its_capabilities():
-    store = PgVectorStore("postgresql://nobody@127.0.0.1:9/none", new_namespace())
+    store = PostgresArchive("postgresql://nobody@127.0.0.1:9/none", new_namespace())
     assert isinstance(store, ArchiveStore), "no connection is attempted: properties are free of side effects"
     assert store.persistent and store.thread_safe and store.dimension is None
     with pytest.raises(ConfigurationError, match="lock_timeout"):
-        PgVectorStore("postgresql://x", "ns", lock_timeout=0)
+        PostgresArchive("postgresql://x", "ns", lock_timeout=0)
     with pytest.raises(ConfigurationError, match="pool_size"):
-        PgVectorStore("postgresql://x", "ns", pool_size=0)
+        PostgresArchive("postgresql://x", "ns", pool_size=0)
 
 
 def test_hostile_texts_archive_and_come_back_byte_for_byte(make_store):
@@ -612,7 +612,7 @@ FOLDING_TEXTS = ["Die Straße ist lang", "STRASSE gesperrt", "ΣΊΣΥΦΟΣ", "
 def test_forget_by_text_folds_case_like_str_casefold_on_every_store(kind, pg_uri, embedder):
     """Issue 16: forget(query=) matches the same messages in process and on PostgreSQL (``lower()`` did not fold
     ß to ss, final sigma to sigma, or the ﬁ ligature)."""
-    store = PgVectorStore(pg_uri, new_namespace("fold")) if kind == "pgvector" else None
+    store = PostgresArchive(pg_uri, new_namespace("fold")) if kind == "pgvector" else None
     memory = SemanticMemory(embedder=embedder, **({"store": store} if store is not None else {}))
     try:
         memory.archive([text_message("user", t) for t in FOLDING_TEXTS])
@@ -930,7 +930,7 @@ def test_restoring_with_another_model_and_reembed_rebinds_the_namespace(pg_uri, 
     old.archive([text_message("user", PLANTED_TURN), *distractor_conversation(20)])
     state = old.to_state()
     renamed = RenamedModel(embedder)
-    new = SemanticMemory(embedder=renamed, store=PgVectorStore(pg_uri, namespace))
+    new = SemanticMemory(embedder=renamed, store=PostgresArchive(pg_uri, namespace))
     with pytest.raises(EmbeddingModelMismatchError):
         new.load_state(state)
     new.load_state(state, reembed=True)
@@ -952,9 +952,9 @@ def run_python(script: str, timeout: int = 300) -> str:
 WRITER = """
 import json, sys
 from strands_semantic_memory import SemanticMemory
-from strands_semantic_memory.stores.postgres import PgVectorStore
+from strands_semantic_memory.stores.postgres import PostgresArchive
 uri, namespace, worker = sys.argv[1], sys.argv[2], sys.argv[3]
-memory = SemanticMemory(store=PgVectorStore(uri, namespace))
+memory = SemanticMemory(store=PostgresArchive(uri, namespace))
 indices = []
 for batch in range(15):
     messages = [{"role": "user", "content": [{"text": f"worker {worker} batch {batch} message {i}"}]} for i in range(4)]
@@ -999,8 +999,8 @@ def test_new_process_finds_everything_after_restart(pg_uri, embedder):
     output = run_python(f"""
         import json
         from strands_semantic_memory import SemanticMemory
-        from strands_semantic_memory.stores.postgres import PgVectorStore
-        memory = SemanticMemory(store=PgVectorStore({pg_uri!r}, {namespace!r}))
+        from strands_semantic_memory.stores.postgres import PostgresArchive
+        memory = SemanticMemory(store=PostgresArchive({pg_uri!r}, {namespace!r}))
         hit = memory.search("What was my booking reference?", top_k=1)[0]
         print(json.dumps({{"count": len(memory), "index": hit.index, "text": hit.message["content"][0]["text"]}}))
     """)
@@ -1013,7 +1013,7 @@ def test_manager_state_only_references_the_namespace_and_a_new_worker_picks_it_u
 
     namespace = new_namespace("session")
     manager = SemanticSummarizingConversationManager(
-        embedder=embedder, store=PgVectorStore(pg_uri, namespace), preserve_recent_messages=4
+        embedder=embedder, store=PostgresArchive(pg_uri, namespace), preserve_recent_messages=4
     )
     agent = make_agent(
         ScriptedModel(max_input_chars=1200),
@@ -1028,7 +1028,7 @@ def test_manager_state_only_references_the_namespace_and_a_new_worker_picks_it_u
     assert "records" not in state and "vectors" not in state
     model = ScriptedModel(max_input_chars=1600)
     worker = SemanticSummarizingConversationManager(
-        embedder=embedder, store=PgVectorStore(pg_uri, namespace), preserve_recent_messages=4
+        embedder=embedder, store=PostgresArchive(pg_uri, namespace), preserve_recent_messages=4
     )
     second = make_agent(
         model,
@@ -1059,12 +1059,12 @@ def test_namespace_built_with_another_model_is_refused(pg_uri, embedder):
     pg_memory(pg_uri, embedder, namespace).archive([text_message("user", "x")])
     with pytest.raises(EmbeddingModelMismatchError):
         SemanticMemory(
-            embedding_model="bedrock:amazon.titan-embed-text-v2:0", store=PgVectorStore(pg_uri, namespace)
+            embedding_model="bedrock:amazon.titan-embed-text-v2:0", store=PostgresArchive(pg_uri, namespace)
         ).search("x")
 
 
-def unreachable_store() -> PgVectorStore:
-    return PgVectorStore("postgresql://nobody@127.0.0.1:9/none", new_namespace("down"), connect_timeout=2)
+def unreachable_store() -> PostgresArchive:
+    return PostgresArchive("postgresql://nobody@127.0.0.1:9/none", new_namespace("down"), connect_timeout=2)
 
 
 def test_unreachable_database_is_a_clear_error_and_the_conversation_keeps_its_messages(embedder):
@@ -1083,7 +1083,7 @@ def test_unreachable_database_is_a_clear_error_and_the_conversation_keeps_its_me
 
 
 def test_search_failure_leaves_the_turn_unenriched_with_a_warning(pg_uri, embedder, caplog):
-    store = PgVectorStore(pg_uri, new_namespace("search-down"))
+    store = PostgresArchive(pg_uri, new_namespace("search-down"))
     memory = SemanticMemory(embedder=embedder, store=store)
     memory.archive([text_message("user", PLANTED_TURN)])
     model = ScriptedModel()

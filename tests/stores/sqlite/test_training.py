@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from strands_semantic_memory.stores.in_process.faiss._store import DEFAULT_APPROXIMATE_ABOVE, FaissVectorStore
+from strands_semantic_memory.stores.in_process.faiss._store import DEFAULT_APPROXIMATE_ABOVE, FaissIndex
 from strands_semantic_memory.stores.sqlite import SqliteArchive
 from tests.support.records import DIMENSION, message, record, unit_vectors
 
@@ -73,7 +73,7 @@ def test_reopening_above_the_threshold_rebuilds_the_saved_index_without_training
     assert results(archive) == before
     # training again on the same vectors (what the previous release did at every open) gives other centroids
     ids, vectors = store.export()
-    retrained = FaissVectorStore(DIMENSION)
+    retrained = FaissIndex(DIMENSION)
     retrained.add(ids, vectors)
     assert retrained.approximate_index is not None
     assert not np.array_equal(retrained.approximate_index.centroids, centroids)

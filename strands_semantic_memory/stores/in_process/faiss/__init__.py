@@ -1,8 +1,8 @@
 """The in-process vector index: FAISS, exact below a size threshold and approximate (IVF) above it.
 
-Modules: ``_store`` (``FaissVectorStore``), ``_exact`` (the flat tier), ``_approximate`` (the IVF tier).
+Modules: ``_store`` (``FaissIndex``), ``_exact`` (the flat tier), ``_approximate`` (the IVF tier).
 """
 
-from strands_semantic_memory.stores.in_process.faiss._store import FaissVectorStore
+from strands_semantic_memory.stores.in_process.faiss._store import FaissIndex
 
-__all__ = ["FaissVectorStore"]
+__all__ = ["FaissIndex"]

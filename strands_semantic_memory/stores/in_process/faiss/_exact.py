@@ -26,7 +26,7 @@ class ExactIndex:
     """
 
     def __init__(self, faiss: Any, dimension: int, compact_ratio: float, min_compact: int) -> None:
-        """Create an empty index (``faiss``: the imported module; the options as in ``FaissVectorStore``)."""
+        """Create an empty index (``faiss``: the imported module; the options as in ``FaissIndex``)."""
         self._faiss = faiss
         self._dimension = dimension
         self._compact_ratio = compact_ratio

@@ -18,12 +18,12 @@ from strands_semantic_memory.stores.in_process.faiss._exact import ExactIndex
 logger = logging.getLogger(__name__)
 
 DEFAULT_APPROXIMATE_ABOVE = 50_000
-"""Vectors above which ``FaissVectorStore`` switches to its approximate index (see the class docstring)."""
+"""Vectors above which ``FaissIndex`` switches to its approximate index (see the class docstring)."""
 
 _T = TypeVar("_T")
 
 
-class FaissVectorStore:
+class FaissIndex:
     """Inner-product search over FAISS: exact up to ``approximate_above`` vectors, approximate (IVF) beyond.
 
     This class chooses the tier and switches between them; each tier is its own class.
@@ -99,7 +99,7 @@ class FaissVectorStore:
         try:
             import faiss
         except ImportError as error:  # faiss-cpu is a core dependency; this guards broken installs
-            raise MissingDependencyError("FaissVectorStore", "faiss", "faiss") from error
+            raise MissingDependencyError("FaissIndex", "faiss", "faiss") from error
         self._faiss: Any = faiss
         self._dimension = dimension
         self._compact_ratio = compact_ratio

@@ -4,7 +4,7 @@ import pytest
 from strands_semantic_memory.embeddings import normalize_rows
 from strands_semantic_memory.errors import ConfigurationError, DimensionMismatchError
 from strands_semantic_memory.stores.in_process.faiss._approximate import ApproximateIndex, Trained
-from strands_semantic_memory.stores.in_process.faiss._store import FaissVectorStore
+from strands_semantic_memory.stores.in_process.faiss._store import FaissIndex
 
 
 def brute_force(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[int]:
@@ -23,7 +23,7 @@ def clustered(rng: np.random.Generator, count: int, centres: np.ndarray) -> np.n
 
 def test_matches_brute_force_after_adds_and_removes():
     rng = np.random.default_rng(0)
-    store = FaissVectorStore(16, min_compact=5, compact_ratio=0.05)
+    store = FaissIndex(16, min_compact=5, compact_ratio=0.05)
     live: dict[int, np.ndarray] = {}
     next_id = 0
     for step in range(30):
@@ -49,7 +49,7 @@ def test_matches_brute_force_after_adds_and_removes():
 
 
 def test_removed_ids_never_come_back_before_compaction():
-    store = FaissVectorStore(4, min_compact=1000)
+    store = FaissIndex(4, min_compact=1000)
     vectors = normalize_rows(np.eye(4))
     store.add(np.arange(4, dtype=np.int64), vectors)
     store.remove(np.array([0], dtype=np.int64))
@@ -59,7 +59,7 @@ def test_removed_ids_never_come_back_before_compaction():
 
 
 def test_unknown_and_repeated_removals_do_not_change_the_count():
-    store = FaissVectorStore(4, min_compact=1000)
+    store = FaissIndex(4, min_compact=1000)
     store.add(np.arange(4, dtype=np.int64), normalize_rows(np.eye(4)))
     store.remove(np.array([99, 1, 1], dtype=np.int64))
     store.remove(np.array([1], dtype=np.int64))
@@ -69,7 +69,7 @@ def test_unknown_and_repeated_removals_do_not_change_the_count():
 
 def test_ids_added_out_of_order_are_still_found():
     rng = np.random.default_rng(3)
-    store = FaissVectorStore(8, min_compact=2, compact_ratio=0.01)
+    store = FaissIndex(8, min_compact=2, compact_ratio=0.01)
     vectors = normalize_rows(rng.normal(size=(40, 8)))
     order = [*range(10, 40), *range(0, 10)]  # an embedding retried later: older ids arrive last
     for i in order:
@@ -85,14 +85,14 @@ def test_ids_added_out_of_order_are_still_found():
 
 
 def test_fetch_of_an_unknown_id_raises_key_error():
-    store = FaissVectorStore(4)
+    store = FaissIndex(4)
     store.add(np.array([1, 2], dtype=np.int64), normalize_rows(np.eye(4)[:2]))
     with pytest.raises(KeyError):
         store.fetch(np.array([3], dtype=np.int64))
 
 
 def test_wrong_dimension_is_refused():
-    store = FaissVectorStore(8)
+    store = FaissIndex(8)
     with pytest.raises(DimensionMismatchError) as info:
         store.add(np.array([1], dtype=np.int64), np.ones((1, 4), dtype=np.float32))
     assert (info.value.expected, info.value.actual) == (8, 4)
@@ -101,24 +101,24 @@ def test_wrong_dimension_is_refused():
 @pytest.mark.parametrize("option", ["approximate_above", "nlist", "nprobe"])
 def test_size_options_must_be_positive(option):
     with pytest.raises(ConfigurationError, match=option):
-        FaissVectorStore(8, **{option: 0})
+        FaissIndex(8, **{option: 0})
 
 
 def test_search_threads_setting_is_restored_for_the_caller():
     import faiss
 
-    store = FaissVectorStore(8, search_threads=1)
+    store = FaissIndex(8, search_threads=1)
     vectors = normalize_rows(np.random.default_rng(1).normal(size=(50, 8)))
     store.add(np.arange(50, dtype=np.int64), vectors)
     before = faiss.omp_get_max_threads()
     _, single = store.search(vectors[:1], 5)
     assert faiss.omp_get_max_threads() == before
-    multi = FaissVectorStore(8, search_threads=None)
+    multi = FaissIndex(8, search_threads=None)
     multi.add(np.arange(50, dtype=np.int64), vectors)
     assert multi.search(vectors[:1], 5)[1].tolist() == single.tolist()
 
 
-def recall_at_10(store: FaissVectorStore, live: dict[int, np.ndarray], queries: np.ndarray) -> float:
+def recall_at_10(store: FaissIndex, live: dict[int, np.ndarray], queries: np.ndarray) -> float:
     hits = 0
     for query in queries:
         exact = brute_force(live, query[None], 10)
@@ -137,7 +137,7 @@ def test_switches_to_approximate_search_above_the_threshold_and_keeps_recall():
     live = dict(zip(ids.tolist(), vectors, strict=True))
     recalls = {}
     for nprobe in (1, 16):
-        store = FaissVectorStore(dimension, approximate_above=threshold, nlist=32, nprobe=nprobe)
+        store = FaissIndex(dimension, approximate_above=threshold, nlist=32, nprobe=nprobe)
         store.add(ids[:threshold], vectors[:threshold])
         assert not store.approximate  # at the threshold: still exact
         exact_bytes = store.nbytes / len(store)
@@ -159,7 +159,7 @@ def test_exact_below_the_threshold_matches_brute_force():
     centres = normalize_rows(rng.normal(size=(200, dimension)))
     vectors = clustered(rng, 1500, centres)
     ids = np.arange(1500, dtype=np.int64) * 256
-    store = FaissVectorStore(dimension, approximate_above=1500, nlist=32, nprobe=1)
+    store = FaissIndex(dimension, approximate_above=1500, nlist=32, nprobe=1)
     store.add(ids, vectors)
     assert not store.approximate
     live = dict(zip(ids.tolist(), vectors, strict=True))
@@ -172,7 +172,7 @@ def test_approximate_index_removes_adds_exports_and_switches_back():
     centres = normalize_rows(rng.normal(size=(30, dimension)))
     vectors = clustered(rng, 1200, centres)
     ids = np.arange(1200, dtype=np.int64) * 256
-    store = FaissVectorStore(dimension, approximate_above=1000, nlist=16, nprobe=16)  # nprobe = nlist: exhaustive
+    store = FaissIndex(dimension, approximate_above=1000, nlist=16, nprobe=16)  # nprobe = nlist: exhaustive
     store.add(ids, vectors)
     assert store.approximate
     live = dict(zip(ids.tolist(), vectors, strict=True))
@@ -204,20 +204,20 @@ def test_switching_to_the_approximate_index_writes_nothing_to_stderr(capfd):
     """FAISS's k-means warns on stderr when it gets too few training points per list; the switch samples enough."""
     rng = np.random.default_rng(5)
     centres = normalize_rows(rng.standard_normal((40, 32)).astype(np.float32))
-    store = FaissVectorStore(32, approximate_above=3_000)
+    store = FaissIndex(32, approximate_above=3_000)
     store.add(np.arange(4_000, dtype=np.int64), clustered(rng, 4_000, centres))
     assert store.approximate
     assert capfd.readouterr().err == ""
 
 
-def small_approximate_store() -> FaissVectorStore:
+def small_approximate_store() -> FaissIndex:
     """Approximate above 1,000 vectors of 16 dimensions, 16 lists."""
-    return FaissVectorStore(16, approximate_above=1000, nlist=16, nprobe=4)
+    return FaissIndex(16, approximate_above=1000, nlist=16, nprobe=4)
 
 
 def switched_store(
     rng: np.random.Generator,
-) -> tuple[FaissVectorStore, ApproximateIndex, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[FaissIndex, ApproximateIndex, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """An approximate store (switched at 1001 vectors, 300 added after), its index, ids, vectors, the list of
     each id (as ``assignments()`` gives them) and the mixture's centres."""
     centres = normalize_rows(rng.normal(size=(30, 16)))
@@ -276,7 +276,7 @@ def test_load_ignores_a_training_that_does_not_fit(caplog):
         assert [r for r in caplog.records if "switched" in r.getMessage()]  # trained instead
         assert loaded.approximate_index is not None and len(loaded) == len(ids)
     # below half the threshold the stored training is not used: exact search
-    small = FaissVectorStore(16, approximate_above=3000)
+    small = FaissIndex(16, approximate_above=3000)
     small.load(ids, vectors, Trained(centroids=index.centroids, lists=lists))
     assert not small.approximate and small.approximate_index is None
     with pytest.raises(ValueError, match="empty"):
