@@ -36,6 +36,7 @@ from strands.types.exceptions import ContextWindowOverflowException
 from strands_semantic_memory.messages._text import render_message
 
 from .dataset import filler_messages
+from .results import CompactionRow
 
 __all__ = ["FACTS", "compaction_rows", "format_rows"]
 
@@ -193,7 +194,7 @@ def compaction_rows(
     summarizer: Model | None = None,
     summarizer_name: str = "a local model",
     structured: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[CompactionRow]:
     """Run the conversation through each manager; one row per manager.
 
     With ``summarizer`` (a real model, e.g. the demo's SmolLM2), every summary and structured state is written by
@@ -278,7 +279,7 @@ def compaction_rows(
             for name, make, hook, _, scripted in configs
             if "summarizer" in scripted and "lossless" not in name and (structured or "Structured" not in name)
         ]
-    rows = []
+    rows: list[CompactionRow] = []
     for name, make_manager, hook, bullets, scripted in configs:
         began = time.perf_counter()
         model = ScriptedChat(max_input_chars, bullets, summarizer)
@@ -336,7 +337,7 @@ def compaction_rows(
     return rows
 
 
-def format_rows(rows: list[dict[str, Any]]) -> str:
+def format_rows(rows: list[CompactionRow]) -> str:
     """A markdown table of :func:`compaction_rows`."""
     header = (
         "| manager | tokens/turn mean | max | last | facts reached | stale value sent | overflows | summaries | "

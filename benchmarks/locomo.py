@@ -38,12 +38,13 @@ from strands.types.content import Message
 
 from strands_semantic_memory import SemanticMemory
 
-from .suite import PrecomputedEmbedder
+from .measuring import PrecomputedEmbedder
+from .results import CategoryRecall, LocomoMode, LocomoResult, Recall
 
 KS = (5, 10, 25, 50)
 MODES = ("hybrid", "dense", "lexical")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-DRAGON = {"r5": 56.7, "r10": 66.2, "r25": 76.7, "r50": 82.7}
+DRAGON: Recall = {"r5": 56.7, "r10": 66.2, "r25": 76.7, "r50": 82.7}
 """The LoCoMo paper's best retriever (DRAGON), recall % on all ten conversations, same metric."""
 
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
@@ -116,9 +117,19 @@ def recall_at(hits: Sequence[int], evidence: Sequence[int], k: int) -> float:
     return len(set(evidence) & set(hits[:k])) / len(evidence)
 
 
-def _summary(rows: list[list[float]]) -> dict[str, float]:
+def at_ks(recall: Recall) -> tuple[float, float, float, float]:
+    """A recall's figures in the order of ``KS``."""
+    return recall["r5"], recall["r10"], recall["r25"], recall["r50"]
+
+
+def _summary(rows: list[list[float]]) -> Recall:
     means = np.mean(np.asarray(rows), axis=0) * 100 if rows else np.zeros(len(KS))
-    return {f"r{k}": round(float(m), 1) for k, m in zip(KS, means, strict=True)}
+    r5, r10, r25, r50 = (round(float(m), 1) for m in means)
+    return {"r5": r5, "r10": r10, "r25": r25, "r50": r50}
+
+
+def _by_category(rows: list[list[float]]) -> CategoryRecall:
+    return {**_summary(rows), "questions": len(rows)}
 
 
 def run_locomo(
@@ -128,7 +139,7 @@ def run_locomo(
     modes: Sequence[str] = MODES,
     limit: int | None = None,
     options: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> LocomoResult:
     """Recall@5/10/25/50 on LoCoMo by retrieval mode and question category, and search latency.
 
     Args:
@@ -156,11 +167,12 @@ def run_locomo(
         embedder = SentenceTransformerEmbedder()
     texts = [turn_text_of(m) for c in conversations for m in c.messages]
     shared = PrecomputedEmbedder(embedder, texts, embedder.embed_documents(texts)) if texts else embedder
-    results: dict[str, Any] = {
+    modes_measured: dict[str, LocomoMode] = {}
+    results: LocomoResult = {
         "conversations": len(conversations),
         "messages": len(texts),
         "questions": sum(len(c.questions) for c in conversations),
-        "modes": {},
+        "modes": modes_measured,
         "dragon": DRAGON,
     }
     latencies: list[float] = []
@@ -178,12 +190,9 @@ def run_locomo(
                 row = [recall_at(hits, question.evidence, k) for k in KS]
                 rows.append(row)
                 by_category.setdefault(question.category, []).append(row)
-        results["modes"][mode] = {
+        modes_measured[mode] = {
             "all": _summary(rows),
-            "categories": {
-                f"{c} {CATEGORIES.get(c, '?')}": {**_summary(v), "questions": len(v)}
-                for c, v in sorted(by_category.items())
-            },
+            "categories": {f"{c} {CATEGORIES.get(c, '?')}": _by_category(v) for c, v in sorted(by_category.items())},
         }
     if latencies:
         results["latency_ms"] = {
@@ -195,7 +204,7 @@ def run_locomo(
     return results
 
 
-def format_results(results: Mapping[str, Any]) -> str:
+def format_results(results: LocomoResult) -> str:
     """A markdown report of :func:`run_locomo`'s results."""
     if "skipped" in results:
         return str(results["skipped"])
@@ -207,13 +216,15 @@ def format_results(results: Mapping[str, Any]) -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     for mode, summary in results["modes"].items():
-        lines.append(f"| {mode} | " + " | ".join(f"{summary['all'][f'r{k}']:.1f}" for k in KS) + " |")
-    lines.append("| DRAGON (LoCoMo paper, all ten) | " + " | ".join(f"{DRAGON[f'r{k}']:.1f}" for k in KS) + " |")
+        lines.append(f"| {mode} | " + " | ".join(f"{value:.1f}" for value in at_ks(summary["all"])) + " |")
+    lines.append("| DRAGON (LoCoMo paper, all ten) | " + " | ".join(f"{value:.1f}" for value in at_ks(DRAGON)) + " |")
     for mode, summary in results["modes"].items():
         lines += ["", f"By category ({mode}):", "", "| category | questions | R@5 | R@10 | R@25 | R@50 |"]
         lines.append("| --- | --- | --- | --- | --- | --- |")
         for name, row in summary["categories"].items():
-            lines.append(f"| {name} | {row['questions']} | " + " | ".join(f"{row[f'r{k}']:.1f}" for k in KS) + " |")
+            lines.append(
+                f"| {name} | {row['questions']} | " + " | ".join(f"{value:.1f}" for value in at_ks(row)) + " |"
+            )
     if "latency_ms" in results:
         latency = results["latency_ms"]
         lines += [

@@ -1,8 +1,13 @@
-"""Run the benchmark suite and regenerate docs/benchmarks.md and its plots.
+"""Run the benchmark suite and regenerate docs/benchmarks.md, its plots and the run's data (benchmarks.json).
 
 python -m benchmarks.run                   # full size (about 15 minutes on 2 cores, 4 GB of memory for 1M)
-python -m benchmarks.run --quick           # tiny sizes, for a smoke test
+python -m benchmarks.run --quick           # tiny sizes, for a smoke test: written to build/benchmarks-quick
 python -m benchmarks.run --locomo PATH     # LoCoMo file (default: ../shared/data/locomo/locomo-dev.json)
+python -m benchmarks.run --output DIR      # write the report, plots and data into DIR
+
+A full run writes into ``docs/``; a quick run never does unless ``--output`` names it, so the committed report is
+only ever replaced by a full run. ``python -m benchmarks.report DIR/benchmarks.json`` renders the report again
+from a run's data.
 
 Everything is measured with the library's default embedder (what ``SemanticMemory()`` builds: ONNX Runtime when
 the ``onnx`` extra is installed, PyTorch otherwise). When that is not PyTorch, PyTorch is measured beside it for
@@ -16,6 +21,8 @@ import dataclasses
 import json
 import logging
 import os
+import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -23,25 +30,38 @@ import traceback
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .dataset import build_dataset
+from .measuring import backend_of, unique_queries
 from .report import write_report
-from .suite import (
-    FULL,
-    QUICK,
-    backend_of,
-    embed_pool,
-    locomo,
-    restore,
-    retrieval_quality,
-    scale,
-    unique_queries,
-)
+from .results import CompactionRow, LargeResult, LoopResult, Pool, QueryThreads, Results, RunMeta, VectorIndexRow
+from .suite import FULL, QUICK, embed_pool, locomo, restore, retrieval_quality, scale
+
+T = TypeVar("T")
 
 SEED = 13
 DEFAULT_LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 """The development half of LoCoMo, where the project keeps it (not shipped: CC BY-NC 4.0)."""
+FULL_OUTPUT = Path("docs")
+"""Where a full run writes: the committed report."""
+QUICK_OUTPUT = Path("build") / "benchmarks-quick"
+"""Where a quick run writes unless ``--output`` says otherwise (ignored by git)."""
+
+
+def output_folder(output: str | None, *, quick: bool) -> Path:
+    """Where a run writes: ``output`` when given, else ``docs`` for a full run and a git-ignored folder for a quick one.
+
+    Args:
+        output: The ``--output`` folder, or None.
+        quick: Whether the run is a ``--quick`` one (tiny sizes, numbers not worth committing).
+
+    Returns:
+        The folder for ``benchmarks.md``, the plots and ``benchmarks.json``.
+    """
+    if output is not None:
+        return Path(output)
+    return QUICK_OUTPUT if quick else FULL_OUTPUT
 
 
 def start_postgres(folder: Path) -> tuple[object | None, str | None]:
@@ -64,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run every section; a section that fails is reported as failed in the report instead of stopping the run."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
-    parser.add_argument("--out", default="docs", help="folder for benchmarks.md and the plots (default: docs)")
+    parser.add_argument(
+        "--output",
+        default=None,
+        help=f"folder for benchmarks.md, the plots and benchmarks.json (default: {FULL_OUTPUT}; --quick: {QUICK_OUTPUT})",
+    )
     parser.add_argument("--no-pgvector", action="store_true", help="skip the pgvector latency column")
     parser.add_argument(
         "--locomo",
@@ -123,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     every = {"quality", "scale", "restore", "locomo", "loop", "turns", "open", "index", "engine"}
     wanted = set(args.only.split(",")) if args.only else every
     deadline = args.deadline if args.deadline is not None else (None if args.quick else 780.0)
-    out = Path(args.out)
+    out = output_folder(args.output, quick=args.quick)
     started = time.perf_counter()
     load_before = os.getloadavg()
 
@@ -145,59 +169,72 @@ def main(argv: list[str] | None = None) -> int:
 
         torch.set_num_threads(args.torch_threads)
     steps: dict[str, float] = {}
-    results: dict[str, Any] = {}
     errors: dict[str, str] = {}
     skipped: list[str] = []
 
-    def section(name: str, label: str, call: Callable[[], Any]) -> None:
+    def section(name: str, label: str, call: Callable[[], T]) -> T | None:
+        """Run one section when it is wanted and the deadline allows; None when it did not run or failed."""
         if name not in wanted:
-            return
+            return None
         begun = time.perf_counter()
         if deadline is not None and begun - started > deadline:
             print(f"[{begun - started:6.0f} s] {label}: skipped (past the {deadline:.0f} s deadline)", flush=True)
             skipped.append(label)
-            return
+            return None
         print(f"[{begun - started:6.0f} s] {label}", flush=True)
+        result: T | None = None
         try:
-            results[name] = call()
+            result = call()
         except Exception as error:  # keep the other sections: the report says what failed
             traceback.print_exc()
             errors[name] = f"{type(error).__name__}: {error}"
         steps[label] = time.perf_counter() - begun
+        return result
 
     server, dsn = (None, None)
     if not args.no_pgvector and settings.pg_sizes and "scale" in wanted:
         print(f"[{time.perf_counter() - started:6.0f} s] starting PostgreSQL + pgvector", flush=True)
         server, dsn = start_postgres(Path(tempfile.mkdtemp(prefix="ssm-bench-pg-")))
-    pool: dict[str, Any] = {}
+    pool: Pool | None = None
     if wanted & {"scale", "restore", "turns", "open", "index", "engine"}:
         print(f"[{time.perf_counter() - started:6.0f} s] embedding the pool", flush=True)
         pool = embed_pool(embedder, settings.pool, compare=compare, compare_size=50 if args.quick else 200)
-    section(
+
+    def with_pool(call: Callable[[Pool], T]) -> Callable[[], T]:
+        def run_with_pool() -> T:
+            assert pool is not None, "the pool is embedded whenever a section that needs it is wanted"
+            return call(pool)
+
+        return run_with_pool
+
+    quality = section(
         "quality",
         "retrieval quality",
         lambda: retrieval_quality(build_dataset(SEED, per_kind=settings.per_kind), embedder),
     )
-    section(
+    scaled = section(
         "scale",
         "latency, archive cost, eviction, memory",
-        lambda: scale(
-            settings, embedder, pool, pg_dsn=dsn, compare=compare, torch_default_threads=torch_default_threads
+        with_pool(
+            lambda pool: scale(
+                settings, embedder, pool, pg_dsn=dsn, compare=compare, torch_default_threads=torch_default_threads
+            )
         ),
     )
-    section("restore", "restore", lambda: restore(settings, embedder, pool))
+    restored = section("restore", "restore", with_pool(lambda pool: restore(settings, embedder, pool)))
+    loco = None
     if args.locomo.lower() == "none":
         print("LoCoMo skipped: --locomo none", flush=True)
     else:
         limit = 1 if args.quick else None  # quick: the first conversation only
-        section(
+        loco = section(
             "locomo", "LoCoMo", lambda: locomo(Path(args.locomo), embedder, settings.repeats, limit, compare=compare)
         )
 
-    def loop() -> Any:
+    def loop() -> LoopResult:
         from .compaction import compaction_rows
 
-        rows = compaction_rows(embedder, turns=settings.loop_turns)
+        rows: list[CompactionRow] = compaction_rows(embedder, turns=settings.loop_turns)
         local, missing = local_summarizer() if not args.quick else (None, "not in a --quick run")
         if local is not None:
             try:  # prose managers only: the report says why the structured ones are left out
@@ -213,47 +250,48 @@ def main(argv: list[str] | None = None) -> int:
                 missing = f"they failed: {type(error).__name__}: {error}"
         return {"turns": settings.loop_turns, "rows": rows, "local_model_missing": missing}
 
-    section("loop", "Strands loop (compaction rows)", loop)
-    large: dict[str, Any] = {}
+    looped = section("loop", "Strands loop (compaction rows)", loop)
 
-    def part(key: str, call: Callable[[], Any]) -> Callable[[], Any]:
-        def run_part() -> Any:
-            large[key] = call()
-            return large[key]
-
-        return run_part
-
-    def index_rows() -> Any:
+    def index_rows(pool: Pool) -> list[VectorIndexRow]:
         queries = embedder.embed_queries(unique_queries(scale_settings.index_queries, seed=23))
         return large_scale.vector_index_rows(pool["vectors"], queries, scale_settings)
 
-    section(
+    large: LargeResult = {}
+    turns = section(
         "turns",
         "FileSessionManager turns: JSON state vs durable",
-        part("session_turns", lambda: large_scale.session_turn_rows(embedder, pool, scale_settings)),
+        with_pool(lambda pool: large_scale.session_turn_rows(embedder, pool, scale_settings)),
     )
-    section(
+    if turns is not None:
+        large["session_turns"] = turns
+    opens = section(
         "open",
         "durable open vs JSON restore",
-        part("durable_open", lambda: large_scale.durable_open_rows(embedder, pool, scale_settings)),
+        with_pool(lambda pool: large_scale.durable_open_rows(embedder, pool, scale_settings)),
     )
-    section("index", "vector index 1k..1M", part("vector_index", index_rows))
-    section(
+    if opens is not None:
+        large["durable_open"] = opens
+    index = section("index", "vector index 1k..1M", with_pool(index_rows))
+    if index is not None:
+        large["vector_index"] = index
+    engine = section(
         "engine",
         "engine at scale",
-        part("engine", lambda: large_scale.engine_latency_rows(embedder, pool, scale_settings, compare=compare)),
+        with_pool(lambda pool: large_scale.engine_latency_rows(embedder, pool, scale_settings, compare=compare)),
     )
+    if engine is not None:
+        large["engine"] = engine
     if large:
-        if "session_turns" in large and "durable_open" in large:
-            large["crossover"] = large_scale.crossover(large["session_turns"], large["durable_open"])
+        if turns is not None and opens is not None:
+            large["crossover"] = large_scale.crossover(turns, opens)
         large["caveats"] = [
             "Vectors beyond the pool are synthetic: a Gaussian mixture fitted to the bundled model's embeddings "
             "(benchmarks/scale.py synthetic_vectors); recall@10 on 1M real embeddings was not measured.",
         ]
-        results["large"] = large
-    results["meta"] = {
+    meta: RunMeta = {
         "command": " ".join(["python -m benchmarks.run", *(argv if argv is not None else sys.argv[1:])]),
         "seconds": time.perf_counter() - started,
+        "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "seed": SEED,
         "load_before": load_before,
@@ -266,15 +304,28 @@ def main(argv: list[str] | None = None) -> int:
         "query_threads": threads,
         "backend": default_backend,
         "compare_backend": backend_of(compare) if compare is not None else None,
-        "pool_compare": pool.get("compare"),
+        "pool_compare": pool.get("compare") if pool is not None else None,
         "locomo_path": args.locomo,
         "versions": ", ".join(f"{p} {version(p)}" for p in _PACKAGES if _installed(p)),
     }
+    results: Results = {"meta": meta}
+    if quality is not None:
+        results["quality"] = quality
+    if scaled is not None:
+        results["scale"] = scaled
+    if restored is not None:
+        results["restore"] = restored
+    if loco is not None:
+        results["locomo"] = loco
+    if looped is not None:
+        results["loop"] = looped
+    if large:
+        results["large"] = large
     out.mkdir(parents=True, exist_ok=True)
-    raw = out / "benchmarks.json" if args.quick else Path(tempfile.gettempdir()) / "ssm-benchmarks.json"
+    raw = out / "benchmarks.json"
     raw.write_text(json.dumps(results, indent=1, default=_plain))
     path = write_report(results, out)
-    print(f"[{time.perf_counter() - started:6.0f} s] wrote {path} (raw results: {raw})", flush=True)
+    print(f"[{time.perf_counter() - started:6.0f} s] wrote {path} (the run's data: {raw})", flush=True)
     del server
     return 0
 
@@ -307,18 +358,16 @@ def local_summarizer() -> tuple[Any, str | None]:
         return None, f"the local model did not load ({type(error).__name__}: {error})"
 
 
-def query_threads(embedder: Any, count: int) -> dict[str, float]:
+def query_threads(embedder: Any, count: int) -> QueryThreads:
     """Query-embedding p50 (ms) with PyTorch's default intra-op threads and with one, on distinct queries.
 
     Leaves PyTorch's setting as it found it.
     """
-    import statistics
-
     import torch
 
     default = torch.get_num_threads()
     embedder.embed_queries(["warm up"])
-    out: dict[str, float] = {"default_threads": float(default)}
+    p50: dict[str, float] = {}
     for label, threads in (("default", default), ("one", 1)):
         torch.set_num_threads(threads)
         times = []
@@ -326,9 +375,9 @@ def query_threads(embedder: Any, count: int) -> dict[str, float]:
             begun = time.perf_counter()
             embedder.embed_queries([f"what did we decide about the {label} thread setting, question {n}?"])
             times.append((time.perf_counter() - begun) * 1000)
-        out[f"{label}_p50_ms"] = statistics.median(times)
+        p50[label] = statistics.median(times)
     torch.set_num_threads(default)
-    return out
+    return {"default_threads": float(default), "default_p50_ms": p50["default"], "one_p50_ms": p50["one"]}
 
 
 def _plain(value: Any) -> Any:

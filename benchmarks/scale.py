@@ -1,6 +1,6 @@
-"""Scale measurements for issue 16: the durable SQLite archive (16.1) and the approximate vector index (16.3).
+"""Scale measurements: the durable SQLite archive against JSON session state, and the vector index up to 1M.
 
-Each function returns plain rows (lists of dicts) for ``run.py`` and ``report.py``:
+Each function returns rows of a shape in ``results.py``, for ``run.py`` and ``report.py``:
 
 - :func:`session_turn_rows`: wall time of one agent turn with Strands' ``FileSessionManager`` for archives of each
   size, the archive saved in the session state (JSON) or referenced there (``archive_path``, SQLite).
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -37,7 +36,8 @@ from strands_semantic_memory.messages._text import render_message
 from strands_semantic_memory.stores.in_process.faiss._store import DEFAULT_APPROXIMATE_ABOVE, FaissIndex
 from strands_semantic_memory.stores.sqlite import SqliteArchive
 
-from .suite import PrecomputedEmbedder, backend_of, cyclic_messages, percentile, rss_bytes, spread, unique_queries
+from .measuring import PrecomputedEmbedder, backend_of, cyclic_messages, percentile, rss_bytes, spread, unique_queries
+from .results import Crossover, DurableOpenRow, EngineRow, Pool, SessionTurnRow, VectorIndexRow
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ def _live_rss() -> int:
 
 def vector_index_rows(
     real: Vectors, queries: Vectors, settings: ScaleSettings, data: str = "mixture", sizes: Sequence[int] | None = None
-) -> list[dict[str, Any]]:
+) -> list[VectorIndexRow]:
     """The vector store from 1k to 1M vectors, grown in batches as an archive grows.
 
     Args:
@@ -177,7 +177,7 @@ def vector_index_rows(
     largest = max(sizes)
     vectors = synthetic_vectors(real, largest, seed=11) if data == "mixture" else gaussian_vectors(real, largest, 11)
     query_block = np.ascontiguousarray(queries[: settings.index_queries], dtype=np.float32)
-    rows: list[dict[str, Any]] = []
+    rows: list[VectorIndexRow] = []
     for size in sizes:
         before = _live_rss()
         store = FaissIndex(real.shape[1], approximate_above=settings.approximate_above)
@@ -243,11 +243,11 @@ class SyntheticDocuments:
 
 def engine_latency_rows(
     embedder: Any,
-    pool: dict[str, Any],
+    pool: Pool,
     settings: ScaleSettings,
     modes: Sequence[str] = ("hybrid", "dense", "lexical"),
     compare: Any = None,
-) -> list[dict[str, Any]]:
+) -> list[EngineRow]:
     """``SemanticMemory.retrieve`` (query embedding, dense + lexical search, windows) at each archive size.
 
     Messages repeat the benchmark pool's texts with a unique suffix; their vectors are synthetic (see
@@ -256,7 +256,7 @@ def engine_latency_rows(
     in ``settings.engine_rounds`` rounds on the same built archive (``rounds``: the per-round p50s). With
     ``compare`` (another backend of the same model), one more hybrid row has ``compare`` embedding the queries.
     """
-    rows: list[dict[str, Any]] = []
+    rows: list[EngineRow] = []
     rounds = max(1, settings.engine_rounds)
     queries = unique_queries(settings.engine_queries * rounds, seed=17)
     runs: list[tuple[str, Any, int]] = [(mode, embedder, rounds if mode == "hybrid" else 1) for mode in modes]
@@ -327,10 +327,10 @@ def _fill(memory: SemanticMemory, messages: Sequence[Any]) -> None:
         memory.archive(messages[start : start + 2000])
 
 
-def durable_open_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettings) -> list[dict[str, Any]]:
+def durable_open_rows(embedder: Any, pool: Pool, settings: ScaleSettings) -> list[DurableOpenRow]:
     """Reopen a durable archive of each size, against saving and restoring the same archive as JSON state."""
     pre = PrecomputedEmbedder(embedder, pool["texts"], pool["vectors"])
-    rows: list[dict[str, Any]] = []
+    rows: list[DurableOpenRow] = []
     folder = Path(tempfile.mkdtemp(prefix="ssm-open-"))
     try:
         for size in settings.open_sizes:
@@ -384,7 +384,7 @@ def durable_open_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
     return rows
 
 
-def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettings) -> list[dict[str, Any]]:
+def session_turn_rows(embedder: Any, pool: Pool, settings: ScaleSettings) -> list[SessionTurnRow]:
     """Median wall time of one agent turn with Strands' ``FileSessionManager``, JSON state vs durable archive.
 
     A real ``Agent`` with a scripted model (no model time), the semantic manager holding an archive of the given
@@ -407,9 +407,9 @@ def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
     leaving: list[Any] = cyclic_messages(pool, 2 * most + 2)  # known texts: nothing new is embedded
     texts = [render_message(m) for m in leaving]
     pre.embed_queries(["warm up the model"])
-    rows: list[dict[str, Any]] = []
+    rows: list[SessionTurnRow] = []
     for size in settings.turn_sizes:
-        row: dict[str, Any] = {"size": size}
+        measured: dict[str, _Turns] = {}
         for backend in ("json", "sqlite"):
             folder = Path(tempfile.mkdtemp(prefix="ssm-turn-"))
             try:
@@ -435,71 +435,76 @@ def session_turn_rows(embedder: Any, pool: dict[str, Any], settings: ScaleSettin
                         per_turn_cpu.append((time.process_time() - started_cpu) * 1000)
                     per_round.append(float(np.median(round_turns)))
                     per_turn.extend(round_turns)
-                row[f"{backend}_turn_ms"] = float(np.median(per_turn))
-                row[f"{backend}_turn_round_ms"] = per_round
-                row[f"{backend}_turn_cpu_ms"] = float(np.median(per_turn_cpu))
-                row[f"{backend}_agent_json_bytes"] = sum(f.stat().st_size for f in folder.rglob("agent.json"))
+                measured[backend] = _Turns(
+                    turn_ms=float(np.median(per_turn)),
+                    round_ms=per_round,
+                    cpu_ms=float(np.median(per_turn_cpu)),
+                    agent_json_bytes=sum(f.stat().st_size for f in folder.rglob("agent.json")),
+                )
                 if path is not None:
                     memory.archive_store.close()
                 del agent, manager, memory, sessions
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
-        rows.append(row)
+        as_json, durable = measured["json"], measured["sqlite"]
+        rows.append(
+            {
+                "size": size,
+                "json_turn_ms": as_json.turn_ms,
+                "json_turn_round_ms": as_json.round_ms,
+                "json_turn_cpu_ms": as_json.cpu_ms,
+                "json_agent_json_bytes": as_json.agent_json_bytes,
+                "sqlite_turn_ms": durable.turn_ms,
+                "sqlite_turn_round_ms": durable.round_ms,
+                "sqlite_turn_cpu_ms": durable.cpu_ms,
+                "sqlite_agent_json_bytes": durable.agent_json_bytes,
+                "json_overhead_ms": None,
+                "sqlite_overhead_ms": None,
+            }
+        )
     empty = next((r for r in rows if r["size"] == 0), None)
-    for row in rows:
-        for backend in ("json", "sqlite"):
-            row[f"{backend}_overhead_ms"] = row[f"{backend}_turn_ms"] - empty[f"{backend}_turn_ms"] if empty else None
-        if empty is not None:
+    if empty is not None:
+        for row in rows:
+            row["json_overhead_ms"] = row["json_turn_ms"] - empty["json_turn_ms"]
+            row["sqlite_overhead_ms"] = row["sqlite_turn_ms"] - empty["sqlite_turn_ms"]
             pairs = zip(row["sqlite_turn_round_ms"], empty["sqlite_turn_round_ms"], strict=False)
             row["sqlite_overhead_rounds"] = spread([mine - base for mine, base in pairs])
     return rows
 
 
-def crossover(
-    turn_rows: list[dict[str, Any]], open_rows: list[dict[str, Any]], margin_ms: float = 5.0
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Turns:
+    """One backend's turns at one archive size: median wall and CPU time, per-round medians, saved bytes."""
+
+    turn_ms: float
+    round_ms: list[float]
+    cpu_ms: float
+    agent_json_bytes: int
+
+
+def crossover(turn_rows: list[SessionTurnRow], open_rows: list[DurableOpenRow], margin_ms: float = 5.0) -> Crossover:
     """Where the durable archive starts to pay, from measured rows (linear interpolation between sizes).
 
     Returns:
         ``turn_size``: the archive size above which a turn with JSON state costs ``margin_ms`` more CPU than with
-        the durable archive (the issue's 5 ms); ``open_size``: the size above which restoring JSON state takes more
+        the durable archive (the 5 ms target); ``open_size``: the size above which restoring JSON state takes more
         CPU than reopening the file. Either is the smallest size measured when the file already wins there, and
         None when it never does.
     """
 
-    def first_above(rows: list[dict[str, Any]], left: str, right: str, margin: float) -> float | None:
+    def first_above(rows: Sequence[tuple[int, float, float]], margin: float) -> float | None:
+        """The size where ``left - right`` first exceeds ``margin``, from ``(size, left, right)`` rows."""
         previous: tuple[float, float] | None = None
-        for row in sorted(rows, key=lambda r: r["size"]):
-            gap = row[left] - row[right] - margin
+        for size, left, right in sorted(rows):
+            gap = left - right - margin
             if gap > 0:
                 if previous is None:
-                    return float(row["size"])
+                    return float(size)
                 size0, gap0 = previous
-                return float(size0 + (row["size"] - size0) * (-gap0) / (gap - gap0))
-            previous = (float(row["size"]), gap)
+                return float(size0 + (size - size0) * (-gap0) / (gap - gap0))
+            previous = (float(size), gap)
         return None
 
-    return {
-        "turn_size": first_above(turn_rows, "json_turn_cpu_ms", "sqlite_turn_cpu_ms", margin_ms),
-        "open_size": first_above(open_rows, "json_restore_cpu_seconds", "sqlite_open_cpu_seconds", 0.0),
-    }
-
-
-def run(embedder: Any, pool: dict[str, Any], settings: ScaleSettings = FULL_SCALE) -> dict[str, Any]:
-    """Every scale measurement (minutes at full size; the 1M rows need about 4 GB of memory)."""
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    queries = embedder.embed_queries(unique_queries(settings.index_queries, seed=23))
-    turns = session_turn_rows(embedder, pool, settings)
-    opens = durable_open_rows(embedder, pool, settings)
-    return {
-        "session_turns": turns,
-        "durable_open": opens,
-        "crossover": crossover(turns, opens),
-        "vector_index": vector_index_rows(pool["vectors"], queries, settings),
-        "engine": engine_latency_rows(embedder, pool, settings),
-        "caveats": [
-            "Vectors beyond the pool are synthetic: a Gaussian mixture fitted to the bundled model's embeddings "
-            "(benchmarks/scale.py synthetic_vectors); recall@10 on 1M real embeddings was not measured.",
-            "Timings come from a shared 2-core machine: compare ratios within one run.",
-        ],
-    }
+    turns = [(r["size"], r["json_turn_cpu_ms"], r["sqlite_turn_cpu_ms"]) for r in turn_rows]
+    opens = [(r["size"], r["json_restore_cpu_seconds"], r["sqlite_open_cpu_seconds"]) for r in open_rows]
+    return {"turn_size": first_above(turns, margin_ms), "open_size": first_above(opens, 0.0)}

@@ -1,4 +1,7 @@
-"""The measurements. Each function returns plain data that ``report.py`` turns into tables and plots."""
+"""The measurements of the retrieval, latency, archive-cost and restore sections, and LoCoMo with its timing.
+
+Each function returns plain data of a shape in ``results.py``, which ``report.py`` turns into tables and plots.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +9,45 @@ import contextlib
 import gc
 import importlib.util
 import json
-import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from strands_semantic_memory import SemanticMemory, SemanticMemoryHook
-from strands_semantic_memory.embeddings import Vectors
 from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.retrieval._ranking import RankingOptions
 
 from .dataset import Dataset, filler_messages
+from .locomo import load_conversations, run_locomo, turn_text_of
+from .measuring import (
+    NO_CONTEXT,
+    PrecomputedEmbedder,
+    backend_of,
+    build_memory,
+    cyclic_messages,
+    percentile,
+    rss_bytes,
+    spread,
+    unique_queries,
+)
 from .naive import NaiveMemory
+from .results import (
+    HookLatency,
+    Latency,
+    LocomoResult,
+    Pool,
+    PostgresLatency,
+    QualityResult,
+    RestoreResult,
+    ScaleResult,
+    ScaleRow,
+    WithEmbedding,
+)
 
 MODES = ("dense", "lexical", "hybrid")
-NO_CONTEXT = RankingOptions(neighbour_hits=0, neighbour_weights=())
-"""The ranking without conversation context (each message scored alone), as before issue 12."""
 
 
 @dataclass(frozen=True)
@@ -69,85 +92,10 @@ QUICK = Settings(
 )
 
 
-class PrecomputedEmbedder:
-    """Serves real vectors computed earlier for known texts; embeds anything else with the real model.
-
-    Lets the scale benchmarks build 100k-message archives without embedding 100k texts in every run: the vectors
-    are the real model's, computed once for the pool.
-    """
-
-    def __init__(self, inner: Any, texts: Sequence[str], vectors: Vectors, queries: Any = None) -> None:
-        self.inner = inner
-        # Queries go to ``inner`` unless another embedder of the same model is given: its query path is then
-        # what is measured, over the same document vectors.
-        self.queries = inner if queries is None else queries
-        self.known_queries: dict[str, Any] = {}  # query vectors computed earlier (recall-only comparisons)
-        self.known = dict(zip(texts, vectors, strict=True))
-        self.model_id = inner.model_id
-        self.dimension = inner.dimension
-        self.document_calls = 0
-        self.query_calls = 0
-
-    def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        self.document_calls += 1
-        missing = [t for t in texts if t not in self.known]
-        if missing:
-            self.known.update(zip(missing, self.inner.embed_documents(missing), strict=True))
-        return np.stack([self.known[t] for t in texts])
-
-    def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        self.query_calls += 1
-        if self.known_queries and all(t in self.known_queries for t in texts):
-            return np.stack([self.known_queries[t] for t in texts])
-        vectors: Vectors = self.queries.embed_queries(texts)
-        return vectors
-
-
-def backend_of(embedder: Any) -> dict[str, str]:
-    """What runs an embedder: ``short`` (a table cell) and ``long`` (a sentence) labels."""
-    from strands_semantic_memory.embeddings import OnnxEmbedder, SentenceTransformerEmbedder
-
-    if isinstance(embedder, OnnxEmbedder):
-        from importlib.metadata import version
-
-        precision = embedder.query_precision
-        return {
-            "name": "onnx",
-            "short": f"ONNX {precision}",
-            "long": (
-                f"ONNX Runtime {version('onnxruntime')} (`OnnxEmbedder`: fp32 graph for documents, {precision} graph "
-                f"for queries, {embedder.document_threads} / {embedder.query_threads} threads)"
-            ),
-        }
-    if isinstance(embedder, SentenceTransformerEmbedder):
-        return {"name": "torch", "short": "PyTorch", "long": "PyTorch (`SentenceTransformerEmbedder`, fp32)"}
-    name = type(embedder).__name__
-    return {"name": name, "short": name, "long": f"`{name}`"}
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q))
-
-
-def spread(values: Sequence[float]) -> dict[str, Any]:
-    """Run-to-run spread of repeated measurements: ``min``, ``median``, ``max`` and ``runs``."""
-    return {
-        "min": float(np.min(values)),
-        "median": float(np.median(values)),
-        "max": float(np.max(values)),
-        "runs": len(values),
-    }
-
-
-def rss_bytes() -> int:
-    with open("/proc/self/statm") as handle:
-        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
 # --------------------------------------------------------------------------------------------- pool
 
 
-def embed_pool(embedder: Any, size: int, compare: Any = None, compare_size: int = 500) -> dict[str, Any]:
+def embed_pool(embedder: Any, size: int, compare: Any = None, compare_size: int = 500) -> Pool:
     """Embed ``size`` filler messages once; the timing is the embedding cost per message.
 
     With ``compare`` (another backend of the same model, e.g. PyTorch beside ONNX Runtime), the first
@@ -161,7 +109,7 @@ def embed_pool(embedder: Any, size: int, compare: Any = None, compare_size: int 
     vectors = embedder.embed_documents(texts)
     seconds = time.perf_counter() - started
     distinct = len(set(texts))
-    pool: dict[str, Any] = {
+    pool: Pool = {
         "messages": messages,
         "texts": texts,
         "vectors": vectors,
@@ -193,30 +141,19 @@ def _time_per_message(embedder: Any, texts: Sequence[str]) -> float:
     return (time.perf_counter() - started) * 1000 / len(texts)
 
 
-def cyclic_messages(pool: dict[str, Any], count: int) -> list[dict[str, Any]]:
-    messages = pool["messages"]
-    return [messages[i % len(messages)] for i in range(count)]
-
-
-def build_memory(embedder: Any, messages: Sequence[Any], **kwargs: Any) -> SemanticMemory:
-    memory = SemanticMemory(embedder=embedder, **kwargs)
-    for start in range(0, len(messages), 2000):
-        memory.archive(messages[start : start + 2000])
-    return memory
-
-
 # --------------------------------------------------------------------------------------------- quality
 
 
-def retrieval_quality(dataset: Dataset, embedder: Any) -> dict[str, Any]:
+def retrieval_quality(dataset: Dataset, embedder: Any) -> QualityResult:
     """Recall@5/@10 of evidence turns per mode and question kind; window recall at equal turn budgets."""
-    results: dict[str, Any] = {
+    kinds = sorted({q.kind for q in dataset.questions})
+    results: QualityResult = {
         "modes": {},
         "windows": {},
         "questions": len(dataset.questions),
         "messages": len(dataset.messages),
+        "kinds": kinds,
     }
-    kinds = sorted({q.kind for q in dataset.questions})
     texts = [render_message(m) for m in dataset.messages]
     shared = PrecomputedEmbedder(embedder, texts, embedder.embed_documents(texts))  # embed once, for all modes
     for mode in MODES:
@@ -245,25 +182,13 @@ def retrieval_quality(dataset: Dataset, embedder: Any) -> dict[str, Any]:
                     scores.append(len(evidence & covered) / len(evidence))
                 windows[f"budget {budget}, radius {radius} (top_k {top_k})"] = float(np.mean(scores))
         results["windows"][mode] = windows
-    results["kinds"] = kinds
     return results
 
 
 # --------------------------------------------------------------------------------------------- latency and cost
 
 
-def unique_queries(count: int, seed: int) -> list[str]:
-    rng = np.random.default_rng(seed)
-    from .dataset import DAYS, NAMES, TOPICS
-
-    return [
-        f"What did {NAMES[rng.integers(len(NAMES))]} say about {TOPICS[rng.integers(len(TOPICS))]} "
-        f"on {DAYS[rng.integers(len(DAYS))]} (question {i})?"
-        for i in range(count)
-    ]
-
-
-def hook_latency(memory: SemanticMemory, queries: Sequence[str], rounds: int = 1) -> dict[str, Any]:
+def hook_latency(memory: SemanticMemory, queries: Sequence[str], rounds: int = 1) -> HookLatency:
     """The hook's added time per user turn, without a model: ``SemanticMemoryHook.preview`` (query embedding,
     search, window assembly, budget, formatting), over distinct queries (no query-cache hits).
 
@@ -295,7 +220,7 @@ def hook_latency(memory: SemanticMemory, queries: Sequence[str], rounds: int = 1
     }
 
 
-def naive_latency(naive: NaiveMemory, queries: Sequence[str], rounds: int = 1) -> dict[str, Any]:
+def naive_latency(naive: NaiveMemory, queries: Sequence[str], rounds: int = 1) -> Latency:
     """Naive search time per query (query embedding + FAISS search), with the same rounds as :func:`hook_latency`."""
     naive.search("warm up", 3)
     totals, per_round = [], []
@@ -332,11 +257,11 @@ def _archive_rounds(memory: SemanticMemory, pre: PrecomputedEmbedder, extra: lis
 def archiving_with_embedding(
     settings: Settings,
     embedder: Any,
-    pool: dict[str, Any],
+    pool: Pool,
     extra: list[Any],
     prototype: Any = None,
     prototype_threads: int | None = None,
-) -> dict[str, Any]:
+) -> WithEmbedding:
     """Archiving throughput with embedding included, side by side in one run, at the largest naive size.
 
     Ours: ``memory.archive`` of the new messages in one call, as the manager archives the messages that leave
@@ -409,11 +334,11 @@ def _prototype_round(naive: NaiveMemory, embedder: Any, batch: Sequence[Any], th
 def scale(
     settings: Settings,
     embedder: Any,
-    pool: dict[str, Any],
+    pool: Pool,
     pg_dsn: str | None = None,
     compare: Any = None,
     torch_default_threads: int | None = None,
-) -> dict[str, Any]:
+) -> ScaleResult:
     """Latency, archive cost, eviction and memory at each archive size, ours and naive side by side.
 
     ``embedder`` is the library's default; with ``compare`` (another backend of the same model), the hybrid hook
@@ -423,9 +348,8 @@ def scale(
     queries = unique_queries(settings.latency_queries, seed=5)
     extra = filler_messages(1000, seed=202)  # new messages for the timed archive batches
     pre.embed_documents([render_message(m) for m in extra])  # real vectors, computed before timing
-    rows: list[dict[str, Any]] = []
+    rows: list[ScaleRow] = []
     for size in settings.sizes:
-        row: dict[str, Any] = {"size": size}
         base = cyclic_messages(pool, size)
         gc.collect()
         before = rss_bytes()
@@ -433,35 +357,44 @@ def scale(
         after = rss_bytes()
         stats = memory.get_memory_usage_stats()
         text_bytes = sum(len(render_message(m).encode()) for m in base)
-        row["estimated_bytes_per_message_beyond_text"] = (stats["total_memory"] - text_bytes) / size
-        row["rss_bytes_per_message_beyond_text"] = (after - before - text_bytes) / size
+        latency: dict[str, HookLatency] = {}
         for mode in ("hybrid", "dense", "lexical"):
             memory.retrieval = mode  # distinct queries per mode and size: no query-cache hits
             rounds, count = (settings.repeats, len(queries)) if mode == "hybrid" else (1, settings.side_queries)
-            row[f"latency_{mode}"] = hook_latency(memory, [f"{q} [{mode} {size}]" for q in queries[:count]], rounds)
-        memory.retrieval = "lexical"  # what the conversation-context ranking costs in this mode (issues 11, 12)
+            latency[mode] = hook_latency(memory, [f"{q} [{mode} {size}]" for q in queries[:count]], rounds)
+        memory.retrieval = "lexical"  # what the conversation-context ranking costs in this mode
         ranking = memory.ranking
         memory.configure(ranking=NO_CONTEXT)
         try:
-            row["latency_lexical_without_context"] = hook_latency(
+            without_context = hook_latency(
                 memory, [f"{q} [lexical without context {size}]" for q in queries[: settings.side_queries]]
             )
         finally:
             memory.configure(ranking=ranking, retrieval="hybrid")
+        compared: HookLatency | None = None
         if compare is not None:
             pre.queries = compare  # same archive and document vectors, the other backend embeds the queries
             try:  # one round of the side queries: a comparison, not a target (PyTorch is slow on a loaded machine)
-                row["latency_compare"] = hook_latency(
-                    memory, [f"{q} [compare {size}]" for q in queries[: settings.side_queries]]
-                )
+                compared = hook_latency(memory, [f"{q} [compare {size}]" for q in queries[: settings.side_queries]])
             finally:
                 pre.queries = pre.inner
         per_message = _archive_rounds(memory, pre, extra, f"{size}")
-        row["index_ms_per_message"] = float(np.median(per_message))
-        row["index_spread"] = spread(per_message)
         memory.max_num_archived_messages = len(memory)  # eviction at the limit: the same batches into a full memory
         at_limit = _archive_rounds(memory, pre, extra, f"limit {size}")
-        row["at_limit_ms_per_message"] = float(np.median(at_limit))
+        row: ScaleRow = {
+            "size": size,
+            "estimated_bytes_per_message_beyond_text": (stats["total_memory"] - text_bytes) / size,
+            "rss_bytes_per_message_beyond_text": (after - before - text_bytes) / size,
+            "latency_hybrid": latency["hybrid"],
+            "latency_dense": latency["dense"],
+            "latency_lexical": latency["lexical"],
+            "latency_lexical_without_context": without_context,
+            "index_ms_per_message": float(np.median(per_message)),
+            "index_spread": spread(per_message),
+            "at_limit_ms_per_message": float(np.median(at_limit)),
+        }
+        if compared is not None:
+            row["latency_compare"] = compared
         if (
             pg_dsn is not None
             and size in settings.pg_sizes
@@ -477,14 +410,18 @@ def scale(
         gc.collect()
         if size in settings.naive_sizes:
             texts = [render_message(m) for m in base]
-            for threads, key in ((1, "latency_naive"), (None, "latency_naive_default_threads")):
+            naive_searches: list[Latency] = []
+            for threads in (1, None):
                 naive = NaiveMemory(embedder, pool["vectors"].shape[1], threads=threads)
                 naive.bulk_load(texts, np.stack([pre.known[t] for t in texts]))
                 tag = "naive" if threads == 1 else "naive default"
-                row[key] = naive_latency(
-                    naive, [f"{q} [{tag} {size}]" for q in queries[: settings.side_queries]], settings.repeats
+                naive_searches.append(
+                    naive_latency(
+                        naive, [f"{q} [{tag} {size}]" for q in queries[: settings.side_queries]], settings.repeats
+                    )
                 )
                 del naive
+            row["latency_naive"], row["latency_naive_default_threads"] = naive_searches
             naive = NaiveMemory(embedder, pool["vectors"].shape[1], threads=1)
             naive.bulk_load(texts, np.stack([pre.known[t] for t in texts]))
             adds, evicts = [], []
@@ -527,7 +464,7 @@ def _faiss_default_threads() -> int:
 
 def pgvector_latency(
     dsn: str, embedder: Any, messages: Sequence[Any], queries: Sequence[str], rounds: int = 1
-) -> dict[str, Any]:
+) -> PostgresLatency:
     """Hook latency with the PostgreSQL + pgvector store (filled with the same messages and vectors).
 
     Also times filling the store (vectors precomputed: the bulk archiving cost beyond embedding).
@@ -563,7 +500,7 @@ def fresh_database(dsn: str, name: str) -> Iterator[str]:
 
 def _pgvector_run(
     store: Any, embedder: Any, messages: Sequence[Any], queries: Sequence[str], rounds: int
-) -> dict[str, Any]:
+) -> PostgresLatency:
     try:
         memory = SemanticMemory(embedder=embedder, store=store, retrieval="hybrid")
         started = time.perf_counter()
@@ -573,18 +510,20 @@ def _pgvector_run(
         started = time.perf_counter()
         indexed = store.build_index()  # what a user does after a bulk load; else the first searches build it
         index_seconds = time.perf_counter() - started
-        result = hook_latency(memory, queries, rounds)
-        result["fill_seconds"] = fill
-        result["index_seconds"] = index_seconds
-        result["indexed"] = indexed
-        result["filled"] = len(messages)
-        return result
+        latency = hook_latency(memory, queries, rounds)
+        return {
+            **latency,
+            "fill_seconds": fill,
+            "index_seconds": index_seconds,
+            "indexed": indexed,
+            "filled": len(messages),
+        }
     finally:
         store.drop_namespace()
         store.close()
 
 
-def restore(settings: Settings, embedder: Any, pool: dict[str, Any]) -> dict[str, Any]:
+def restore(settings: Settings, embedder: Any, pool: Pool) -> RestoreResult:
     """Save and restore an archive of ``restore_size`` messages: ours (no embedding) vs naive (re-embedding)."""
     pre = PrecomputedEmbedder(embedder, pool["texts"], pool["vectors"])
     messages = cyclic_messages(pool, settings.restore_size)
@@ -628,7 +567,7 @@ def locomo(
     limit: int | None = None,
     compare: Any = None,
     compare_modes: Sequence[str] = ("hybrid", "dense"),
-) -> dict[str, Any]:
+) -> LocomoResult:
     """LoCoMo recall by mode and category (``benchmarks/locomo.py``), and ``search(q, top_k=50)`` latency of the
     default configuration in ``repeats`` rounds (recall is deterministic; only the timing varies).
 
@@ -639,10 +578,6 @@ def locomo(
     recall is compared, so ``compare`` embeds every question once, in batches (equal to one at a time up to float
     rounding): on a loaded machine PyTorch one query at a time would take most of the run.
     """
-    from pathlib import Path
-
-    from .locomo import load_conversations, run_locomo, turn_text_of
-
     if not Path(path).is_file():
         return run_locomo(path, embedder=embedder, limit=limit)  # prints the one line that says why
     conversations = load_conversations(path)[:limit]

@@ -1,1 +1,3 @@
-"""Support code for the demo (main.py): the local chat model and console output. Not part of the library."""
+"""The demo behind main.py: an agent with semantic memory, a local chat model, and checks of what it answers.
+
+Not part of the library."""

@@ -22,9 +22,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import main
 from demo.checks import Outcome
+from demo.cli import build_parser
+from demo.components import load_embedder
 from demo.console import Console
+from demo.conversation import SYSTEM_PROMPT, Prepared, ask_recall, prepare_run
 
 REFERENCE_PROMPT = (
     "You are a helpful assistant. Answer the user's question in one or two plain sentences, in your own words. "
@@ -78,17 +80,17 @@ class Tally:
         self.answers.append(outcome.answer)
 
 
-def ask_with(prepared: main.Prepared, snapshot: list[Any], lever: Lever) -> Outcome:
+def ask_with(prepared: Prepared, snapshot: list[Any], lever: Lever) -> Outcome:
     """Ask the final question on the restored conversation with ``lever``'s settings, then undo them."""
     model = prepared.agent.model
     saved = dict(model.get_config())
     saved_metadata, saved_prompt = prepared.hook.include_metadata, prepared.agent.system_prompt
     prepared.agent.messages = copy.deepcopy(snapshot)
     prepared.hook.include_metadata = lever.include_metadata
-    prepared.agent.system_prompt = lever.system_prompt or main.SYSTEM_PROMPT
+    prepared.agent.system_prompt = lever.system_prompt or SYSTEM_PROMPT
     model.update_config(stop=list(lever.stop), max_tokens=lever.max_tokens or saved.get("max_tokens"))
     try:
-        return main.ask_recall(prepared, Console(io.StringIO()))
+        return ask_recall(prepared, Console(io.StringIO()))
     finally:
         model.update_config(**saved)
         prepared.hook.include_metadata, prepared.agent.system_prompt = saved_metadata, saved_prompt
@@ -98,12 +100,12 @@ def measure(seeds: range, out: Console) -> dict[str, Tally]:
     from demo.local_llm import LocalLlamaModel
 
     model = LocalLlamaModel()
-    args = main.build_parser().parse_args([])
-    embedder = main.load_embedder(args.embedding_model, None, Console(io.StringIO()))
+    args = build_parser().parse_args([])
+    embedder = load_embedder(args.embedding_model, None, Console(io.StringIO()))
     tallies: dict[str, Tally] = {}
     for seed in seeds:
         started = time.perf_counter()
-        prepared = main.prepare_run(
+        prepared = prepare_run(
             argparse.Namespace(**{**vars(args), "seed": seed}), Console(io.StringIO()), model, embedder
         )
         prepared_seconds = time.perf_counter() - started
@@ -123,7 +125,7 @@ def measure(seeds: range, out: Console) -> dict[str, Tally]:
     return tallies
 
 
-def main_(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
@@ -152,4 +154,4 @@ def main_(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main_())
+    sys.exit(main())

@@ -5,7 +5,7 @@ import re
 
 from benchmarks import run
 from benchmarks.dataset import build_dataset
-from benchmarks.report import targets
+from benchmarks.report import main as report_main
 from strands_semantic_memory.embeddings import onnx_available
 
 
@@ -35,7 +35,7 @@ def tiny_locomo(path):
 def test_suite_runs_at_tiny_sizes_and_writes_report_and_plots(tmp_path):
     locomo = tiny_locomo(tmp_path / "locomo.json")
     out = tmp_path / "out"
-    assert run.main(["--quick", "--out", str(out), "--locomo", str(locomo), "--torch-threads", "1"]) == 0
+    assert run.main(["--quick", "--output", str(out), "--locomo", str(locomo), "--torch-threads", "1"]) == 0
     report = (out / "benchmarks.md").read_text()
     assert "failed in this run" not in report
     for heading in [
@@ -82,6 +82,9 @@ def test_suite_runs_at_tiny_sizes_and_writes_report_and_plots(tmp_path):
     assert set(raw["locomo"]["lexical_without_context"]) == {"r5", "r10", "r25", "r50"}
     assert all(r["latency_lexical_without_context"]["p50"] > 0 for r in raw["scale"]["rows"])
     assert "lexical-only hook p50 at 10k no worse than release 1" in report
+    again = tmp_path / "again"
+    assert report_main([str(out / "benchmarks.json"), "--output", str(again)]) == 0
+    assert (again / "benchmarks.md").read_text() == report, "the run's data renders the same report"
 
 
 def test_locomo_section_is_skipped_with_one_line_when_the_file_is_absent(tmp_path, capsys):
@@ -101,39 +104,3 @@ def test_dataset_is_reproducible_and_its_evidence_is_where_it_says():
             assert first.messages[position]["role"] == "user"
         if question.kind == "multi_turn":
             assert question.evidence[1] - question.evidence[0] <= 6, "a few turns apart"
-
-
-def test_targets_compare_recall_with_pytorch_and_read_the_spread_of_scale_rows():
-    def recall(r5):
-        return {"all": {"r5": r5, "r10": 80.0, "r25": 87.0, "r50": 91.0}}
-
-    results = {
-        "locomo": {
-            "modes": {"hybrid": recall(70.6), "dense": recall(44.0)},
-            "compare": {"backend": {"short": "PyTorch"}, "modes": {"hybrid": recall(70.5), "dense": recall(43.3)}},
-        },
-        "large": {
-            "durable_open": [
-                {"size": 100_000, "sqlite_open_seconds": 1.5, "sqlite_open_spread": _spread(1.5, 1.4, 2.1)}
-            ],
-            "session_turns": [{"size": 100_000, "sqlite_overhead_ms": 2.0, "sqlite_overhead_rounds": _spread(2, 1, 3)}],
-            "engine": [
-                {"size": 1_000_000, "mode": "hybrid", "default": False, "rounds": _spread(40, 30, 50)},
-                {"size": 1_000_000, "mode": "hybrid", "default": True, "rounds": _spread(12, 11, 14)},
-            ],
-        },
-    }
-    rows = {label: (measured, met) for _, label, measured, met in targets(results)}
-
-    def row(start):
-        return next(value for label, value in rows.items() if label.startswith(start))
-
-    assert row("LoCoMo dev recall within 0.5 points") == ("0.1 (deterministic: same on every run)", "yes")
-    assert row("the same in dense mode")[1] == "**no**", "0.7 points apart"
-    assert row("reopen a durable archive of 100k")[1] == "**no** (target inside the spread)"
-    assert row("FileSessionManager turn at 100k") == ("2.0 (1.0 to 3.0, 3 runs)", "yes")
-    assert row("retrieve p50 <= 15 ms at 1M") == ("12.00 (11.00 to 14.00, 3 runs)", "yes"), "the default's row"
-
-
-def _spread(median, low, high):
-    return {"median": median, "min": low, "max": high, "runs": 3}

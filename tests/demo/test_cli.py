@@ -1,4 +1,5 @@
-"""main.py end to end with a scripted chat model (the real embedding model, FAISS, hook and manager).
+"""The demo (main.py over demo/cli.py) end to end with a scripted chat model (the real embedding model, FAISS, hook
+and manager).
 
 No llama.cpp here: the chat model is a scripted ``strands.models.Model``. The three outcomes the demo must report
 truthfully are covered: retrieval and answer right; retrieval right, answer wrong; retrieval wrong.
@@ -9,7 +10,7 @@ import re
 
 import pytest
 
-import main
+from demo import cli, conversation
 from demo.checks import TOPICS, check_summary, names_topic
 from tests.support.scripted_model import ScriptedModel, default_responder, last_user_text
 
@@ -20,7 +21,7 @@ TOPICAL_SUMMARY = "* We covered hash tables, binary search trees, stacks and que
 def run(argv, responder=default_responder, model=None):
     out = io.StringIO()
     model = model or ScriptedModel(responder)
-    status = main.main(argv, chat_model=model, out=out)
+    status = cli.main(argv, chat_model=model, out=out)
     return status, out.getvalue(), model
 
 
@@ -29,7 +30,7 @@ def flat(text):
 
 
 def is_recall(messages, is_summary):
-    return not is_summary and main.RECALL_QUESTION in last_user_text(messages)
+    return not is_summary and conversation.RECALL_QUESTION in last_user_text(messages)
 
 
 def reading(messages, system_prompt, is_summary):
@@ -44,7 +45,7 @@ def reading(messages, system_prompt, is_summary):
 
 def test_retrieval_and_answer_right():
     status, output, model = run(["--seed", "5", "--turns", "10"], reading)
-    reference = main.reference_number(5)
+    reference = conversation.reference_number(5)
     assert status == 0, output
     for section in ["1. Setting up", "2. Planting", "4. Before summarization", "5. Summarizing", "6. Searching"]:
         assert section in output
@@ -53,14 +54,14 @@ def test_retrieval_and_answer_right():
     assert f"the summary does not contain {reference}" in output
     # What the model received for the last question holds the planted turn, before the user's own question.
     final = last_user_text(model.chat_requests[-1]["messages"])
-    assert reference in final and final.endswith(main.RECALL_QUESTION)
+    assert reference in final and final.endswith(conversation.RECALL_QUESTION)
     assert "[Message" not in final  # the demo's hook leaves out the labels the small model copied
     assert f"RESULT retrieval (the library): ok, {reference} reached the model" in output
     assert f"RESULT answer (the model):      ok, the reply contains {reference}" in output
 
 
 def test_retrieval_right_answer_wrong_and_an_empty_summary_are_reported():
-    reference = main.reference_number(9)
+    reference = conversation.reference_number(9)
 
     def wrong(messages, system_prompt, is_summary):
         if is_summary:
@@ -82,8 +83,8 @@ def test_retrieval_right_answer_wrong_and_an_empty_summary_are_reported():
 
 def test_retrieval_wrong_is_reported_even_when_the_answer_is_right(monkeypatch):
     # A budget too small for any archived message: the search finds the number, the hook can inject nothing.
-    monkeypatch.setattr(main, "HOOK_OPTIONS", {"max_context_length": 20})
-    reference = main.reference_number(3)
+    monkeypatch.setattr(conversation, "HOOK_OPTIONS", {"max_context_length": 20})
+    reference = conversation.reference_number(3)
 
     def knowing(messages, system_prompt, is_summary):
         if is_recall(messages, is_summary):
@@ -99,9 +100,9 @@ def test_retrieval_wrong_is_reported_even_when_the_answer_is_right(monkeypatch):
 
 
 def test_retrieval_wrong_when_the_search_misses(monkeypatch):
-    monkeypatch.setattr(main, "RECALL_QUESTION", "Which planet has the largest moon?")
+    monkeypatch.setattr(conversation, "RECALL_QUESTION", "Which planet has the largest moon?")
     status, output, _ = run(["--seed", "4", "--turns", "6"], reading)
-    reference = main.reference_number(4)
+    reference = conversation.reference_number(4)
     assert status == 1, output
     assert f"[xx] {reference} was not among the top hits" in output
     assert f"RESULT retrieval (the library): FAILED, {reference} was not found in the archive" in output
@@ -135,12 +136,12 @@ def test_seeds_report_both_rates():
         return reading(messages, system_prompt, is_summary)
 
     status, output, _ = run(["--seeds", "3", "--seed", "1", "--turns", "6"], every_other)
-    expected = sum(int(main.reference_number(s)[4]) % 2 == 0 for s in (1, 2, 3))
+    expected = sum(int(conversation.reference_number(s)[4]) % 2 == 0 for s in (1, 2, 3))
     assert status == 0, output
     assert "RESULT retrieval (the library): 3/3 runs put the number in front of the model" in output
     assert f"RESULT answer (the model):      {expected}/3 answers contain the number" in output
     for seed in (1, 2, 3):
-        assert f"seed   {seed} {main.reference_number(seed)}  retrieval ok" in output
+        assert f"seed   {seed} {conversation.reference_number(seed)}  retrieval ok" in output
 
 
 def test_summary_check_could_fail():
@@ -165,7 +166,7 @@ def test_outcome_separates_retrieval_from_the_answer_and_names_near_misses():
 def test_tools_are_shown_and_forget_removes_the_number():
     pytest.importorskip("strands_semantic_memory.tools._conversation_tools")
     status, output, _ = run(["--seed", "6", "--turns", "6", "--tools"], reading)
-    reference = main.reference_number(6)
+    reference = conversation.reference_number(6)
     assert status == 0, output
     assert "8. The conversation tools" in output
     assert "conversation_search(query='reference number', limit=2):" in output
@@ -200,23 +201,23 @@ def test_missing_aws_credentials_is_one_line_not_a_traceback(monkeypatch):
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     out = io.StringIO()
-    status = main.main(["--model", "us.amazon.nova-lite-v1:0"], out=out)
+    status = cli.main(["--model", "us.amazon.nova-lite-v1:0"], out=out)
     assert status == 2
     assert "needs AWS credentials" in out.getvalue() and "Traceback" not in out.getvalue()
     out = io.StringIO()
-    assert main.main(["--compare"], out=out) == 0
+    assert cli.main(["--compare"], out=out) == 0
     assert "skipping bedrock:amazon.titan-embed-text-v2:0: no AWS credentials" in out.getvalue()
 
 
 def test_embedding_test_only_checks_the_local_model():
     out = io.StringIO()
-    assert main.main(["--embedding-test-only"], out=out) == 0
+    assert cli.main(["--embedding-test-only"], out=out) == 0
     assert "dimension: 384" in out.getvalue() and "similar texts score above unrelated ones" in out.getvalue()
 
 
 def test_unknown_local_embedding_model_is_explained(tmp_path):
     out = io.StringIO()
-    assert main.main(["--embedding-test-only", "--embedding-model", str(tmp_path / "nope")], out=out) == 2
+    assert cli.main(["--embedding-test-only", "--embedding-model", str(tmp_path / "nope")], out=out) == 2
     assert "could not load the embedding model" in out.getvalue() and "Traceback" not in out.getvalue()
 
 
@@ -225,7 +226,7 @@ def test_missing_local_chat_model_runtime_is_explained(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as if llama-cpp-python were not installed
     out = io.StringIO()
-    assert main.main([], out=out) == 2
+    assert cli.main([], out=out) == 2
     text = out.getvalue()
     assert "llama-cpp-python is not installed" in text and "scripts/demo.sh" in text and "Traceback" not in text
 
@@ -237,8 +238,8 @@ def test_levers_apply_to_the_final_call_only_and_restore_the_conversation():
     from demo.levers import Lever, ask_with
 
     model = ScriptedModel(reading)
-    args = argparse.Namespace(**{**vars(main.build_parser().parse_args([])), "seed": 5, "turns": 6})
-    prepared = main.prepare_run(args, Console(io.StringIO()), model)
+    args = argparse.Namespace(**{**vars(cli.build_parser().parse_args([])), "seed": 5, "turns": 6})
+    prepared = conversation.prepare_run(args, Console(io.StringIO()), model)
     snapshot = [dict(m) for m in prepared.agent.messages]
     as_is = ask_with(prepared, snapshot, Lever("as is"))
     sent_as_is = model.chat_requests[-1]
@@ -248,11 +249,11 @@ def test_levers_apply_to_the_final_call_only_and_restore_the_conversation():
     assert "[Message" in last_user_text(sent_as_is["messages"])
     assert "[Message" not in last_user_text(sent_bare["messages"])
     assert prepared.reference in last_user_text(sent_bare["messages"])
-    assert sent_as_is["system_prompt"] == main.SYSTEM_PROMPT and sent_bare["system_prompt"] == "Answer briefly."
+    assert sent_as_is["system_prompt"] == conversation.SYSTEM_PROMPT and sent_bare["system_prompt"] == "Answer briefly."
     # Each lever's question was asked on the same restored conversation, and the settings were undone.
     assert len(sent_bare["messages"]) == len(sent_as_is["messages"]) == len(snapshot) + 1
-    assert prepared.hook.include_metadata is main.HOOK_OPTIONS["include_metadata"]
-    assert prepared.agent.system_prompt == main.SYSTEM_PROMPT and not model.get_config().get("stop")
+    assert prepared.hook.include_metadata is conversation.HOOK_OPTIONS["include_metadata"]
+    assert prepared.agent.system_prompt == conversation.SYSTEM_PROMPT and not model.get_config().get("stop")
 
 
 def test_a_phrase_of_one_topic_does_not_name_another():
@@ -262,3 +263,16 @@ def test_a_phrase_of_one_topic_does_not_name_another():
     assert names_topic("we discussed priority queues.", heaps)
     assert not names_topic("we discussed priority queues.", stacks)
     assert names_topic("a queue is first in, first out; priority queues are heaps.", stacks)
+
+
+def test_main_py_runs_the_demo_cli():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    shown = subprocess.run(
+        [sys.executable, str(root / "main.py"), "--help"], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert cli.__doc__.split("\n\n")[0] in " ".join(shown.stdout.split()), "the description of demo/cli.py"
+    assert "--embedding-test-only" in shown.stdout

@@ -1,0 +1,115 @@
+"""The demo's parts: the chat model (local or Bedrock), the embedder, the conversation manager and its tools.
+
+Each maker turns a missing model, feature or credential into a ``DemoError`` that says what to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from demo.console import Console
+
+SUMMARY_PROMPT = (
+    "Summarize the conversation above in three short bullet points about the topics discussed. "
+    "Do not repeat any numbers, codes or personal details."
+)
+
+
+class DemoError(Exception):
+    """An expected condition that stops the demo: a one-line reason and what to do."""
+
+    def __init__(self, reason: str, hint: str) -> None:
+        super().__init__(reason)
+        self.hint = hint
+
+
+def aws_credentials_available() -> bool:
+    import boto3
+
+    return boto3.Session().get_credentials() is not None
+
+
+def require_aws(what: str) -> None:
+    if not aws_credentials_available():
+        raise DemoError(
+            f"{what} needs AWS credentials, and none were found",
+            "configure them (aws configure, AWS_PROFILE, or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY) "
+            "with bedrock:InvokeModel permission, or run without Bedrock options to stay offline",
+        )
+
+
+def make_chat_model(args: argparse.Namespace, console: Console) -> Any:
+    if args.model:
+        require_aws(f"the Bedrock chat model {args.model}")
+        from strands.models import BedrockModel
+
+        with console.step(f"Connecting to Bedrock chat model {args.model}"):
+            return BedrockModel(model_id=args.model, region_name=args.region, max_tokens=300, temperature=0.0)
+    from demo.local_llm import LocalLlamaModel, ModelNotInstalledError
+
+    try:
+        with console.step("Loading local chat model SmolLM2-135M-Instruct (llama.cpp, greedy decoding)"):
+            return LocalLlamaModel()
+    except ModelNotInstalledError as error:
+        raise DemoError(
+            str(error), "run the README's demo command (bash scripts/demo.sh), which installs it"
+        ) from error
+
+
+def make_embedder(name: str, region: str | None) -> Any:
+    from strands_semantic_memory.embeddings import BEDROCK_PREFIX, resolve_embedder
+
+    if name.startswith(BEDROCK_PREFIX):
+        require_aws(f"the embedding model {name}")
+    return resolve_embedder(name, aws_region=region)
+
+
+def load_embedder(name: str, region: str | None, console: Console) -> Any:
+    from strands_semantic_memory import SemanticMemoryError
+
+    embedder = make_embedder(name, region)
+    try:
+        with console.step(f"Loading embedding model {embedder.model_id}"):
+            _ = embedder.dimension
+    except SemanticMemoryError as error:
+        raise DemoError(
+            str(error).split("\n")[0], "check --embedding-model, or use the default all-MiniLM-L6-v2"
+        ) from error
+    return embedder
+
+
+def make_tools(manager: Any) -> list[Any]:
+    """The conversation tools (``memory_tools``), or DemoError when this version of the library has none."""
+    try:
+        from strands_semantic_memory import memory_tools
+    except ImportError as error:
+        raise DemoError(
+            "--tools: this version of strands-semantic-memory has no memory_tools (conversation tools)",
+            "run without --tools, or update the library",
+        ) from error
+    return list(memory_tools(manager))
+
+
+def make_manager(args: argparse.Namespace, embedder: Any) -> Any:
+    from strands_semantic_memory import SemanticSummarizingConversationManager
+
+    options: dict[str, Any] = {
+        "summary_ratio": 0.6,
+        "preserve_recent_messages": 6,
+        "summarization_system_prompt": SUMMARY_PROMPT,
+        "semantic_search_top_k": 2,
+        "message_context_radius": 1,
+        "embedder": embedder,
+    }
+    if args.structured:
+        options["summary_format"] = "structured"
+        options.pop("summarization_system_prompt")  # the structured path has its own merge instructions
+        try:
+            return SemanticSummarizingConversationManager(**options)
+        except TypeError as error:
+            raise DemoError(
+                "--structured: this version of strands-semantic-memory has no summary_format option",
+                "run without --structured, or update the library",
+            ) from error
+    return SemanticSummarizingConversationManager(**options)

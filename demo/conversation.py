@@ -1,0 +1,337 @@
+"""One demo run: plant a reference number, talk, summarize, search the archive, ask for the number; and the
+rates over several seeds.
+
+Two results are reported separately: retrieval (the library's job: the planted number reached the model) and
+the answer (the model's job: its reply contains the number).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import random
+import string
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from demo.checks import Outcome, check_summary, contains_reference
+from demo.components import load_embedder, make_chat_model, make_manager, make_tools
+from demo.console import Console, shorten
+
+SYSTEM_PROMPT = (
+    "You are a helpful assistant. Answer the user's question in one or two plain sentences of your own. "
+    "When earlier messages are quoted before the question, use them: copy names and numbers from them exactly."
+)
+TOPIC_QUESTIONS = [
+    "What is a hash table and when should I use one?",
+    "How does a binary search tree keep its keys ordered?",
+    "What is the difference between a stack and a queue?",
+    "How does quicksort choose a pivot, and what is its worst case?",
+    "Why is mergesort stable?",
+    "What is a heap and how does a priority queue use it?",
+    "How does breadth-first search differ from depth-first search?",
+    "What problem does Dijkstra's algorithm solve?",
+    "When is a linked list better than an array?",
+    "What is dynamic programming, in one example?",
+    "What is a trie good for?",
+    "How does a union-find structure work?",
+]
+RECALL_QUESTION = "What is my reference number?"
+# No "[Message N, role]" lines in the injected block: with them, SmolLM2-135M copied the labels into 9 of 10
+# answers (python -m demo.levers, seeds 1-10); without them into none, with the same 8 of 10 answers right.
+HOOK_OPTIONS: dict[str, Any] = {"max_context_length": 1500, "include_metadata": False}
+
+
+def tool_text(result: Any) -> str:
+    """The text of a Strands ToolResult (what the model would read)."""
+    if isinstance(result, dict):
+        parts = [block.get("text", "") for block in result.get("content", []) if isinstance(block, dict)]
+        status = result.get("status", "success")
+        text = "\n".join(p for p in parts if p)
+        return text if status == "success" else f"[{status}] {text}"
+    return str(result)
+
+
+def reference_number(seed: int | None) -> str:
+    rng = random.Random(seed)
+    return f"REF-{rng.randint(10000, 99999)}-{rng.choice(string.ascii_uppercase)}{rng.randint(10, 99)}"
+
+
+def show_conversation(messages: list[Any], console: Console, new: list[Any] | None = None) -> None:
+    """One line per message of the active context; ``new`` messages (the summary) are labelled as such."""
+    from strands_semantic_memory.messages._text import render_message
+
+    for position, message in enumerate(messages):
+        label = "summary" if new and any(message is m for m in new) else message["role"]
+        console.item(f"{position:>2} {label:<9} {shorten(render_message(message), console.width - 16)}")
+
+
+@dataclass
+class Prepared:
+    """A demo run up to the final question: the agent after summarization and the archive search."""
+
+    reference: str
+    agent: Any
+    manager: Any
+    hook: Any
+    searched: bool
+    still_in_context: bool
+    summary: Any
+    timings: dict[str, float]
+
+
+def prepare_run(
+    args: argparse.Namespace, console: Console, chat_model: Any | None, embedder: Any | None = None
+) -> Prepared:
+    """Steps 1 to 6 of the demo: plant, talk, summarize, search."""
+    from strands import Agent
+    from strands.types.exceptions import ContextWindowOverflowException
+
+    from strands_semantic_memory import SemanticMemoryHook
+    from strands_semantic_memory.messages._text import render_message
+
+    timings: dict[str, float] = {}
+    reference = reference_number(args.seed)
+
+    console.section("1. Setting up")
+    model = chat_model if chat_model is not None else make_chat_model(args, console)
+    embedder = embedder if embedder is not None else load_embedder(args.embedding_model, args.region, console)
+    manager = make_manager(args, embedder)
+    tools = make_tools(manager) if args.tools else []
+    hook = SemanticMemoryHook(**HOOK_OPTIONS)
+    agent = Agent(
+        model=model,
+        system_prompt=SYSTEM_PROMPT,
+        conversation_manager=manager,
+        hooks=[hook],
+        tools=tools,
+        callback_handler=None,
+    )
+    parts = ["SemanticSummarizingConversationManager", "SemanticMemoryHook"]
+    if args.structured:
+        parts[0] += ' (summary_format="structured")'
+    if tools:
+        parts.append(f"{len(tools)} conversation tools")
+    console.ok("agent ready: " + " + ".join(parts))
+
+    console.section("2. Planting a reference number")
+    first_turn = f"Please remember my reference number {reference}. It is private: keep it out of any summary."
+    console.said("user", first_turn)
+    console.said("assistant", str(agent(first_turn)))
+
+    questions = TOPIC_QUESTIONS[: max(1, args.turns)]
+    console.section(f"3. Talking about data structures ({len(questions)} turns)")
+    started = time.perf_counter()
+    for number, question in enumerate(questions, 1):
+        console.said(f"{number:>2}. user", question)
+        console.said("    assistant", str(agent(question)))
+    timings["conversation"] = time.perf_counter() - started
+
+    console.section("4. Before summarization: the active context")
+    show_conversation(agent.messages, console)
+
+    console.section("5. Summarizing (what a context overflow triggers)")
+    before = list(agent.messages)
+    summary_check = None
+    try:
+        with console.step("Archiving the oldest messages and generating a summary") as step:
+            manager.reduce_context(agent, e=ContextWindowOverflowException("demo: context window full"))
+        timings["summarize"] = step["seconds"]
+    except Exception as error:  # a failing summary must not hide what the archive kept
+        console.fail(f"the summary failed ({error}); the messages stay in context and are archived")
+    removed = [m for m in before if not any(m is n for n in agent.messages)]
+    new = [m for m in agent.messages if not any(m is b for b in before)]
+    console.item(
+        f"{len(before)} messages in context before, {len(agent.messages)} after; {len(manager.memory)} archived"
+    )
+    console.section("   After summarization: the active context")
+    show_conversation(agent.messages, console, new)
+    if new:
+        summary_text = "\n".join(render_message(m) for m in new)
+        console.said("summary", summary_text)
+        if args.structured:
+            show_session_state(manager, console)
+        summary_check = check_summary(summary_text, [render_message(m) for m in removed], reference)
+        report_summary(summary_check, reference, console)
+    still_in_context = contains_reference([render_message(m) for m in agent.messages], reference)
+    if still_in_context and (summary_check is None or not summary_check.has_reference):
+        console.warn("the reference number is still in the active context (the conversation was too short)")
+
+    console.section("6. Searching the archive")
+    started = time.perf_counter()
+    hits = manager.memory.search(RECALL_QUESTION, top_k=3)
+    timings["search_ms"] = (time.perf_counter() - started) * 1000
+    console.item(f'query: "{RECALL_QUESTION}" ({timings["search_ms"]:.1f} ms)')
+    searched = False
+    for hit in hits:
+        text = render_message(hit.message)
+        has_reference = reference in text
+        searched = searched or has_reference
+        marker = "  <-- the reference number" if has_reference else ""
+        console.item(f"score {hit.score:.3f}  [message {hit.index}, {hit.message['role']}] {shorten(text, 60)}{marker}")
+    if searched:
+        console.ok(f"{reference} is retrievable from the archive, verbatim")
+    else:
+        console.fail(f"{reference} was not among the top hits", "see docs/benchmarks.md for retrieval quality")
+    return Prepared(reference, agent, manager, hook, searched, still_in_context, summary_check, timings)
+
+
+def ask_recall(prepared: Prepared, console: Console) -> Outcome:
+    """Step 7: ask the agent for the number; show what the hook injected and the reply, in full."""
+    from strands_semantic_memory.messages._text import render_message
+
+    console.section("7. Asking the agent")
+    console.said("user", RECALL_QUESTION)
+    started = time.perf_counter()
+    answer = str(prepared.agent(RECALL_QUESTION))
+    prepared.timings["answer"] = time.perf_counter() - started
+    enrichment = prepared.hook.last_enrichment
+    injected_texts: list[str] = []
+    if enrichment is not None and enrichment.windows:
+        injected_texts = [render_message(m) for w in enrichment.windows for m in w.messages]
+        console.item(
+            f"the hook added earlier context to this turn ({enrichment.elapsed_ms:.1f} ms); the model received:"
+        )
+        console.block(enrichment.text, indent=6)
+    else:
+        console.warn("the hook found nothing to add to this turn")
+    console.said("assistant", answer)
+    return Outcome(
+        reference=prepared.reference,
+        searched=prepared.searched,
+        injected=contains_reference(injected_texts, prepared.reference),
+        still_in_context=prepared.still_in_context,
+        answer=answer,
+        summary=prepared.summary,
+    )
+
+
+def run_demo(
+    args: argparse.Namespace, console: Console, chat_model: Any | None, embedder: Any | None = None
+) -> Outcome:
+    """One run of the demo: plant, talk, summarize, search, ask; returns the verdict."""
+    prepared = prepare_run(args, console, chat_model, embedder)
+    outcome = ask_recall(prepared, console)
+    if args.tools:
+        show_tools(prepared.agent, prepared.manager, prepared.reference, console)
+
+    timings = prepared.timings
+    console.section("Memory and timings")
+    console.block(prepared.manager.get_memory_usage_summary(), indent=2)
+    console.item(
+        f"conversation {timings['conversation']:.1f} s, summary {timings.get('summarize', 0):.1f} s, "
+        f"archive search {timings['search_ms']:.1f} ms, final answer {timings['answer']:.1f} s"
+    )
+    report_outcome(outcome, console)
+    return outcome
+
+
+def report_summary(check: Any, reference: str, console: Console) -> None:
+    if check.passed and check.replaced:
+        names = ", ".join(t.name for t in check.named)
+        console.ok(f"the summary names {len(check.named)} of the {len(check.replaced)} topics it replaced ({names})")
+    elif check.replaced:
+        console.warn(
+            f"the summary names none of the {len(check.replaced)} topics it replaced: it says nothing a later turn "
+            "could use (the archive still holds every word)"
+        )
+    if check.has_reference:
+        console.warn(f"the summary repeats {reference}: this model echoed it (summaries are not guaranteed)")
+    else:
+        console.ok(f"the summary does not contain {reference}: without the archive it would be lost")
+
+
+def report_outcome(outcome: Outcome, console: Console) -> None:
+    """The two verdicts, each on its own line, saying whose job it was."""
+    console.line()
+    if outcome.retrieved:
+        console.line(
+            f"RESULT retrieval (the library): ok, {outcome.reference} reached the model in the injected context"
+        )
+    elif outcome.searched:
+        console.line(
+            f"RESULT retrieval (the library): FAILED, {outcome.reference} was found by search but not injected"
+        )
+    else:
+        console.line(f"RESULT retrieval (the library): FAILED, {outcome.reference} was not found in the archive")
+    if outcome.answered:
+        console.line(f"RESULT answer (the model):      ok, the reply contains {outcome.reference}")
+    else:
+        detail = f"; it gave {', '.join(outcome.other_references)} instead" if outcome.other_references else ""
+        console.line(f"RESULT answer (the model):      WRONG, the reply does not contain {outcome.reference}{detail}")
+    if outcome.echoed_labels:
+        console.line("                                (the reply copies [Message N] labels of the injected context)")
+    if outcome.copied_quote:
+        console.line("                                (the reply copies a quoted line of the injected context)")
+
+
+def show_session_state(manager: Any, console: Console) -> None:
+    state = getattr(manager, "session_state", None)
+    if state is None:
+        console.warn("manager.session_state is empty: no structured state was produced")
+        return
+    dump = state.model_dump_json(indent=2) if hasattr(state, "model_dump_json") else str(state)
+    console.item("manager.session_state:")
+    console.block(dump, indent=6)
+
+
+def show_tools(agent: Any, manager: Any, reference: str, console: Console) -> None:
+    """Call the conversation tools through the agent (as the model would) and show their outputs in full."""
+    console.section("8. The conversation tools (called directly: the 135M model does not call tools reliably)")
+    call = agent.tool
+
+    def run(name: str, **arguments: Any) -> str:
+        console.item(f"{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())}):")
+        text = tool_text(getattr(call, name)(record_direct_tool_call=False, **arguments))
+        console.block(text, indent=6)
+        return text
+
+    found = run("conversation_search", query="reference number", limit=2)
+    hit_indices = [h.index for h in manager.memory.search(reference, top_k=1)]
+    if hit_indices:
+        index = hit_indices[0]
+        run("conversation_read", start=max(0, index - 1), end=index + 1)
+    run("conversation_forget", query=reference)
+    after = run("conversation_search", query="reference number", limit=2)
+    gone = reference not in after and not any(reference in str(h.message) for h in manager.memory.search(reference))
+    if reference in found and gone:
+        console.ok(f"{reference} was found, read, then forgotten: searching no longer returns it")
+    elif gone:
+        console.ok(f"{reference} was forgotten: searching no longer returns it")
+    else:
+        console.fail(f"{reference} can still be found after conversation_forget")
+
+
+def run_seeds(args: argparse.Namespace, console: Console, chat_model: Any | None) -> int:
+    """Run the demo for ``args.seeds`` seeds and report how often retrieval and the answer succeeded."""
+    count = max(1, args.seeds)
+    first = 1 if args.seed is None else args.seed
+    console.section(f"{count} runs, seeds {first}..{first + count - 1} (each run's full output is not shown)")
+    model = chat_model if chat_model is not None else make_chat_model(args, console)
+    embedder = load_embedder(args.embedding_model, args.region, console)
+    outcomes: list[Outcome] = []
+    for seed in range(first, first + count):
+        started = time.perf_counter()
+        run_args = argparse.Namespace(**{**vars(args), "seed": seed})
+        outcome = run_demo(run_args, Console(io.StringIO()), model, embedder)
+        outcomes.append(outcome)
+        summary = "-" if outcome.summary is None else ("ok" if outcome.summary.passed else "empty")
+        console.item(
+            f"seed {seed:>3} {outcome.reference}  retrieval {'ok' if outcome.retrieved else 'FAILED':<6} "
+            f"answer {'ok' if outcome.answered else 'WRONG':<5} summary {summary:<5} "
+            f"({time.perf_counter() - started:.0f} s)"
+        )
+        console.said("      answer", outcome.answer)
+    retrieved = sum(o.retrieved for o in outcomes)
+    answered = sum(o.answered for o in outcomes)
+    echoed = sum(o.echoed_labels for o in outcomes)
+    copied = sum(o.copied_quote for o in outcomes)
+    console.line()
+    console.line(f"RESULT retrieval (the library): {retrieved}/{count} runs put the number in front of the model")
+    console.line(f"RESULT answer (the model):      {answered}/{count} answers contain the number")
+    if echoed:
+        console.line(f"                                {echoed}/{count} answers copy [Message N] labels")
+    if copied:
+        console.line(f"                                {copied}/{count} answers copy a quoted line of the context")
+    return 0 if retrieved == count else 1
