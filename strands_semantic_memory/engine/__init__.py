@@ -1,8 +1,9 @@
 """The engine: ``SemanticMemory``, a lossless archive of Strands messages with hybrid search.
 
-Modules: ``_memory`` (the facade and its running parts), ``_options`` (the frozen, validated tunables),
-``_intake`` (checking and encoding what is offered), ``_embedding_queue`` (vectors computed outside the lock),
-``_query_encoder`` (query embeddings and their cache), ``_stats`` (what ``stats`` reports).
+Modules: ``_memory`` (``SemanticMemory``: its running parts and the write transaction), ``_options`` (the
+frozen, validated tunables), ``_intake`` (checking and encoding what is offered), ``_embedding_queue`` (vectors
+computed outside the lock), ``_query_encoder`` (query embeddings and their cache), ``_stats`` (what ``stats``
+reports).
 """
 
 from strands_semantic_memory.engine._memory import SemanticMemory

@@ -1,12 +1,14 @@
 """SemanticMemory: the engine behind the conversation manager, the hook and the Strands memory store.
 
-A facade: it validates the arguments and hands each call to a module named after its job. ``wiring`` builds
-the running parts (store lock, encoder, embedding queue, recall path), keeps them in step with ``configure``
-and counts changes (``version``). Archiving: ``archiving`` (``intake`` checks and
-encodes the messages, one store call commits them, ``embedding_queue`` embeds them outside the lock; a failing
-embedder leaves them pending, never lost). Recall: ``recall``; reading by index: ``reading``; eviction and
-forgetting: ``removal``; options: ``options``; saved state: ``state`` and ``restoring``; stats:
-``stats``.
+One class owns the running parts and the write transaction. It binds the store to the embedding model, picks
+the store lock (none for a thread-safe store), and connects the checked encoder (``_query_encoder``), the
+embedding queue (``_embedding_queue``) and the recall path (``retrieval``). Every write is one store call under
+that lock: ``archive`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits
+them in one ``add``, then embeds what is pending outside the lock (a failing embedder leaves messages pending,
+never lost) and enforces the size limits; ``evict_oldest`` and ``forget`` remove, ``load_state`` replaces the
+archive with a saved one (``stores._saved_state``). Each change counts once in ``version``; ``configure`` hands
+changed options to the running parts without dropping their state (claims in flight, the failure clock, cached
+queries that still fit). Options: ``_options``; what ``stats`` reports: ``_stats``.
 
 Every public method is safe to call from several threads at once.
 
@@ -21,26 +23,37 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from strands.types.content import Message
 
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
-from strands_semantic_memory.engine import _reading as reading
-from strands_semantic_memory.engine import _removal as removal
-from strands_semantic_memory.engine import _restoring as restoring
-from strands_semantic_memory.engine._archiving import archive_messages
+from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
+from strands_semantic_memory.engine._intake import AddedCounter, new_records
 from strands_semantic_memory.engine._options import MemoryOptions
-from strands_semantic_memory.engine._stats import MemoryStats
-from strands_semantic_memory.engine._wiring import MemoryParts
-from strands_semantic_memory.retrieval._recall import SearchHit, TimeBound, make_filter
+from strands_semantic_memory.engine._query_encoder import Encoder
+from strands_semantic_memory.engine._stats import MemoryStats, build_stats
+from strands_semantic_memory.errors import InvalidMessageError, InvalidMessageTypeError
+from strands_semantic_memory.messages._codec import decode_message
+from strands_semantic_memory.retrieval._recall import Recall, SearchHit, TimeBound, make_filter
 from strands_semantic_memory.retrieval._rerank import Reranker
 from strands_semantic_memory.retrieval._windows import ContextWindow
 from strands_semantic_memory.stores import resolve_store
-from strands_semantic_memory.stores._protocol import ArchiveStore, StoredRecord
-from strands_semantic_memory.stores._saved_state import constructor_arguments, export_memory
+from strands_semantic_memory.stores._protocol import ArchiveStore, NewRecord, StoredRecord
+from strands_semantic_memory.stores._saved_state import (
+    check_compatibility,
+    constructor_arguments,
+    export_memory,
+    restore_archive,
+)
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["SearchHit", "SemanticMemory"]
 
@@ -84,6 +97,7 @@ class SemanticMemory:
 
         Raises:
             ConfigurationError: If an option is unknown or out of range (the message names it).
+            EmbeddingModelMismatchError: If a shared store's namespace was built by another embedding model.
         """
         self._options = MemoryOptions.from_arguments(
             top_k=top_k,
@@ -97,7 +111,21 @@ class SemanticMemory:
         self.embedder: Embedder = embedder or resolve_embedder(
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
         )
-        self._parts = MemoryParts.build(archive, self.embedder, lambda: self._options, reranker)
+        archive.bind(self.embedder.model_id)
+        self._archive = archive
+        self._lock = threading.RLock()
+        """Guards the counters and a restore; it is also the store lock of a store that is not thread-safe."""
+        self._store_lock: AbstractContextManager[object] = (
+            contextlib.nullcontext() if archive.thread_safe else self._lock
+        )
+        self._encoder = Encoder(self.embedder, lambda: archive.dimension, self._options.query_cache_size)
+        self._queue = EmbeddingQueue.for_options(self._encoder.documents, self._options)
+        self._recall = Recall(archive, self._encoder, self._store_lock, lambda: self._options, reranker)
+        self._added = AddedCounter()
+        self._version = 0
+        self._searches = 0
+
+    # ------------------------------------------------------------------------------------------- options
 
     @property
     def options(self) -> MemoryOptions:
@@ -106,10 +134,11 @@ class SemanticMemory:
 
     def configure(self, **changes: Any) -> None:
         """Change options, in effect from the next call (validated first; nothing changes on an error); a change."""
-        with self._parts.lock:
+        with self._lock:
             self._options = self._options.replace(**changes)
-            self._parts.reconfigure(self._options)
-        self._parts.changed()
+            self._queue.reconfigure(self._options)  # claims in flight and the failure clock are kept
+            self._encoder.resize_cache(self._options.query_cache_size)  # the least recent queries evicted
+        self._changed()
 
     def __getattr__(self, name: str) -> Any:
         if name != "_options" and name in MemoryOptions.names():
@@ -125,26 +154,30 @@ class SemanticMemory:
     @property
     def reranker(self) -> Reranker | None:
         """The configured reranker, if any."""
-        return self._parts.recall.reranker
+        return self._recall.reranker
 
     @property
     def version(self) -> int:
         """Increases on every change made through this object; lets callers cache work derived from it."""
-        return self._parts.version
+        return self._version
 
     @property
     def archive_store(self) -> ArchiveStore:
         """Where the archive is kept."""
-        return self._parts.archive
+        return self._archive
+
+    # ------------------------------------------------------------------------------------------- reading
 
     def __len__(self) -> int:
         """Number of archived messages."""
-        return self._parts.locked(len)
+        with self._store_lock:
+            return len(self._archive)
 
     @property
     def indices(self) -> list[int]:
         """The live archive indices, oldest first (forgotten messages leave holes)."""
-        return sorted(self._parts.locked(reading.live_records))
+        with self._store_lock:
+            return sorted(self._live_records(None, None))
 
     def get(self, index: int) -> Message:
         """A copy of the archived message at ``index``.
@@ -160,11 +193,31 @@ class SemanticMemory:
         Raises:
             KeyError: If no message has that index.
         """
-        return self._parts.locked(reading.read_record, index)
+        with self._store_lock:
+            found = self._archive.get([index]).get(index)
+        if found is None:
+            raise KeyError(f"no archived message with index {index}")
+        return found
 
     def messages(self, start: int | None = None, end: int | None = None) -> list[tuple[int, Message]]:
-        """Archived ``(index, message)`` pairs with ``start <= index <= end``, oldest first."""
-        return reading.decoded(self._parts.locked(reading.live_records, start, end))
+        """Archived ``(index, message)`` pairs with ``start <= index <= end``, oldest first, each a fresh copy."""
+        with self._store_lock:
+            records = self._live_records(start, end)
+        return [(i, decode_message(r.data)) for i, r in sorted(records.items())]
+
+    def _live_records(self, start: int | None, end: int | None) -> dict[int, StoredRecord]:
+        """The live records with ``start <= index <= end`` (either end open when None); under the store lock.
+
+        One ``bounds`` and one ``get`` call: the store protocol has no cheaper way to list the live indices.
+        """
+        bounds = self._archive.bounds()
+        if bounds is None:
+            return {}
+        lo = bounds[0] if start is None else max(start, bounds[0])
+        hi = bounds[1] if end is None else min(end, bounds[1])
+        return self._archive.get(list(range(lo, hi + 1)))
+
+    # ------------------------------------------------------------------------------------------- writing
 
     def archive(self, messages: Sequence[Message], *, timestamps: Sequence[TimeBound] | None = None) -> list[int]:
         """Archive messages verbatim in one commit (again: the existing index), then embed them if possible.
@@ -179,7 +232,29 @@ class SemanticMemory:
         Raises:
             InvalidMessageError, InvalidMessageTypeError, StoreError: Nothing is archived.
         """
-        return archive_messages(self._parts, self._options, messages, timestamps)
+        records = new_records(messages, timestamps)
+        with self._store_lock:
+            indices, added = self._commit(records)
+        self._changed(added)
+        # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
+        if self._queue.due():
+            self._changed(self._queue.run_contained(self._archive, self._store_lock))
+        self._enforce_limits()
+        return indices
+
+    def _commit(self, records: Sequence[NewRecord]) -> tuple[list[int], int]:
+        """Add ``records`` in one store call (under the store lock).
+
+        Returns:
+            The archive index of each record (the existing one for a message archived before), and how many are
+            new, told apart by ``AddedCounter`` without asking the store again.
+        """
+        horizon = self._added.horizon(self._archive)
+        indices = self._archive.add(records)
+        count = self._added.count(indices, horizon)
+        if count:
+            logger.debug("archived=<%d> | messages archived", count)
+        return indices, count
 
     def embed_pending(self) -> int:
         """Embed every pending message now (ignoring the retry interval); returns how many were embedded.
@@ -187,11 +262,13 @@ class SemanticMemory:
         Raises:
             EmbeddingError: If the embedder fails (the messages stay archived and pending).
         """
-        return self._parts.embed_pending()
+        return self._changed(self._queue.run(self._archive, self._store_lock, raise_errors=True))
 
     def evict_oldest(self, count: int = 1) -> list[int]:
         """Evict the ``count`` oldest messages from the archive and the indexes together; returns their indices."""
-        return self._parts.removed(self._parts.locked(lambda store: store.evict_oldest(count)))
+        with self._store_lock:
+            evicted = self._archive.evict_oldest(count)
+        return self._removed(evicted)
 
     def clear(self) -> None:
         """Forget every archived message by eviction. Indices keep increasing from where they were."""
@@ -200,14 +277,64 @@ class SemanticMemory:
     def forget(self, indices: Iterable[int] | None = None, *, query: str | None = None) -> list[int]:
         """Delete messages for good (privacy): records, vectors, lexical entries; state saved later lacks them.
 
+        A ``query`` matches by exact substring, deliberately: deletion must be predictable, never "similar enough".
+
         Args:
             indices: Archive indices to delete (unknown ones are ignored).
-            query: Also delete every message whose text contains this, case-insensitively (exact substring).
+            query: Also delete every message whose text contains this, case-insensitively.
 
         Returns:
             The deleted indices, ascending.
+
+        Raises:
+            InvalidMessageTypeError: If an index is not an integer (nothing is deleted).
+            InvalidMessageError: If ``query`` is given but empty or not a string (nothing is deleted).
         """
-        return self._parts.removed(self._parts.locked(removal.forget, removal.forget_request(indices, query), query))
+        targets = list(indices or [])
+        if any(not isinstance(i, int) or isinstance(i, bool) for i in targets):
+            raise InvalidMessageTypeError("forget() takes integer archive indices")
+        if query is not None and (not isinstance(query, str) or not query.strip()):
+            raise InvalidMessageError("forget(query=...) needs a non-empty string")
+        with self._store_lock:
+            if query is not None:
+                targets = [*targets, *self._archive.find_text(query)]
+            removed = self._archive.forget(sorted(set(targets))) if targets else []
+        if removed:
+            logger.info("forgotten=<%d> | archived messages deleted on request", len(removed))
+        return self._removed(removed)
+
+    def _enforce_limits(self) -> None:
+        """Evict the oldest messages while either size limit is exceeded, and count them as one change.
+
+        The newest message is kept even when it alone exceeds ``max_memory_archived_messages`` (a warning says so).
+        """
+        limit = self._options.max_memory_archived_messages
+        with self._store_lock:
+            evicted = self._archive.enforce_limits(self._options.max_num_archived_messages, limit)
+            over = limit is not None and self._archive.stats().total_bytes > limit
+        if over:
+            logger.warning(
+                "limit=<%d> | the newest archived message alone exceeds max_memory_archived_messages; it is kept", limit
+            )
+        if evicted:
+            logger.info(
+                "evicted=<%d>, newest_evicted=<%d> | oldest archived messages evicted", len(evicted), evicted[-1]
+            )
+        self._removed(evicted)
+
+    def _changed(self, count: int = 1) -> int:
+        """Count a change (``version`` increases by one) unless ``count`` is 0; returns ``count``."""
+        if count:
+            with self._lock:
+                self._version += 1
+        return count
+
+    def _removed(self, indices: list[int]) -> list[int]:
+        """Count removed ``indices`` as one change if there are any; returns them."""
+        self._changed(len(indices))
+        return indices
+
+    # ------------------------------------------------------------------------------------------- searching
 
     def search(
         self,
@@ -232,7 +359,7 @@ class SemanticMemory:
         Raises:
             EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
         """
-        return self._parts.ready_recall().search(query, top_k, min_score, make_filter(roles, since, until))
+        return self._ready_recall().search(query, top_k, min_score, make_filter(roles, since, until))
 
     def retrieve(
         self,
@@ -249,12 +376,26 @@ class SemanticMemory:
 
         Arguments and errors as in ``search``; windows come in conversation order.
         """
-        recall = self._parts.ready_recall()
+        recall = self._ready_recall()
         return recall.windows(query, top_k, context_radius, min_score, make_filter(roles, since, until))
+
+    def _ready_recall(self) -> Recall:
+        """Before a search: count it, embed what is pending if a run is due; returns the recall path."""
+        with self._lock:
+            self._searches += 1
+        self._changed(self._queue.catch_up(self._archive, self._store_lock))
+        return self._recall
+
+    # ------------------------------------------------------------------------------------------- stats and state
 
     def stats(self) -> MemoryStats:
         """Typed usage statistics (see ``MemoryStats``)."""
-        return self._parts.stats(self._options, self.embedder.model_id)
+        with self._store_lock:
+            figures = self._archive.stats()
+        store = type(self._archive).__name__
+        return build_stats(
+            figures, self._options, self.embedder.model_id, store, self._queue, self._encoder, self._searches
+        )
 
     def get_memory_usage_stats(self) -> dict[str, Any]:
         """``stats`` as a dict (``message_count``, ``total_memory``, ``pending_embedding_count``, ...)."""
@@ -262,10 +403,17 @@ class SemanticMemory:
 
     def to_state(self) -> dict[str, Any]:
         """What restores this memory, JSON types only, versioned: the archive (or a reference) and the options."""
-        return self._parts.locked(export_memory, self.embedder.model_id, self._options)
+        with self._store_lock:
+            return export_memory(self._archive, self.embedder.model_id, self._options)
 
     def load_state(self, state: Mapping[str, Any], *, reembed: bool = False) -> None:
         """Replace the archive with a saved one, without calling the embedder; on an error nothing changes.
+
+        The state is checked against the embedding model first. Then, holding the memory's lock and the store
+        lock, the archive is replaced and the running parts forget what belonged to the old one: the embedding
+        queue's claims (their vectors are dropped when they arrive), cached query vectors, and the count of
+        handed-out indices (the restored archive may hand out lower ones). Only then, with the locks released, a
+        state built by another model is embedded again, and the size limits are enforced.
 
         Args:
             state: What ``to_state`` returned (possibly after a JSON round trip).
@@ -276,7 +424,18 @@ class SemanticMemory:
             EmbeddingModelMismatchError: If another embedding model built it and ``reembed`` is False.
             DimensionMismatchError: If another dimension built it and ``reembed`` is False.
         """
-        restoring.load_state(self._parts, self.embedder, self._options, state, reembed=reembed)
+        known = getattr(self.embedder, "configured_dimension", None)
+        mismatch = check_compatibility(state, self.embedder.model_id, known, reembed=reembed)
+        with self._lock, self._store_lock:
+            restore_archive(self._archive, state, reembed=mismatch)
+            self._queue.reset()
+            self._encoder.clear()
+            self._added.reset()
+            self._changed()
+        if mismatch:
+            logger.info("messages=<%d> | re-embedding the restored archive with the configured model", len(self))
+            self.embed_pending()
+        self._enforce_limits()
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], *, reembed: bool = False, **kwargs: Any) -> SemanticMemory:
@@ -288,3 +447,4 @@ class SemanticMemory:
         memory = cls(**constructor_arguments(state, kwargs))
         memory.load_state(state, reembed=reembed)
         return memory
+
