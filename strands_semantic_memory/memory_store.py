@@ -30,6 +30,7 @@ from strands.types.content import Message
 from strands.types.tools import AgentTool
 
 from strands_semantic_memory.engine._memory import SemanticMemory
+from strands_semantic_memory.engine._options import DEFAULT_TOP_K
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.formatting._tool_output import render_windows
 from strands_semantic_memory.retrieval._windows import ContextWindow
@@ -48,7 +49,6 @@ KEEP_TOOL_TRAFFIC = MemoryMessageFilter(exclude=[])
 """Extraction filter that keeps every content block. Strands' default drops ``toolUse``/``toolResult``; an archive
 that promises to forget nothing keeps them."""
 
-_DEFAULT_MAX_RESULTS = 3
 _RUN_NAMESPACE = uuid.UUID("6f6b1c2e-6c43-4d1b-9d0e-2a51b0f0a7c3")
 
 
@@ -107,7 +107,7 @@ class SemanticMemoryStore(MemoryStore):
         *,
         name: str = "conversation_archive",
         description: str | None = DEFAULT_DESCRIPTION,
-        max_search_results: int | None = _DEFAULT_MAX_RESULTS,
+        max_search_results: int | None = DEFAULT_TOP_K,
         writable: bool | None = None,
         extraction: ExtractionConfig | bool | None = None,
         context_radius: int | None = None,
@@ -205,7 +205,7 @@ class SemanticMemoryStore(MemoryStore):
         requested = options.get("max_search_results") if options else None
         if requested is not None and requested < 1:
             raise ValueError(f"max_search_results must be >= 1, got {requested}")
-        limit = requested or self.max_search_results or _DEFAULT_MAX_RESULTS
+        limit = requested or self.max_search_results or DEFAULT_TOP_K
         if not isinstance(query, str) or not query.strip():
             return []
         windows = await asyncio.to_thread(

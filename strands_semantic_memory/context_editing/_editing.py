@@ -74,9 +74,9 @@ from strands_semantic_memory.context_editing._ranges import (
     plan_range,
     replacement_role,
 )
-from strands_semantic_memory.engine._memory import SemanticMemory
+from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.tools._arguments import format_index_ranges, resolve_memory
+from strands_semantic_memory.tools._arguments import format_index_ranges
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -84,6 +84,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 __all__ = ["ID_LENGTH", "ID_PREFIX", "STATE_KEY", "ContextEditor", "current_turn_start", "message_id"]
+
+_PASS_AS = "ContextEditor(memory=...)"
 
 
 class ContextEditor(Plugin):
@@ -114,7 +116,7 @@ class ContextEditor(Plugin):
         Raises:
             ConfigurationError: If ``memory`` holds no ``SemanticMemory`` or ``max_summary_chars`` is below 1.
         """
-        self._memory: SemanticMemory | None = None if memory is None else resolve_memory(memory)
+        self._memory: SemanticMemory | None = None if memory is None else resolve_memory(memory, pass_as=_PASS_AS)
         if isinstance(max_summary_chars, bool) or not isinstance(max_summary_chars, int) or max_summary_chars < 1:
             raise ConfigurationError(f"max_summary_chars must be an integer >= 1, got {max_summary_chars!r}")
         self.show_ids = show_ids
@@ -152,15 +154,8 @@ class ContextEditor(Plugin):
         """
         if self._agent is not None and self._agent is not agent:
             raise ConfigurationError("a ContextEditor serves one agent; create one per agent")
-        if self._memory is None:
-            found = getattr(agent.conversation_manager, "memory", None)
-            if not isinstance(found, SemanticMemory):
-                raise ConfigurationError(
-                    "ContextEditor archives ranges before removing them, but the agent's conversation manager is a "
-                    f"{type(agent.conversation_manager).__name__} with no SemanticMemory. Use "
-                    "SemanticSummarizingConversationManager, or pass ContextEditor(memory=...)"
-                )
-            self._memory = found
+        if self._memory is None:  # ranges are archived before they are removed: there must be an archive
+            self._memory = resolve_memory(agent, pass_as=_PASS_AS)
         self._agent = agent
         if self.show_ids:
             agent.add_middleware(InvokeModelStage.Input, self._show_ids)

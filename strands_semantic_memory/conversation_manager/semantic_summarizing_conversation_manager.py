@@ -22,6 +22,7 @@ from strands_semantic_memory.conversation_manager._session_state import dump_ses
 from strands_semantic_memory.conversation_manager._summarizer import MessageFilter
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder
 from strands_semantic_memory.engine._memory import SemanticMemory
+from strands_semantic_memory.engine._options import DEFAULT_CONTEXT_RADIUS, DEFAULT_TOP_K
 from strands_semantic_memory.errors import ConfigurationError, StateError
 from strands_semantic_memory.retrieval._rerank import Reranker
 from strands_semantic_memory.stores import ArchiveStore
@@ -40,8 +41,8 @@ SESSION_STATE_KEY = "session_state"
 """Key of the structured summary in the manager's session state: ``{"schema": name, "data": {...}}``."""
 
 _ARCHIVE_DEFAULTS: dict[str, Any] = {
-    "message_context_radius": 2,
-    "semantic_search_top_k": 3,
+    "message_context_radius": DEFAULT_CONTEXT_RADIUS,
+    "semantic_search_top_k": DEFAULT_TOP_K,
     "semantic_search_min_score": None,
     "retrieval": "hybrid",
     "max_num_archived_messages": None,
@@ -86,8 +87,8 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         summary_filter: MessageFilter | None = None,
         hard_limit: float | None = None,
         on_summary_failure: str = "raise",
-        message_context_radius: int = 2,
-        semantic_search_top_k: int = 3,
+        message_context_radius: int = DEFAULT_CONTEXT_RADIUS,
+        semantic_search_top_k: int = DEFAULT_TOP_K,
         semantic_search_min_score: float | None = None,
         retrieval: str = "hybrid",
         max_num_archived_messages: int | None = None,

@@ -36,10 +36,10 @@ from strands.types.content import Message
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
 from strands_semantic_memory.engine._intake import AddedCounter, new_records
-from strands_semantic_memory.engine._options import MemoryOptions
+from strands_semantic_memory.engine._options import DEFAULT_CONTEXT_RADIUS, DEFAULT_TOP_K, MemoryOptions
 from strands_semantic_memory.engine._query_encoder import Encoder
 from strands_semantic_memory.engine._stats import MemoryStats, build_stats
-from strands_semantic_memory.errors import InvalidMessageError, InvalidMessageTypeError
+from strands_semantic_memory.errors import ConfigurationError, InvalidMessageError, InvalidMessageTypeError
 from strands_semantic_memory.messages._codec import decode_message
 from strands_semantic_memory.retrieval._recall import Recall, SearchHit, TimeBound, make_filter
 from strands_semantic_memory.retrieval._rerank import Reranker
@@ -55,7 +55,7 @@ from strands_semantic_memory.stores._saved_state import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SearchHit", "SemanticMemory"]
+__all__ = ["SearchHit", "SemanticMemory", "resolve_memory"]
 
 
 class SemanticMemory:
@@ -64,8 +64,8 @@ class SemanticMemory:
     def __init__(
         self,
         embedding_model: str = DEFAULT_MODEL,
-        top_k: int = 3,
-        context_radius: int = 2,
+        top_k: int = DEFAULT_TOP_K,
+        context_radius: int = DEFAULT_CONTEXT_RADIUS,
         min_score: float | None = None,
         max_num_archived_messages: int | None = None,
         max_memory_archived_messages: int | None = None,
@@ -448,3 +448,39 @@ class SemanticMemory:
         memory.load_state(state, reembed=reembed)
         return memory
 
+
+def resolve_memory(source: object, *, pass_as: str) -> SemanticMemory:
+    """The ``SemanticMemory`` behind a memory, a conversation manager, a ``SemanticMemoryStore`` or an agent.
+
+    Args:
+        source: A ``SemanticMemory``; an object whose ``memory`` is one (the
+            ``SemanticSummarizingConversationManager``, the ``SemanticMemoryStore``); or an agent whose conversation
+            manager holds one. None when the caller has neither a memory nor an agent.
+        pass_as: How the caller is given a memory, for the error message (``"SemanticMemoryHook(memory=...)"``).
+
+    Returns:
+        The memory.
+
+    Raises:
+        ConfigurationError: If ``source`` holds no ``SemanticMemory`` (the message says what it got and how to fix it).
+    """
+    if isinstance(source, SemanticMemory):
+        return source
+    held = getattr(source, "memory", None)
+    if isinstance(held, SemanticMemory):
+        return held
+    manager = getattr(source, "conversation_manager", None)
+    held = getattr(manager, "memory", None)
+    if isinstance(held, SemanticMemory):
+        return held
+    if source is None:
+        got = "no memory, and no agent=... whose conversation manager holds one"
+    elif manager is not None:
+        got = f"an agent whose conversation manager is a {type(manager).__name__}, which has no SemanticMemory"
+    else:
+        got = f"a {type(source).__name__}, which has no SemanticMemory"
+    raise ConfigurationError(
+        f"{pass_as.split('(')[0]} expected a SemanticMemory, got {got}. Pass {pass_as}, or give the agent "
+        "conversation_manager=SemanticSummarizingConversationManager(...); that manager or a SemanticMemoryStore "
+        "may stand in for the memory"
+    )

@@ -18,6 +18,13 @@ from strands_semantic_memory.retrieval._ranking_options import RankingOptions
 
 RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
 
+DEFAULT_TOP_K = 3
+"""Hits per search when the caller does not say: ``MemoryOptions.top_k``, and every entry point that builds a
+memory or searches one (the manager's ``semantic_search_top_k``, the memory store's ``max_search_results``)."""
+DEFAULT_CONTEXT_RADIUS = 2
+"""Neighbouring messages added on each side of a hit when the caller does not say (``MemoryOptions.context_radius``,
+the manager's ``message_context_radius``)."""
+
 
 def _positive_int(name: str, value: Any, minimum: int = 1) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
@@ -52,8 +59,8 @@ class MemoryOptions:
         embedding_batch_size: At most this many messages are embedded in one call of the embedder.
     """
 
-    top_k: int = 3
-    context_radius: int = 2
+    top_k: int = DEFAULT_TOP_K
+    context_radius: int = DEFAULT_CONTEXT_RADIUS
     min_score: float | None = None
     max_num_archived_messages: int | None = None
     max_memory_archived_messages: int | None = None

@@ -30,11 +30,11 @@ from strands.hooks import (
 from strands.middleware import InvokeModelContext, InvokeModelStage, TypedEvent
 from strands.types.exceptions import ContextWindowOverflowException
 
-from strands_semantic_memory.engine._memory import SemanticMemory
+from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.hook._budget import InjectionSettings
 from strands_semantic_memory.hook._model_call import View, build_view, record_view, shrink
-from strands_semantic_memory.hook._search import completed, memory_for, preview_turn, search_turn
+from strands_semantic_memory.hook._search import completed, preview_turn, search_turn
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, user_text
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ class SemanticMemoryHook(HookProvider):
     # ------------------------------------------------------------------ agent callbacks
 
     def _memory_for(self, agent: Any) -> SemanticMemory:
-        return memory_for(agent, self.memory)
+        return resolve_memory(agent if self.memory is None else self.memory, pass_as="SemanticMemoryHook(memory=...)")
 
     def _state(self, agent: Any) -> AgentState:
         state = self._agents.get(agent)

@@ -12,40 +12,14 @@ import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from strands_semantic_memory.engine._memory import SemanticMemory
-from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.formatting._block import context_block
 from strands_semantic_memory.hook._budget import InjectionSettings, select_windows
 from strands_semantic_memory.hook._turn import Enrichment, Turn
 
-__all__ = ["is_empty", "memory_for", "preview_turn", "search_turn"]
+__all__ = ["is_empty", "preview_turn", "search_turn"]
 
 logger = logging.getLogger(__name__)
-
-
-def memory_for(agent: Any, memory: SemanticMemory | None) -> SemanticMemory:
-    """The memory to search: ``memory`` if given, else the agent's conversation manager's.
-
-    Raises:
-        ConfigurationError: If neither is a ``SemanticMemory`` (the message says how to fix it).
-    """
-    if memory is not None:
-        return memory
-    if agent is None:
-        raise ConfigurationError(
-            "SemanticMemoryHook.preview() needs agent=... (the agent whose manager holds the archive), "
-            "or a hook created with SemanticMemoryHook(memory=...)"
-        )
-    manager = getattr(agent, "conversation_manager", None)
-    found = getattr(manager, "memory", None)
-    if not isinstance(found, SemanticMemory):
-        raise ConfigurationError(
-            "SemanticMemoryHook needs an archive to search, but the agent's conversation manager is a "
-            f"{type(manager).__name__}. Create the agent with "
-            "conversation_manager=SemanticSummarizingConversationManager(...), or pass "
-            "SemanticMemoryHook(memory=...)"
-        )
-    return found
 
 
 def is_empty(memory: SemanticMemory) -> bool:
@@ -77,7 +51,7 @@ async def search_turn(
     started = time.perf_counter()
     enrichment = Enrichment(query=turn.query)
     try:
-        searched = memory_for(agent, memory)
+        searched = resolve_memory(agent if memory is None else memory, pass_as="SemanticMemoryHook(memory=...)")
         if is_empty(searched):
             return None  # nothing archived yet: no search
         turn.windows = await asyncio.to_thread(
@@ -131,7 +105,7 @@ async def preview_turn(
     """
     started = time.perf_counter()
     turn = Turn(message={"role": "user", "content": [{"text": query}]}, query=query, searched=True)
-    searched = memory_for(agent, memory)
+    searched = resolve_memory(agent if memory is None else memory, pass_as="SemanticMemoryHook(memory=...)")
     enrichment = Enrichment(query=query)
     if is_empty(searched):
         return enrichment

@@ -227,8 +227,9 @@ def strongest(
 ) -> list[int]:
     """The ``request.leading`` candidates (dense or lexical) of best base score, ties by index.
 
-    Those whose neighbourhoods ``context_indices`` looks at, for a store that answers a
-    ``ContextRequest`` (one formula for both).
+    The formula a ``ContextRequest`` stands for: the candidates whose neighbourhoods ``context_indices`` looks at,
+    and those a store answering the request covers (the in-process store calls this; the PostgreSQL statement
+    computes the same in SQL, tested against this function). The base score is ``fused_scores``'.
     """
     keys, base = fused_scores(
         dense,

@@ -124,12 +124,11 @@ class ContextRequest:
     ``_ranking``). A store that answers them in the same call saves the engine a
     ``similarities`` call (and, for a lexical or filtered search, a ``get``): one round trip fewer on a database.
 
-    The strongest candidates are those of best base score ``dense_weight * dense + (1 - dense_weight) *
-    max(lexical / best_lexical, 0) ** lexical_power``, ties by index, where ``dense`` is the candidate's
-    similarity (0 without one; with ``dense_floor``, ``max(similarity - floor, 0)`` where ``floor`` is the lowest
-    ``dense`` candidate's similarity), ``lexical`` its lexical score (0 if not a lexical candidate) and
-    ``best_lexical`` the best lexical score (when it is positive; else 1). The engine checks which
-    neighbourhoods were answered and asks for the rest, so a store may approximate this order or cover more.
+    The strongest candidates are those ``retrieval._ranking.strongest`` returns for the store's own candidates:
+    the best base score (the weighted fusion of each candidate's similarity and lexical share, with this
+    request's weights), ties by index. That function is the formula; the PostgreSQL store's statement computes the
+    same in SQL, and a test holds the two together. The engine checks which neighbourhoods were answered and asks
+    for the rest, so a store may approximate this order or cover more.
 
     Attributes:
         radius: Every index at most this far from a covered candidate (and not negative) is wanted.

@@ -1,4 +1,4 @@
-"""Values the conversation tools are given: the memory behind a source, time bounds, integers, index ranges.
+"""Values the conversation tools are given: time bounds, integers, index ranges.
 
 Models pass loosely typed arguments (numbers as strings, dates in several ISO-8601 spellings); these functions read
 them strictly and raise ``ValueError`` with a message addressed to the model, so it can correct the call.
@@ -12,34 +12,7 @@ from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 
-from strands_semantic_memory.engine._memory import SemanticMemory
-from strands_semantic_memory.errors import ConfigurationError
-
-__all__ = ["format_index_ranges", "format_time", "int_argument", "parse_time", "resolve_memory"]
-
-
-def resolve_memory(source: Any) -> SemanticMemory:
-    """The ``SemanticMemory`` behind a memory, a conversation manager, or a ``SemanticMemoryStore``.
-
-    Args:
-        source: A ``SemanticMemory``, or any object whose ``memory`` attribute is one (the
-            ``SemanticSummarizingConversationManager``, the ``SemanticMemoryStore``).
-
-    Returns:
-        The memory.
-
-    Raises:
-        ConfigurationError: If ``source`` is neither.
-    """
-    if isinstance(source, SemanticMemory):
-        return source
-    memory = getattr(source, "memory", None)
-    if isinstance(memory, SemanticMemory):
-        return memory
-    raise ConfigurationError(
-        f"expected a SemanticMemory, a SemanticSummarizingConversationManager or a SemanticMemoryStore, "
-        f"got {type(source).__name__}"
-    )
+__all__ = ["format_index_ranges", "format_time", "int_argument", "parse_time"]
 
 
 # ---------------------------------------------------------------------------------------------- values from models

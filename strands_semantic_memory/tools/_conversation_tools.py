@@ -27,22 +27,17 @@ from typing import Any
 from strands.tools.decorator import tool
 from strands.types.tools import AgentTool
 
-from strands_semantic_memory.engine._memory import SemanticMemory
+from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.formatting._block import format_windows
 from strands_semantic_memory.formatting._tool_output import cut_message, read_window, render_windows
-from strands_semantic_memory.tools._arguments import (
-    format_index_ranges,
-    format_time,
-    int_argument,
-    parse_time,
-    resolve_memory,
-)
+from strands_semantic_memory.tools._arguments import format_index_ranges, format_time, int_argument, parse_time
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
+    "DEFAULT_SEARCH_LIMIT",
     "MAX_FORGET_INDICES",
     "MAX_READ_MESSAGES",
     "MAX_SEARCH_LIMIT",
@@ -51,12 +46,13 @@ __all__ = [
     "memory_tools",
     "parse_time",
     "render_windows",
-    "resolve_memory",
 ]
 
 DEFAULT_MAX_OUTPUT_CHARS = 8000
 """Default size bound of one tool output, in characters (about 2,000 tokens)."""
 
+DEFAULT_SEARCH_LIMIT = 5
+"""Matching messages ``conversation_search`` returns when the model gives no ``limit``."""
 MAX_SEARCH_LIMIT = 20
 """Most hits one ``conversation_search`` call may ask for."""
 
@@ -89,7 +85,7 @@ def _filters_text(role: str | None, since: Any, until: Any) -> str:
 def search_text(
     memory: SemanticMemory,
     query: str,
-    limit: int = 5,
+    limit: int = DEFAULT_SEARCH_LIMIT,
     role: str | None = None,
     since: Any = None,
     until: Any = None,
@@ -315,12 +311,16 @@ def memory_tools(
     Raises:
         ConfigurationError: If ``source`` has no ``SemanticMemory`` or ``max_output_chars`` is below 1,000.
     """
-    memory = resolve_memory(source)
+    memory = resolve_memory(source, pass_as="memory_tools(memory)")
     if isinstance(max_output_chars, bool) or not isinstance(max_output_chars, int) or max_output_chars < 1000:
         raise ConfigurationError(f"max_output_chars must be an integer >= 1000, got {max_output_chars!r}")
 
     def conversation_search(
-        query: str, limit: int = 5, role: str | None = None, since: str | None = None, until: str | None = None
+        query: str,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+        role: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
     ) -> str:
         """Search the archive of this conversation.
 

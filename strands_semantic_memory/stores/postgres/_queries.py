@@ -151,7 +151,7 @@ def candidates_sql(plan: Plan) -> str:
 
 
 def _context_ctes(plan: Plan, where: str) -> list[str]:
-    """The neighbours within ``radius`` of the ``leading`` strongest candidates (base score: see the protocol).
+    """The neighbours within ``radius`` of the ``leading`` strongest candidates (``retrieval._ranking.strongest``).
 
     The neighbours are read in one primary-key scan (``idx = ANY(...)``, as ``similarities`` does; per-neighbour
     lateral lookups cost about 2 ms more at 100k messages): each one's message row and vector rows tell whether it
