@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, TypeVar
+from typing import TypeVar
+
+from strands_semantic_memory.retrieval import RETRIEVAL_MODES, Retrieval
 
 from .results import HookLatency, ScaleRow, Spread
 
@@ -16,8 +18,7 @@ KIND_LABELS = {
 }
 """How the synthetic set's question kinds are named in the report."""
 
-Mode = Literal["hybrid", "dense", "lexical"]
-MODES: tuple[Mode, ...] = ("hybrid", "dense", "lexical")
+MODES = RETRIEVAL_MODES
 """Retrieval modes in the order the report shows them."""
 
 
@@ -43,7 +44,7 @@ def spread_cell(spread: Spread | None, digits: int = 2) -> str:
     )
 
 
-def hook_latency(row: ScaleRow, mode: Mode) -> HookLatency:
+def hook_latency(row: ScaleRow, mode: Retrieval) -> HookLatency:
     """A scale row's hook latency in one retrieval mode."""
     if mode == "hybrid":
         return row["latency_hybrid"]

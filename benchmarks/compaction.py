@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from strands.models import Model
 from strands.types.exceptions import ContextWindowOverflowException
 
+from strands_semantic_memory.conversation_manager import SummaryFormat
 from strands_semantic_memory.messages._text import render_message
 
 from .dataset import filler_messages
@@ -237,7 +238,7 @@ def compaction_rows(
     user_turns, recall = _conversation(turns, seed)
     keep = preserve_recent_messages
 
-    def ours(fmt: str) -> Any:
+    def ours(fmt: SummaryFormat) -> Any:
         return SemanticSummarizingConversationManager(
             embedder=embedder, preserve_recent_messages=keep, summary_format=fmt
         )

@@ -37,12 +37,13 @@ import numpy as np
 from strands.types.content import Message
 
 from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.retrieval import RETRIEVAL_MODES
 
 from .measuring import PrecomputedEmbedder
 from .results import CategoryRecall, LocomoMode, LocomoResult, Recall
 
 KS = (5, 10, 25, 50)
-MODES = ("hybrid", "dense", "lexical")
+MODES = RETRIEVAL_MODES
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 DRAGON: Recall = {"r5": 56.7, "r10": 66.2, "r25": 76.7, "r50": 82.7}
 """The LoCoMo paper's best retriever (DRAGON), recall % on all ten conversations, same metric."""

@@ -8,17 +8,19 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from typing_extensions import Unpack
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings import Vectors
+from strands_semantic_memory.engine import MemoryTunables
 from strands_semantic_memory.retrieval import RankingOptions
 
 from .dataset import DAYS, NAMES, TOPICS
 from .results import Backend, Pool, Spread
 
 NO_CONTEXT = RankingOptions(neighbour_hits=0, neighbour_weights=())
-"""The ranking without conversation context: each message scored alone, as the lexical-only mode of release 1
-ranked."""
+"""The ranking without conversation context: each message scored alone (what the context ranking is priced
+against)."""
 
 
 class PrecomputedEmbedder:
@@ -110,8 +112,8 @@ def cyclic_messages(pool: Pool, count: int) -> list[dict[str, Any]]:
     return [messages[i % len(messages)] for i in range(count)]
 
 
-def build_memory(embedder: Any, messages: Sequence[Any], **kwargs: Any) -> SemanticMemory:
-    memory = SemanticMemory(embedder=embedder, **kwargs)
+def build_memory(embedder: Any, messages: Sequence[Any], **options: Unpack[MemoryTunables]) -> SemanticMemory:
+    memory = SemanticMemory(embedder=embedder, **options)
     for start in range(0, len(messages), 2000):
         memory.archive(messages[start : start + 2000])
     return memory

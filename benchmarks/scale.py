@@ -33,6 +33,7 @@ import numpy as np
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings import Vectors
 from strands_semantic_memory.messages._text import render_message
+from strands_semantic_memory.retrieval import RETRIEVAL_MODES, Retrieval
 from strands_semantic_memory.stores.in_process.faiss._store import DEFAULT_APPROXIMATE_ABOVE, FaissIndex
 from strands_semantic_memory.stores.sqlite import SqliteArchive
 
@@ -245,7 +246,7 @@ def engine_latency_rows(
     embedder: Any,
     pool: Pool,
     settings: ScaleSettings,
-    modes: Sequence[str] = ("hybrid", "dense", "lexical"),
+    modes: Sequence[Retrieval] = RETRIEVAL_MODES,
     compare: Any = None,
 ) -> list[EngineRow]:
     """``SemanticMemory.retrieve`` (query embedding, dense + lexical search, windows) at each archive size.
@@ -259,7 +260,7 @@ def engine_latency_rows(
     rows: list[EngineRow] = []
     rounds = max(1, settings.engine_rounds)
     queries = unique_queries(settings.engine_queries * rounds, seed=17)
-    runs: list[tuple[str, Any, int]] = [(mode, embedder, rounds if mode == "hybrid" else 1) for mode in modes]
+    runs: list[tuple[Retrieval, Any, int]] = [(mode, embedder, rounds if mode == "hybrid" else 1) for mode in modes]
     if compare is not None and "hybrid" in modes:
         runs.append(("hybrid", compare, 1))
     for size in settings.engine_sizes:

@@ -19,6 +19,7 @@ import numpy as np
 
 from strands_semantic_memory import SemanticMemory, SemanticMemoryHook
 from strands_semantic_memory.messages._text import render_message
+from strands_semantic_memory.retrieval import RETRIEVAL_MODES, Retrieval
 
 from .dataset import Dataset, filler_messages
 from .locomo import load_conversations, run_locomo, turn_text_of
@@ -47,7 +48,7 @@ from .results import (
     WithEmbedding,
 )
 
-MODES = ("dense", "lexical", "hybrid")
+MODES: tuple[Retrieval, ...] = ("dense", "lexical", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -358,12 +359,12 @@ def scale(
         stats = memory.get_memory_usage_stats()
         text_bytes = sum(len(render_message(m).encode()) for m in base)
         latency: dict[str, HookLatency] = {}
-        for mode in ("hybrid", "dense", "lexical"):
-            memory.retrieval = mode  # distinct queries per mode and size: no query-cache hits
+        for mode in RETRIEVAL_MODES:
+            memory.configure(retrieval=mode)  # distinct queries per mode and size: no query-cache hits
             rounds, count = (settings.repeats, len(queries)) if mode == "hybrid" else (1, settings.side_queries)
             latency[mode] = hook_latency(memory, [f"{q} [{mode} {size}]" for q in queries[:count]], rounds)
-        memory.retrieval = "lexical"  # what the conversation-context ranking costs in this mode
-        ranking = memory.ranking
+        memory.configure(retrieval="lexical")  # what the conversation-context ranking costs in this mode
+        ranking = memory.options.ranking
         memory.configure(ranking=NO_CONTEXT)
         try:
             without_context = hook_latency(
@@ -379,7 +380,9 @@ def scale(
             finally:
                 pre.queries = pre.inner
         per_message = _archive_rounds(memory, pre, extra, f"{size}")
-        memory.max_num_archived_messages = len(memory)  # eviction at the limit: the same batches into a full memory
+        memory.configure(
+            max_num_archived_messages=len(memory)
+        )  # eviction at the limit: the same batches into a full memory
         at_limit = _archive_rounds(memory, pre, extra, f"limit {size}")
         row: ScaleRow = {
             "size": size,

@@ -21,16 +21,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import Any
 
 from strands.memory.extraction.triggers import InvocationTrigger
 from strands.memory.extraction.types import ExtractionConfig, MemoryMessageFilter
 from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, Metadata, SearchOptions
 from strands.types.content import Message
 from strands.types.tools import AgentTool
+from typing_extensions import Unpack
 
-from strands_semantic_memory.engine._memory import SemanticMemory
-from strands_semantic_memory.engine._options import DEFAULT_TOP_K
+from strands_semantic_memory.engine._memory import MemorySources, SemanticMemory
+from strands_semantic_memory.engine._options import DEFAULT_TOP_K, MemoryTunables
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.formatting._tool_output import render_windows
 from strands_semantic_memory.retrieval._windows import ContextWindow
@@ -38,7 +38,7 @@ from strands_semantic_memory.tools._conversation_tools import DEFAULT_MAX_OUTPUT
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_DESCRIPTION", "KEEP_TOOL_TRAFFIC", "SemanticMemoryStore"]
+__all__ = ["DEFAULT_DESCRIPTION", "KEEP_TOOL_TRAFFIC", "NewMemoryArguments", "SemanticMemoryStore"]
 
 DEFAULT_DESCRIPTION = (
     "Verbatim archive of this conversation, including what was summarized away: earlier messages, tool calls and "
@@ -71,6 +71,17 @@ def _resolve_extraction(extraction: ExtractionConfig | bool | None, writable: bo
     if "filter" not in resolved:
         resolved["filter"] = KEEP_TOOL_TRAFFIC
     return resolved
+
+
+class NewMemoryArguments(MemoryTunables, MemorySources, total=False):
+    """What ``SemanticMemoryStore`` passes on to the memory it creates.
+
+    ``context_radius`` and ``min_score`` are the store's own keywords: they apply to its searches.
+    """
+
+    top_k: int
+    max_num_archived_messages: int | None
+    max_memory_archived_messages: int | None
 
 
 class SemanticMemoryStore(MemoryStore):
@@ -116,7 +127,7 @@ class SemanticMemoryStore(MemoryStore):
         show_dates: bool = False,
         tools: bool = True,
         include_forget: bool = True,
-        **memory_options: Any,
+        **memory_options: Unpack[NewMemoryArguments],
     ) -> None:
         """Create the store.
 

@@ -6,9 +6,10 @@ the oldest messages when a summary fails), ``_summarizer`` (how the summarizer i
 ``_structured_summary`` and ``_session_state`` (the structured session state).
 """
 
+from strands_semantic_memory.conversation_manager._checks import OnSummaryFailure, SummaryFormat
 from strands_semantic_memory.conversation_manager._session_state import Fact, SessionState
 from strands_semantic_memory.conversation_manager.semantic_summarizing_conversation_manager import (
     SemanticSummarizingConversationManager,
 )
 
-__all__ = ["Fact", "SemanticSummarizingConversationManager", "SessionState"]
+__all__ = ["Fact", "OnSummaryFailure", "SemanticSummarizingConversationManager", "SessionState", "SummaryFormat"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from typing import Literal, get_args
 
 from pydantic import BaseModel
 from strands.agent.conversation_manager import SummarizingConversationManager
@@ -10,7 +11,21 @@ from strands.agent.conversation_manager import SummarizingConversationManager
 from strands_semantic_memory.conversation_manager._summarizer import MessageFilter
 from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryError
 
-__all__ = ["check_strands_compatibility", "validate_compaction_options"]
+__all__ = [
+    "ON_SUMMARY_FAILURES",
+    "SUMMARY_FORMATS",
+    "OnSummaryFailure",
+    "SummaryFormat",
+    "check_strands_compatibility",
+    "validate_compaction_options",
+]
+
+SummaryFormat = Literal["text", "structured"]
+"""What a summary is: Strands' prose, or a structured session state merged on each reduction."""
+SUMMARY_FORMATS: tuple[SummaryFormat, ...] = get_args(SummaryFormat)
+OnSummaryFailure = Literal["raise", "drop_oldest"]
+"""What a failed summary during overflow recovery does: fail the turn, or drop the oldest messages (archived)."""
+ON_SUMMARY_FAILURES: tuple[OnSummaryFailure, ...] = get_args(OnSummaryFailure)
 
 _HOOKED_METHODS = {
     "_generate_summary": ("messages", "agent"),
@@ -42,17 +57,17 @@ def check_strands_compatibility() -> None:
 
 
 def validate_compaction_options(
-    summary_format: str,
+    summary_format: SummaryFormat,
     summary_schema: type[BaseModel] | None,
     summary_filter: MessageFilter | None,
     hard_limit: float | None,
-    on_summary_failure: str,
+    on_summary_failure: OnSummaryFailure,
     threshold: float | None,
 ) -> None:
     """Raise ConfigurationError naming the first invalid compaction option."""
-    if on_summary_failure not in ("raise", "drop_oldest"):
+    if on_summary_failure not in ON_SUMMARY_FAILURES:
         raise ConfigurationError(f"on_summary_failure must be 'raise' or 'drop_oldest', got {on_summary_failure!r}")
-    if summary_format not in ("text", "structured"):
+    if summary_format not in SUMMARY_FORMATS:
         raise ConfigurationError(f"summary_format must be 'text' or 'structured', got {summary_format!r}")
     if summary_schema is not None and not (isinstance(summary_schema, type) and issubclass(summary_schema, BaseModel)):
         raise ConfigurationError(f"summary_schema must be a pydantic BaseModel class, got {summary_schema!r}")

@@ -31,6 +31,8 @@ from strands.types.exceptions import ContextWindowOverflowException
 from typing_extensions import override
 
 from strands_semantic_memory.conversation_manager._checks import (
+    OnSummaryFailure,
+    SummaryFormat,
     check_strands_compatibility,
     validate_compaction_options,
 )
@@ -61,11 +63,11 @@ class CompactingConversationManager(SummarizingConversationManager):
     def __init__(
         self,
         *,
-        summary_format: str,
+        summary_format: SummaryFormat,
         summary_schema: type[BaseModel] | None,
         summary_filter: MessageFilter | None,
         hard_limit: float | None,
-        on_summary_failure: str,
+        on_summary_failure: OnSummaryFailure,
         **strands_options: Any,
     ) -> None:
         """Validate and keep the options (documented on the concrete manager); ``strands_options`` go to Strands.

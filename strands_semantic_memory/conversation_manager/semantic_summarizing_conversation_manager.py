@@ -14,6 +14,7 @@ from strands.agent.conversation_manager.conversation_manager import ProactiveCom
 from strands.types.content import Message
 from typing_extensions import override
 
+from strands_semantic_memory.conversation_manager._checks import OnSummaryFailure, SummaryFormat
 from strands_semantic_memory.conversation_manager._compaction import (
     CompactingConversationManager,
     check_strands_compatibility,
@@ -24,6 +25,7 @@ from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder
 from strands_semantic_memory.engine._memory import SemanticMemory
 from strands_semantic_memory.engine._options import DEFAULT_CONTEXT_RADIUS, DEFAULT_TOP_K
 from strands_semantic_memory.errors import ConfigurationError, StateError
+from strands_semantic_memory.retrieval._ranking_options import Retrieval
 from strands_semantic_memory.retrieval._rerank import Reranker
 from strands_semantic_memory.stores import ArchiveStore
 
@@ -82,15 +84,15 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         *,
         pin_first: int | None = None,
         proactive_compression: bool | ProactiveCompressionConfig | None = None,
-        summary_format: str = "text",
+        summary_format: SummaryFormat = "text",
         summary_schema: type[BaseModel] | None = None,
         summary_filter: MessageFilter | None = None,
         hard_limit: float | None = None,
-        on_summary_failure: str = "raise",
+        on_summary_failure: OnSummaryFailure = "raise",
         message_context_radius: int = DEFAULT_CONTEXT_RADIUS,
         semantic_search_top_k: int = DEFAULT_TOP_K,
         semantic_search_min_score: float | None = None,
-        retrieval: str = "hybrid",
+        retrieval: Retrieval = "hybrid",
         max_num_archived_messages: int | None = None,
         max_memory_archived_messages: int | None = None,
         embedding_model: str = DEFAULT_MODEL,

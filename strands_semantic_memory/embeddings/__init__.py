@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from strands_semantic_memory.embeddings._base import Embedder, Vectors, normalize_rows
 from strands_semantic_memory.embeddings._local import DEFAULT_MODEL, SentenceTransformerEmbedder, resolve_local_model
@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from strands_semantic_memory.embeddings._bedrock import BedrockEmbedder
 
 BEDROCK_PREFIX = "bedrock:"
-BACKENDS = ("auto", "torch", "onnx")
+EmbeddingBackend = Literal["auto", "torch", "onnx"]
+"""What runs a local model: ``"auto"`` (ONNX Runtime for the bundled model when installed), PyTorch or ONNX."""
+BACKENDS: tuple[EmbeddingBackend, ...] = get_args(EmbeddingBackend)
 
 
 def resolve_embedder(
@@ -21,7 +23,7 @@ def resolve_embedder(
     *,
     aws_region: str | None = None,
     embedding_dimensions: int | None = None,
-    backend: str = "auto",
+    backend: EmbeddingBackend = "auto",
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> Embedder:
     """Build the embedder a model name asks for.
@@ -75,6 +77,7 @@ def resolve_embedder(
 
 __all__ = [
     "BACKENDS",
+    "EmbeddingBackend",
     "BedrockEmbedder",
     "BEDROCK_PREFIX",
     "DEFAULT_MODEL",

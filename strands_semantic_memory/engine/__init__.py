@@ -6,8 +6,8 @@ computed outside the lock), ``_query_encoder`` (query embeddings and their cache
 reports).
 """
 
-from strands_semantic_memory.engine._memory import SemanticMemory
-from strands_semantic_memory.engine._options import MemoryOptions
+from strands_semantic_memory.engine._memory import MemoryArguments, SemanticMemory
+from strands_semantic_memory.engine._options import MemoryOptions, MemoryTunables, OptionChanges
 from strands_semantic_memory.engine._stats import MemoryStats
 
-__all__ = ["MemoryOptions", "MemoryStats", "SemanticMemory"]
+__all__ = ["MemoryArguments", "MemoryOptions", "MemoryStats", "MemoryTunables", "OptionChanges", "SemanticMemory"]

@@ -29,14 +29,21 @@ import os
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, TypedDict
 
 from strands.types.content import Message
+from typing_extensions import Unpack
 
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
 from strands_semantic_memory.engine._intake import AddedCounter, new_records
-from strands_semantic_memory.engine._options import DEFAULT_CONTEXT_RADIUS, DEFAULT_TOP_K, MemoryOptions
+from strands_semantic_memory.engine._options import (
+    DEFAULT_CONTEXT_RADIUS,
+    DEFAULT_TOP_K,
+    MemoryOptions,
+    MemoryTunables,
+    OptionChanges,
+)
 from strands_semantic_memory.engine._query_encoder import Encoder
 from strands_semantic_memory.engine._stats import MemoryStats, build_stats
 from strands_semantic_memory.errors import ConfigurationError, InvalidMessageError, InvalidMessageTypeError
@@ -55,7 +62,25 @@ from strands_semantic_memory.stores._saved_state import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SearchHit", "SemanticMemory", "resolve_memory"]
+_OPTION_NAMES = MemoryOptions.names()
+
+__all__ = ["MemoryArguments", "MemorySources", "SearchHit", "SemanticMemory", "resolve_memory"]
+
+
+class MemorySources(TypedDict, total=False):
+    """The ``SemanticMemory`` keywords that are not options: the model, the store, the reranker."""
+
+    embedding_model: str
+    embedder: Embedder | None
+    store: ArchiveStore | None
+    archive_path: str | os.PathLike[str] | None
+    reranker: Reranker | None
+    aws_region: str | None
+    embedding_dimensions: int | None
+
+
+class MemoryArguments(OptionChanges, MemorySources, total=False):
+    """Every keyword ``SemanticMemory`` takes (what ``from_state`` may override)."""
 
 
 class SemanticMemory:
@@ -76,7 +101,7 @@ class SemanticMemory:
         reranker: Reranker | None = None,
         aws_region: str | None = None,
         embedding_dimensions: int | None = None,
-        **options: Any,
+        **options: Unpack[MemoryTunables],
     ) -> None:
         """Create a memory. Nothing is loaded until the first message is embedded.
 
@@ -132,24 +157,23 @@ class SemanticMemory:
         """The current options (frozen; change them with ``configure``)."""
         return self._options
 
-    def configure(self, **changes: Any) -> None:
-        """Change options, in effect from the next call (validated first; nothing changes on an error); a change."""
+    def configure(self, **changes: Unpack[OptionChanges]) -> None:
+        """Change options, in effect from the next call (validated first; nothing changes on an error); a change.
+
+        Raises:
+            ConfigurationError: If a name is not an option, or a value is invalid (the message names it).
+        """
         with self._lock:
             self._options = self._options.replace(**changes)
             self._queue.reconfigure(self._options)  # claims in flight and the failure clock are kept
             self._encoder.resize_cache(self._options.query_cache_size)  # the least recent queries evicted
         self._changed()
 
-    def __getattr__(self, name: str) -> Any:
-        if name != "_options" and name in MemoryOptions.names():
-            return getattr(self._options, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in MemoryOptions.names():
-            self.configure(**{name: value})
-        else:
-            super().__setattr__(name, value)
+    def __setattr__(self, name: str, value: object) -> None:
+        """Refuse an option set as an attribute, which would otherwise change nothing without a word."""
+        if name in _OPTION_NAMES:
+            raise AttributeError(f"options are changed with configure({name}=...) and read from options.{name}")
+        super().__setattr__(name, value)
 
     @property
     def reranker(self) -> Reranker | None:
@@ -438,7 +462,9 @@ class SemanticMemory:
         self._enforce_limits()
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any], *, reembed: bool = False, **kwargs: Any) -> SemanticMemory:
+    def from_state(
+        cls, state: Mapping[str, Any], *, reembed: bool = False, **kwargs: Unpack[MemoryArguments]
+    ) -> SemanticMemory:
         """Build a memory from saved state without calling any embedder; ``kwargs`` override the saved arguments.
 
         Raises:

@@ -10,13 +10,13 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
+
+from typing_extensions import Unpack
 
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages._codec import MAX_CHUNKS
-from strands_semantic_memory.retrieval._ranking_options import RankingOptions
-
-RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
+from strands_semantic_memory.retrieval._ranking_options import RETRIEVAL_MODES, RankingOptions, Retrieval
 
 DEFAULT_TOP_K = 3
 """Hits per search when the caller does not say: ``MemoryOptions.top_k``, and every entry point that builds a
@@ -34,6 +34,32 @@ def _positive_int(name: str, value: Any, minimum: int = 1) -> None:
 def _optional_limit(name: str, value: Any) -> None:
     if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
         raise ConfigurationError(f"{name} must be a positive integer or None, got {value!r}")
+
+
+class MemoryTunables(TypedDict, total=False):
+    """The ``MemoryOptions`` that ``SemanticMemory`` takes as further keywords (its ``**options``).
+
+    Each is documented on ``MemoryOptions``; ``ranking`` may be a dict of ``RankingOptions`` fields.
+    """
+
+    retrieval: Retrieval
+    ranking: RankingOptions | Mapping[str, Any]
+    rerank_candidates: int
+    chunk_chars: int
+    max_chunks_per_message: int
+    query_cache_size: int
+    embedding_retry_interval: float
+    embedding_batch_size: int
+
+
+class OptionChanges(MemoryTunables, total=False):
+    """Any ``MemoryOptions`` by name: what ``SemanticMemory.configure`` and ``MemoryOptions.replace`` take."""
+
+    top_k: int
+    context_radius: int
+    min_score: float | None
+    max_num_archived_messages: int | None
+    max_memory_archived_messages: int | None
 
 
 @dataclass(frozen=True)
@@ -64,7 +90,7 @@ class MemoryOptions:
     min_score: float | None = None
     max_num_archived_messages: int | None = None
     max_memory_archived_messages: int | None = None
-    retrieval: str = "hybrid"
+    retrieval: Retrieval = "hybrid"
     ranking: RankingOptions = field(default_factory=RankingOptions)
     rerank_candidates: int = 20
     chunk_chars: int = 1000
@@ -104,21 +130,30 @@ class MemoryOptions:
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= 0:
             raise ConfigurationError(f"embedding_retry_interval must be a number >= 0, got {interval!r}")
 
-    def replace(self, **changes: Any) -> MemoryOptions:
-        """A copy with some options changed (validated again)."""
-        return dataclasses.replace(self, **changes)
+    def replace(self, **changes: Unpack[OptionChanges]) -> MemoryOptions:
+        """A copy with some options changed (validated again).
+
+        Raises:
+            ConfigurationError: If a name is not an option, or a value is invalid (the message names it).
+        """
+        values: dict[str, Any] = dict(changes)
+        unknown = set(values) - self.names()
+        if unknown:
+            raise ConfigurationError(f"unknown option(s) {sorted(unknown)}; see MemoryOptions")
+        return dataclasses.replace(self, **values)
 
     def to_dict(self) -> dict[str, Any]:
         """The options as JSON types (saved with the archive state)."""
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_arguments(cls, **values: Any) -> MemoryOptions:
+    def from_arguments(cls, **arguments: Unpack[OptionChanges]) -> MemoryOptions:
         """Options from ``SemanticMemory``'s keyword arguments.
 
         Raises:
             ConfigurationError: If a name is not an option, or a value is invalid (the message names it).
         """
+        values: dict[str, Any] = dict(arguments)
         unknown = set(values) - cls.names()
         if unknown:
             raise ConfigurationError(f"unknown option(s) {sorted(unknown)}; see MemoryOptions")

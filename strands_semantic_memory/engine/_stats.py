@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
     from strands_semantic_memory.engine._options import MemoryOptions
     from strands_semantic_memory.engine._query_encoder import Encoder
+    from strands_semantic_memory.retrieval._ranking_options import Retrieval
     from strands_semantic_memory.stores._protocol import StoreStats
 
 
@@ -51,7 +52,7 @@ class MemoryStats:
     vector_count: int
     embedding_dimension: int | None
     embedding_model: str
-    retrieval: str
+    retrieval: Retrieval
     store: str
     pending_embedding_count: int
     last_embedding_error: str | None

@@ -44,6 +44,7 @@ from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.retrieval._ranking_options import (
     DEFAULT_NEIGHBOUR_WEIGHTS as DEFAULT_NEIGHBOUR_WEIGHTS,  # re-exported
 )
+from strands_semantic_memory.retrieval._ranking_options import RETRIEVAL_MODES, Retrieval
 from strands_semantic_memory.retrieval._ranking_options import RankingOptions as RankingOptions  # re-exported
 from strands_semantic_memory.stores._protocol import Candidates, ContextRequest
 
@@ -51,8 +52,6 @@ Ranked = list[tuple[int, float, "float | None"]]
 """``(archive index, score, cosine similarity or None)``, best first."""
 FloatArray = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.int64]
-
-MODES = ("hybrid", "dense", "lexical")
 
 
 def candidate_depth(want: int, options: RankingOptions) -> int:
@@ -249,17 +248,17 @@ def _leading(keys: IndexArray, base: FloatArray, found: Iterable[int], count: in
     return pool[np.lexsort((pool, -scores))[:count]]
 
 
-def _dense_weight(mode: str, options: RankingOptions) -> float:
+def _dense_weight(mode: Retrieval, options: RankingOptions) -> float:
     """The dense score's weight in ``mode``'s base score: 1 in dense mode, 0 in lexical mode."""
     return 1.0 if mode == "dense" else 0.0 if mode == "lexical" else options.dense_weight
 
 
-def _scores_context(mode: str, want: int, options: RankingOptions) -> bool:
+def _scores_context(mode: Retrieval, want: int, options: RankingOptions) -> bool:
     """Whether the ranking scores the strongest candidates' neighbours (not with reciprocal-rank fusion)."""
     return options.reach > 0 and want > 0 and not (options.fusion == "rrf" and mode == "hybrid")
 
 
-def context_request(mode: str, want: int, options: RankingOptions) -> ContextRequest | None:
+def context_request(mode: Retrieval, want: int, options: RankingOptions) -> ContextRequest | None:
     """What ``context_indices`` will ask for, for a store that answers it with the candidates (None: nothing).
 
     The neighbours within ``options.reach`` of the ``context_factor * want`` strongest candidates by base score,
@@ -280,7 +279,7 @@ BaseScores = tuple[IndexArray, FloatArray]
 """Every index with a known score, ascending, and its base score (see ``base_scores``)."""
 
 
-def base_scores(candidates: Candidates, mode: str, options: RankingOptions) -> BaseScores:
+def base_scores(candidates: Candidates, mode: Retrieval, options: RankingOptions) -> BaseScores:
     """Every index with a known score, ascending, and its base score in ``mode`` (see ``fused_scores``).
 
     In lexical mode similarities do not count, so adding neighbours' similarities to ``candidates`` leaves these
@@ -298,7 +297,7 @@ def base_scores(candidates: Candidates, mode: str, options: RankingOptions) -> B
 
 
 def context_indices(
-    candidates: Candidates, *, mode: str, want: int, options: RankingOptions, base: BaseScores | None = None
+    candidates: Candidates, *, mode: Retrieval, want: int, options: RankingOptions, base: BaseScores | None = None
 ) -> list[int]:
     """Indices whose cosine similarity ``rank`` also needs: the neighbours of the strongest candidates.
 
@@ -341,7 +340,7 @@ def _arrays(scores: Mapping[int, float]) -> tuple[IndexArray, FloatArray]:
 def rank(
     candidates: Candidates,
     *,
-    mode: str,
+    mode: Retrieval,
     want: int,
     options: RankingOptions,
     eligible: Container[int] | None = None,
@@ -366,7 +365,7 @@ def rank(
     Raises:
         ConfigurationError: If ``mode`` is unknown.
     """
-    if mode not in MODES:
+    if mode not in RETRIEVAL_MODES:
         raise ConfigurationError(f"mode must be 'hybrid', 'dense' or 'lexical', got {mode!r}")
     similarity = candidates.similarity
     found = dict(candidates.dense if mode == "dense" else candidates.lexical)

@@ -1,13 +1,19 @@
-"""The ranking's tunables: ``RankingOptions``, validated (what each one does: ``ranking``)."""
+"""The ranking's tunables: ``RankingOptions``, validated (what each one does: ``_ranking``)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from strands_semantic_memory.errors import ConfigurationError
 
-FUSIONS = ("weighted", "rrf")
+Retrieval = Literal["hybrid", "dense", "lexical"]
+"""A retrieval mode: ``"hybrid"`` (lexical and dense fused), ``"dense"`` or ``"lexical"``."""
+RETRIEVAL_MODES: tuple[Retrieval, ...] = get_args(Retrieval)
+Fusion = Literal["weighted", "rrf"]
+"""How hybrid retrieval fuses its two rankings: weighted normalized scores, or reciprocal ranks."""
+FUSIONS: tuple[Fusion, ...] = get_args(Fusion)
 DEFAULT_NEIGHBOUR_WEIGHTS: tuple[tuple[int, float], ...] = (
     (-3, 0.2),
     (-2, 0.28),
@@ -44,7 +50,7 @@ class RankingOptions:
         min_depth: Each index is asked for at least this many candidates (see ``candidate_depth``).
     """
 
-    fusion: str = "weighted"
+    fusion: Fusion = "weighted"
     dense_weight: float = 0.5
     lexical_power: float = 2.0
     dense_floor: bool = True

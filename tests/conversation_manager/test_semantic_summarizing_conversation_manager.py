@@ -412,5 +412,5 @@ def test_get_state_follows_a_restore_and_an_option_change(embedder):
 
     manager.memory.configure(top_k=7)  # options are part of the saved archive state
     assert '"top_k":7' in archive_payload(manager)
-    manager.memory.context_radius = 5
+    manager.memory.configure(context_radius=5)
     assert '"context_radius":5' in archive_payload(manager)

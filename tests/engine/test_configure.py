@@ -8,8 +8,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from strands_semantic_memory import SemanticMemory
+import pytest
+
+from strands_semantic_memory import MemoryOptions, SemanticMemory
 from strands_semantic_memory.embeddings import Vectors
+from strands_semantic_memory.errors import ConfigurationError
 from tests.support.conversations import distractor_conversation, text_message
 from tests.support.embedders import CountingEmbedder, FlakyEmbedder
 
@@ -36,7 +39,7 @@ def test_a_smaller_embedding_batch_size_splits_the_next_archive(make_memory, cou
     memory.archive([text_message("user", f"note {i} about the garden") for i in range(3)])
     assert (counting_embedder.document_calls, counting_embedder.documents_embedded) == (3, 3)
     assert memory.stats().pending_embedding_count == 0
-    memory.embedding_batch_size = 2  # attribute assignment goes through configure()
+    memory.configure(embedding_batch_size=2)
     memory.archive([text_message("user", f"more {i} about the garden") for i in range(3)])
     assert (counting_embedder.document_calls, counting_embedder.documents_embedded) == (5, 6)
 
@@ -101,3 +104,41 @@ def test_configure_during_an_embedding_run_keeps_its_claims(embedder):
     assert pausing.batches == [4] and pausing.documents_embedded == 4
     assert memory.stats().pending_embedding_count == 0 and memory.stats().vector_count == 4
     assert [h.index for h in memory.search("note 2 about the garden", top_k=1)] == [2]
+
+
+def test_options_are_read_from_options_and_an_option_set_as_an_attribute_is_refused(embedder):
+    memory = SemanticMemory(embedder=embedder, top_k=4)
+    assert memory.options.top_k == 4
+    with pytest.raises(AttributeError):
+        memory.top_k  # noqa: B018 - options are not attributes of the memory
+    with pytest.raises(AttributeError, match=r"configure\(top_k=\.\.\.\)"):
+        memory.top_k = 5
+    assert memory.options.top_k == 4, "the refused assignment changed nothing"
+    memory.configure(top_k=5)
+    assert memory.options.top_k == 5
+
+
+def test_configure_names_an_unknown_option(embedder):
+    memory = SemanticMemory(embedder=embedder)
+    version = memory.version
+    with pytest.raises(ConfigurationError, match="top_kk"):
+        memory.configure(top_kk=3)  # type: ignore[call-arg]
+    assert memory.version == version and memory.options.top_k == 3
+
+
+def test_the_typed_option_bags_name_exactly_the_options():
+    """``OptionChanges`` (what configure takes) is every ``MemoryOptions`` field; ``MemoryTunables`` the fields the
+    constructor takes as further keywords; ``MemoryArguments`` every keyword of the constructor."""
+    import inspect
+
+    from strands_semantic_memory.engine import MemoryArguments, MemoryTunables, OptionChanges
+
+    fields = MemoryOptions.names()
+    named = {
+        name
+        for name, parameter in inspect.signature(SemanticMemory.__init__).parameters.items()
+        if name != "self" and parameter.kind is not inspect.Parameter.VAR_KEYWORD
+    }
+    assert set(OptionChanges.__optional_keys__) == fields
+    assert set(MemoryTunables.__optional_keys__) == fields - named
+    assert set(MemoryArguments.__optional_keys__) == named | fields

@@ -46,9 +46,13 @@ def test_from_state_restores_the_saved_options_unless_overridden(embedder):
     state = json.loads(json.dumps(memory.to_state()))
     restored = SemanticMemory.from_state(state, embedder=embedder)
     assert restored.options == memory.options
-    assert (restored.top_k, restored.retrieval, restored.max_num_archived_messages) == (7, "dense", 50)
+    assert (restored.options.top_k, restored.options.retrieval, restored.options.max_num_archived_messages) == (
+        7,
+        "dense",
+        50,
+    )
     overridden = SemanticMemory.from_state(state, embedder=embedder, top_k=2)
-    assert overridden.top_k == 2 and overridden.retrieval == "dense"
+    assert overridden.options.top_k == 2 and overridden.options.retrieval == "dense"
 
 
 def test_every_public_name_imports_from_the_top_level():
