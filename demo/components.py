@@ -1,6 +1,6 @@
 """The demo's parts: the chat model (local or Bedrock), the embedder, the conversation manager and its tools.
 
-Each maker turns a missing model, feature or credential into a ``DemoError`` that says what to do.
+Each maker turns a missing model or credential into a ``DemoError`` that says what to do.
 """
 
 from __future__ import annotations
@@ -80,36 +80,30 @@ def load_embedder(name: str, region: str | None, console: Console) -> Any:
 
 
 def make_tools(manager: Any) -> list[Any]:
-    """The conversation tools (``memory_tools``), or DemoError when this version of the library has none."""
-    try:
-        from strands_semantic_memory import memory_tools
-    except ImportError as error:
-        raise DemoError(
-            "--tools: this version of strands-semantic-memory has no memory_tools (conversation tools)",
-            "run without --tools, or update the library",
-        ) from error
+    """The conversation tools (``memory_tools``) over the manager's archive."""
+    from strands_semantic_memory import memory_tools
+
     return list(memory_tools(manager))
 
 
 def make_manager(args: argparse.Namespace, embedder: Any) -> Any:
+    """The demo's manager: small context, two hits with one neighbour each; ``--structured`` keeps a session state."""
     from strands_semantic_memory import SemanticSummarizingConversationManager
 
-    options: dict[str, Any] = {
-        "summary_ratio": 0.6,
-        "preserve_recent_messages": 6,
-        "summarization_system_prompt": SUMMARY_PROMPT,
-        "semantic_search_top_k": 2,
-        "message_context_radius": 1,
-        "embedder": embedder,
-    }
-    if args.structured:
-        options["summary_format"] = "structured"
-        options.pop("summarization_system_prompt")  # the structured path has its own merge instructions
-        try:
-            return SemanticSummarizingConversationManager(**options)
-        except TypeError as error:
-            raise DemoError(
-                "--structured: this version of strands-semantic-memory has no summary_format option",
-                "run without --structured, or update the library",
-            ) from error
-    return SemanticSummarizingConversationManager(**options)
+    if args.structured:  # the structured path has its own merge instructions: no summary prompt
+        return SemanticSummarizingConversationManager(
+            summary_ratio=0.6,
+            preserve_recent_messages=6,
+            semantic_search_top_k=2,
+            message_context_radius=1,
+            embedder=embedder,
+            summary_format="structured",
+        )
+    return SemanticSummarizingConversationManager(
+        summary_ratio=0.6,
+        preserve_recent_messages=6,
+        summarization_system_prompt=SUMMARY_PROMPT,
+        semantic_search_top_k=2,
+        message_context_radius=1,
+        embedder=embedder,
+    )

@@ -1,13 +1,13 @@
 """Dropping the oldest messages when summarizing fails or is not enough: where to cut, how much must go.
 
-Also words the overflow error, naming the hook's injection budget as part of the cause (issue 17.11).
+Also words the overflow error, naming the hook's injection budget as part of the cause.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from strands.agent.conversation_manager.compression.context_compression import adjust_split_point_for_tool_pairs
 from strands.agent.conversation_manager.compression.pin_message import is_pinned
@@ -53,7 +53,7 @@ def drop_split(messages: Sequence[Message], count: int) -> int:
 
 
 def explain_overflow(reason: str, agent: Agent, preserve: int) -> str:
-    """The overflow error's text: what did not fit, and the hook's budget as part of the cause (issue 17.11)."""
+    """The overflow error's text: what did not fit, and the hook's budget as part of the cause."""
     budget = _hook_budget(agent)
     hook = "max_context_length" + (f"={budget}" if budget is not None else "")
     return (
@@ -86,21 +86,17 @@ async def split_for(agent: Agent, excess: int, summary: Message | None) -> int:
 
 
 def _hook_budget(agent: Agent) -> int | None:
-    """The ``max_context_length`` of a SemanticMemoryHook registered on ``agent``, if one is found (best effort)."""
-    try:
-        from strands_semantic_memory.hook._hook import SemanticMemoryHook
+    """The ``max_context_length`` of a SemanticMemoryHook registered on ``agent``, if one is.
 
-        callbacks: list[Callable[..., Any]] = []
-        for entries in getattr(agent.hooks, "_registered_callbacks", {}).values():
-            callbacks.extend(getattr(entry, "callback", entry) for entry in entries)
-        middleware = getattr(getattr(agent, "_middleware_registry", None), "_handlers", {})
-        for handlers in middleware.values():
-            callbacks.extend(getattr(handler, "handler", handler) for handler in handlers)
-        for callback in callbacks:
-            owner = getattr(callback, "__self__", None)
-            if isinstance(owner, SemanticMemoryHook):
-                budget = owner.max_context_length
-                return budget if isinstance(budget, int) else None
-    except Exception:  # only used to word an error message; never fail because of it
-        logger.debug("could not look up the hook's budget", exc_info=True)
+    The hook's callbacks are found through Strands' public ``HookRegistry.get_callbacks_for``.
+    """
+    from strands.hooks import AgentInitializedEvent
+
+    from strands_semantic_memory.hook._hook import SemanticMemoryHook
+
+    for callback in agent.hooks.get_callbacks_for(AgentInitializedEvent(agent=agent)):
+        owner = getattr(callback, "__self__", None)
+        if isinstance(owner, SemanticMemoryHook):
+            budget = owner.max_context_length
+            return budget if isinstance(budget, int) else None
     return None

@@ -1,22 +1,18 @@
 """Recall: one query in, ranked hits and context windows out.
 
-The path, module by module: the query is embedded (``_query_encoder``, cached), the
-store answers with dense and lexical candidates in one call
-(``candidates``), the ranking orders them
-(``_ranking``, pure), ``min_score`` and an optional reranker apply, and for windows the
-hits are widened and merged (``_assembly``).
+The path: the query is embedded (cached), the store answers with dense and lexical candidates in one call
+(``candidates``), the ranking orders them (``_ranking``, pure), ``min_score`` and an optional reranker apply, and
+for windows the hits are widened and merged (``_assembly``).
 
 Store calls per search: ``candidates`` also answers the neighbours the ranking scores (a
 ``ContextRequest``), so a search is one call and a window
-search two (``candidates``, then ``get`` for the windows' records). A store that does not serve that request (one
-written before it existed) still works: the neighbours it did not cover are read with ``similarities`` and, for a
-lexical or filtered search, ``get``.
+search two (``candidates``, then ``get`` for the windows' records). A store may leave that request unanswered: the
+neighbours it did not cover are then read with ``similarities`` and, for a lexical or filtered search, ``get``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import logging
 from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
@@ -40,6 +36,7 @@ from strands_semantic_memory.retrieval._ranking import (
     context_request,
     rank,
 )
+from strands_semantic_memory.retrieval._ranking_options import Retrieval
 from strands_semantic_memory.retrieval._rerank import Reranker
 from strands_semantic_memory.retrieval._windows import ContextWindow
 from strands_semantic_memory.stores._protocol import ArchiveStore, Candidates, SearchFilter, StoredRecord
@@ -102,15 +99,6 @@ def make_filter(roles: Collection[str] | None, since: TimeBound, until: TimeBoun
     return None if search_filter.is_empty else search_filter
 
 
-def takes_context(store: ArchiveStore) -> bool:
-    """Whether ``store.candidates`` accepts the ``context`` keyword (stores written before it do not)."""
-    try:
-        parameters = inspect.signature(store.candidates).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == "context" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-
-
 def split_covered(candidates: Candidates, needed: list[int]) -> tuple[list[int], list[int]]:
     """``(covered, missing)``: the needed indices the store answered in ``candidates.context``, and the others."""
     context = candidates.context
@@ -129,7 +117,7 @@ def split_covered(candidates: Candidates, needed: list[int]) -> tuple[list[int],
 
 
 class Recall:
-    """Runs searches against one store. The facade owns the lock and passes it in."""
+    """Runs searches against one store, under the store lock its ``SemanticMemory`` passes in."""
 
     def __init__(
         self,
@@ -145,9 +133,8 @@ class Recall:
         self._lock = lock
         self._options = options
         self.reranker = reranker
-        self._takes_context = takes_context(store)
 
-    def _query_vector(self, query: str, mode: str, threshold: float | None) -> Vectors | None:
+    def _query_vector(self, query: str, mode: Retrieval, threshold: float | None) -> Vectors | None:
         if mode == "lexical" and threshold is None:
             return None
         try:
@@ -183,8 +170,7 @@ class Recall:
         want = max(k, pool, options.rerank_candidates if self.reranker is not None else 0)
         depth = candidate_depth(want, ranking)
         vector = self._query_vector(query, mode, threshold)
-        request = context_request(mode, want, ranking) if self._takes_context else None
-        extra = {"context": request} if request is not None else {}
+        request = context_request(mode, want, ranking)
         with self._lock:
             candidates = self._store.candidates(
                 vector,
@@ -192,7 +178,7 @@ class Recall:
                 dense_k=0 if mode == "lexical" or vector is None else depth,
                 lexical_k=0 if mode == "dense" else depth,
                 search_filter=search_filter,
-                **extra,
+                context=request,
             )
             # Conversation context: neighbours of the best candidates are scored too (see ranking).
             base = base_scores(candidates, mode, ranking)

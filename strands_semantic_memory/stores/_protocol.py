@@ -305,8 +305,7 @@ class ArchiveStore(Protocol):
             dense_k: How many dense candidates (0 skips the dense side).
             lexical_k: How many lexical candidates (0 skips the lexical side).
             search_filter: Only messages it accepts are returned.
-            context: The candidates' neighbours wanted as well (``context``). Optional for a store:
-                one whose ``candidates`` does not take this keyword is called without it, and one that takes it
+            context: The candidates' neighbours wanted as well (``context``). Answering it is optional: a store
                 may leave ``context`` None; the engine then reads the neighbours with ``similarities`` and ``get``.
                 A store that answers it covers at least what was asked; the engine checks which candidates'
                 neighbourhoods were covered and asks for the rest.

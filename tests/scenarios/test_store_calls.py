@@ -1,8 +1,8 @@
-"""How many store calls one hook-style retrieval makes (issue 15: one hook turn is one or two transactions).
+"""How many store calls one hook-style retrieval makes (one hook turn is one or two transactions).
 
 The store is a real :class:`InMemoryArchive`, wrapped in a proxy that only counts the calls it forwards. A search
 is one ``candidates`` call that also answers the neighbours the ranking scores (a ``ContextRequest``); the windows'
-records are one ``get``. A store written before that request existed (``LegacyStore``) still gives the same
+records are one ``get``. A store that leaves that request unanswered (``UnservingStore``) still gives the same
 results, through ``similarities`` and ``get``.
 """
 
@@ -57,10 +57,10 @@ def counted(embedder):
     return memory, store
 
 
-class LegacyStore(CountingStore):
-    """A store whose ``candidates`` predates the ``context`` keyword (a third-party store, say)."""
+class UnservingStore(CountingStore):
+    """A store that takes the ``context`` request and leaves it unanswered, as the protocol allows."""
 
-    def candidates(self, vector, query, dense_k, lexical_k, search_filter=None):
+    def candidates(self, vector, query, dense_k, lexical_k, search_filter=None, *, context=None):
         self.calls["candidates"] += 1
         return self._store.candidates(vector, query, dense_k, lexical_k, search_filter)
 
@@ -116,10 +116,10 @@ QUESTIONS = [
 
 @pytest.mark.parametrize("roles", [None, ["assistant"]])
 @pytest.mark.parametrize("retrieval", ["hybrid", "dense", "lexical"])
-def test_a_store_without_the_context_keyword_gives_the_same_results(embedder, retrieval, roles):
+def test_a_store_that_leaves_the_context_request_unanswered_gives_the_same_results(embedder, retrieval, roles):
     archive = InMemoryArchive()
-    serving, legacy = CountingStore(archive), LegacyStore(archive)
-    memories = [SemanticMemory(embedder=embedder, store=s, top_k=3, retrieval=retrieval) for s in (serving, legacy)]
+    serving, unserving = CountingStore(archive), UnservingStore(archive)
+    memories = [SemanticMemory(embedder=embedder, store=s, top_k=3, retrieval=retrieval) for s in (serving, unserving)]
     messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": t}]} for i, t in enumerate(TOPICS)]
     memories[0].archive(messages * 4)
     memories[0].embed_pending()
@@ -135,8 +135,8 @@ def test_a_store_without_the_context_keyword_gives_the_same_results(embedder, re
         ]
     assert found >= 3
     assert serving.calls["similarities"] == 0, serving.calls
-    # The legacy store is asked for the neighbours separately: similarities with a query vector, records without.
-    assert legacy.calls["similarities" if retrieval != "lexical" else "get"] > len(QUESTIONS), legacy.calls
+    # The unserving store is asked for the neighbours separately: similarities with a query vector, records without.
+    assert unserving.calls["similarities" if retrieval != "lexical" else "get"] > len(QUESTIONS), unserving.calls
 
 
 def test_neighbours_forgotten_after_archiving_are_not_ranked(counted):

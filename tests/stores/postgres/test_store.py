@@ -514,8 +514,9 @@ def test_a_search_is_one_round_trip_and_a_hook_turn_two(pg_uri, make_store, embe
     assert first.count <= 2, "a statement's first use on a connection may add one round trip to prepare it"
 
 
-class LegacyCandidates:
-    """A store whose ``candidates`` predates the ``context`` keyword: the engine reads neighbours separately."""
+class UnservedContext:
+    """A store that leaves the ``context`` request unanswered (as the protocol allows): the engine reads the
+    neighbours separately."""
 
     def __init__(self, store):
         self._store = store
@@ -523,7 +524,7 @@ class LegacyCandidates:
     def __len__(self):
         return len(self._store)
 
-    def candidates(self, vector, query, dense_k, lexical_k, search_filter=None):
+    def candidates(self, vector, query, dense_k, lexical_k, search_filter=None, *, context=None):
         return self._store.candidates(vector, query, dense_k, lexical_k, search_filter)
 
     def __getattr__(self, name):
@@ -540,8 +541,8 @@ def test_an_engine_hook_turn_is_two_round_trips_with_unchanged_results(pg_uri, m
     memory = SemanticMemory(embedder=embedder, store=store, context_radius=1, **options)
     memory.archive(distractor_conversation(80))
     memory.embed_pending()
-    legacy = SemanticMemory(embedder=embedder, store=LegacyCandidates(store), **options)
-    for warming in (memory, legacy):
+    unserved = SemanticMemory(embedder=embedder, store=UnservedContext(store), **options)
+    for warming in (memory, unserved):
         warming.retrieve("warm up: prepare the statements for solar panels", roles=roles, context_radius=1)
     for question in ("How much did the sourdough cost?", "Who reviews the job interview?", "the hiking trip plan"):
         with RoundTrips(connection) as turn:
@@ -549,12 +550,12 @@ def test_an_engine_hook_turn_is_two_round_trips_with_unchanged_results(pg_uri, m
         assert windows, question
         assert turn.count == 2, (question, turn.count)
         with RoundTrips(connection) as old:
-            same = legacy.retrieve(question, roles=roles, context_radius=1)
+            same = unserved.retrieve(question, roles=roles, context_radius=1)
         assert [(w.start, w.end, w.hit_indices, w.hit_scores) for w in windows] == [
             (w.start, w.end, w.hit_indices, w.hit_scores) for w in same
         ]
         if retrieval != "lexical":  # (a lexical turn may find every window record among the neighbours read)
-            assert old.count >= 3, "without the context keyword the neighbours cost a round trip of their own"
+            assert old.count >= 3, "without the context answered the neighbours cost a round trip of their own"
 
 
 def test_has_pending_reports_other_writers_within_the_check_interval(make_store):
