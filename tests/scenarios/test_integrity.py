@@ -1,4 +1,4 @@
-"""Issue 11's engine guarantees: any text archives, failures stay contained, exactly once, atomic restore."""
+"""The engine's guarantees: any text archives, failures stay contained, exactly once, atomic restore."""
 
 from __future__ import annotations
 

@@ -98,7 +98,7 @@ def candidates(
     exact_search_below: int,
     context: ContextRequest | None = None,
 ) -> Candidates:
-    """Answer a search in one statement (rarely more: see ``queries`` on widening the fetch).
+    """Answer a search in one statement (rarely more: see ``_queries`` on widening the fetch).
 
     Args:
         connections: Where connections come from.

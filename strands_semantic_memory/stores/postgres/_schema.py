@@ -18,7 +18,7 @@ namespaces with different models can share the table; it is stored ``MAIN`` (in 
 a page otherwise: pgvector's default, ``EXTERNAL``, moved most 384-dimension vectors out of line and made an exact
 scan read seven times the pages); each dimension gets a partial HNSW index on
 ``embedding::vector(d)`` (pgvector's documented pattern), built when a search first finds a namespace of that
-dimension at the store's ``exact_search_below`` (see ``hnsw``).
+dimension at the store's ``exact_search_below`` (see ``_hnsw``).
 
 Migration from version 1 (run once, by the first process of version 2 that opens the database, in one
 transaction): ``data`` becomes ``bytea`` (the same UTF-8 bytes), the time and key columns are added (messages

@@ -1,9 +1,9 @@
 """PostgreSQL + pgvector as an archive store shared by processes (agent workers on many machines).
 
 Install with ``pip install 'strands-semantic-memory[pgvector]'`` (psycopg 3, psycopg_pool and the ``pgvector``
-adapter). The schema is described in ``schema``, the search statement in ``queries``, reads in
-``reads``, writes in ``writes``, the HNSW index in ``hnsw``, opening a namespace in ``namespace``,
-connections and bounded waits in ``connections``.
+adapter). The schema is described in ``_schema``, the search statement in ``_queries``, reads in
+``_reads``, writes in ``_writes``, the HNSW index in ``_hnsw``, opening a namespace in ``_namespace``,
+connections and bounded waits in ``_connections``.
 
 Round trips: a search is one statement (``candidates``), fetching the windows' messages another
 (``get``); ``has_pending`` is answered from what the last statement reported, for at most
@@ -114,13 +114,13 @@ class PostgresArchive:
         return self._namespace.view
 
     def _read(self, action: str, read: Callable[..., _T], *args: Any) -> _T:
-        """Run one read (a function of ``reads``) on a connection of its own."""
+        """Run one read (a function of ``_reads``) on a connection of its own."""
         self._namespace.open()
         with self._connections.read(action) as connection:
             return read(connection, self.namespace, *args)
 
     def _write(self, action: str, write: Callable[..., list[int]], *args: Any) -> list[int]:
-        """Run one write (a function of ``writes``) in a transaction; what it reported pending is now unknown."""
+        """Run one write (a function of ``_writes``) in a transaction; what it reported pending is now unknown."""
         self._namespace.open()
         with self._connections.write(action) as connection:
             removed = write(connection, self.namespace, *args)
@@ -237,8 +237,8 @@ class PostgresArchive:
     ) -> Candidates:
         """Dense and lexical candidates, their similarities and the neighbours asked for, in one statement.
 
-        See ``queries``. A namespace found at or over ``exact_search_below`` without its HNSW index gets it
-        built in the background (see ``hnsw``); this search and those until the build ends are exact.
+        See ``_queries``. A namespace found at or over ``exact_search_below`` without its HNSW index gets it
+        built in the background (see ``_hnsw``); this search and those until the build ends are exact.
         """
         self._namespace.open()
         search = (vector, query, dense_k, lexical_k, search_filter)
@@ -270,7 +270,7 @@ class PostgresArchive:
         return self._read("reading messages", reads.get, indices) if indices else {}
 
     def find_text(self, needle: str) -> list[int]:
-        """Live indices whose text contains ``needle`` under ``str.casefold``, as in process (see ``reads``)."""
+        """Live indices whose text contains ``needle`` under ``str.casefold``, as in process (see ``_reads``)."""
         return self._read("finding text", reads.find_text, needle)
 
     def bounds(self) -> tuple[int, int] | None:

@@ -90,7 +90,7 @@ def flush_lexical_pending(connections: Connections) -> None:
     """Move the full-text index's pending entries into the index proper, after a bulk write.
 
     GIN's fast update appends new entries to a pending list that every search scans linearly (see
-    ``schema`` on its size limit): a bulk load left up to 4 MB of it, and at 100k messages the lexical
+    ``_schema`` on its size limit): a bulk load left up to 4 MB of it, and at 100k messages the lexical
     match of a hook turn took 46-73 ms instead of 18 ms (load average 5 on 2 cores) until it was flushed. The
     flush is the work the next insert over the limit would do anyway. A failure is logged and changes nothing.
     """

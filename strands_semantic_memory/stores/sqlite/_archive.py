@@ -9,7 +9,7 @@ centroids and each vector's list). Each change writes only the rows it concerns,
 Strands session stays as cheap with 100k archived messages as with none: the session state holds only a reference
 to the file (``export_state``).
 
-The file's layout and its migrations: ``schema``; what opening reads: ``loading``.
+The file's layout and its migrations: ``_schema``; what opening reads: ``_loading``.
 
 Durability: WAL journal, ``synchronous=NORMAL`` by default. A commit has written its pages to the WAL file before
 it returns, so a process killed at any point (``kill -9``) loses nothing that was committed, and the file is always

@@ -29,7 +29,7 @@ INSERT_MESSAGE = (
 INSERT_VECTORS = "INSERT INTO ssm_vectors (idx, count, data) VALUES (?, ?, ?)"
 INSERT_LISTS = "INSERT INTO ssm_lists (idx, lists) VALUES (?, ?)"
 CENTROIDS = "ivf_centroids"
-"""The ``ssm_meta`` key of the approximate index's stored training (see ``schema``)."""
+"""The ``ssm_meta`` key of the approximate index's stored training (see ``_schema``)."""
 
 
 def counters(stats: StoreStats) -> dict[str, int]:
