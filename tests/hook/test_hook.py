@@ -146,7 +146,8 @@ def test_show_dates_puts_the_time_each_message_was_said_on_its_line(embedder):
     memory = SemanticMemory(embedder=embedder, context_radius=0)
     memory.archive([{"role": "user", "content": [{"text": PLANTED_TURN}]}], timestamps=[1_700_000_000.0])
     model = ScriptedModel()
-    make_agent(model, SlidingWindowConversationManager(), SemanticMemoryHook(memory=memory, show_dates=True, include_metadata=True))(QUESTION)
+    hook = SemanticMemoryHook(memory=memory, show_dates=True, include_metadata=True)
+    make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
     body, _ = read_turn(sent_question(model))
     assert body[:2] == ["[Message 0, user, 2023-11-14 22:13 UTC]", f"> {PLANTED_TURN}"]
 
@@ -559,5 +560,3 @@ def test_preview_without_an_agent_runs_without_an_event_loop_and_matches_the_age
         return hook.preview(QUESTION).text  # asyncio.run() would refuse to start here
 
     assert asyncio.run(inside_a_running_loop()) == with_agent.text and PLANTED_TURN in with_agent.text
-
-
