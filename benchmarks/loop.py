@@ -440,6 +440,35 @@ def format_loop(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def plot_loop(results: dict[str, Any], out: Path) -> None:
+    """Evidence delivered per row and window (bars), and each conversation's figure (dots): one PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    windows = list(results["windows"])
+    rows = list(next(iter(results["windows"].values())))
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    width = 0.8 / max(1, len(rows))
+    for r, row in enumerate(rows):
+        xs = [w + (r - (len(rows) - 1) / 2) * width for w in range(len(windows))]
+        overall = [results["windows"][w][row]["all"]["delivered"] for w in windows]
+        ax.bar(xs, overall, width * 0.95, label=row)
+        for x, w in zip(xs, windows):
+            per = [c["delivered"] for c in results["windows"][w][row]["conversations"].values()]
+            ax.plot([x] * len(per), per, "k.", markersize=3)
+    ax.axhline(85, color="grey", linewidth=0.6, linestyle="--")
+    ax.set_xticks(range(len(windows)), [f"W = {int(w):,} chars" for w in windows])
+    ax.set_ylabel("evidence delivered (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title("LoCoMo in the loop: evidence in the answering call's input (dots: conversations)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--path", type=Path, default=LOCOMO_DEV)
@@ -448,6 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--questions", type=int, default=None, help="only the first N questions of each")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--plot", type=Path, default=None, help="also draw the results into this PNG")
     args = parser.parse_args(argv)
     results = run_loop(
         args.path, windows=args.windows, rows=args.rows, limit=args.limit, questions=args.questions, progress=print
@@ -455,6 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_loop(results))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    if args.plot is not None:
+        plot_loop(results, args.plot)
     return 0
 
 
