@@ -8,8 +8,8 @@ model's reply and for the error of token estimates.
 
 Example, a model with ``context_window_limit=8000`` tokens and the defaults::
 
-    history up to 0.65 x 8000 = 5200 tokens   (the manager summarizes above it, archiving first)
-    memory up to  0.30 x 8000 = 2400 tokens   (the hook's injected context, hits before neighbours)
+    history up to 0.45 x 8000 = 3600 tokens   (the manager summarizes above it, archiving first)
+    memory up to  0.50 x 8000 = 4000 tokens   (the hook's injected context, hits before neighbours)
     reply         0.05 x 8000 =  400 tokens
 
 When the model does not declare its window, the manager reduces only when the model reports an overflow (as
@@ -51,14 +51,15 @@ class ContextBudget:
     """The shares of a model's context window: the memory's, the reply's, and the history's (the rest).
 
     Attributes:
-        memory_share: Share of the window the hook may fill with archived context (0-0.9). Default 0.3: on the
-            LoCoMo-in-the-loop benchmark it delivered the most evidence at 4k and 8k token windows (see the
-            benchmarks page); a larger share leaves less room for the recent conversation.
+        memory_share: Share of the window the hook may fill with archived context (0-0.9). Default 0.5: on the
+            LoCoMo-in-the-loop benchmark, shares from 0.3 to 0.6 delivered more evidence the larger they were, 0.6
+            hardly more than 0.5 (see the benchmarks page); a larger share leaves less room for the recent
+            conversation.
         reply_share: Share kept free for the model's reply and for token-estimate error (0-0.5).
         fallback_memory_tokens: Tokens of archived context when the model's window is unknown.
     """
 
-    memory_share: float = 0.3
+    memory_share: float = 0.5
     reply_share: float = 0.05
     fallback_memory_tokens: int = 1000
 

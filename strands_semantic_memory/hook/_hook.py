@@ -40,12 +40,21 @@ from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, use
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
 
-__all__ = ["SEARCH_HITS", "Enrichment", "SemanticMemoryHook"]
+__all__ = ["Enrichment", "SemanticMemoryHook", "search_depth"]
 
 logger = logging.getLogger(__name__)
 
-SEARCH_HITS = 20
-"""Hits the hook asks the archive for per turn when ``top_k`` is not set: the budget keeps the best that fit."""
+TOKENS_PER_HIT = 40
+"""A short message with its separator, in tokens: how many hits a budget can hold is its tokens / this."""
+
+
+def search_depth(memory_tokens: int) -> int:
+    """Hits to search for when ``top_k`` is not set: about as many as the memory's budget can hold (20 to 200).
+
+    The budget then keeps the best that fit; searching deeper than the budget holds only costs time.
+    """
+    return max(20, min(200, memory_tokens // TOKENS_PER_HIT))
+
 
 DEFAULT_BUDGET = ContextBudget()
 
@@ -102,8 +111,8 @@ class SemanticMemoryHook(HookProvider):
                 top of the budget; None (default): the budget alone decides.
             include_metadata: Show a ``[Message N, role]`` line before each injected message. Off by default: the
                 messages are shown oldest first, passages apart, and a small local model echoed the lines.
-            top_k: Hits per search (default: ``SEARCH_HITS``, more than fit a typical budget: the budget keeps the
-                best ones, and their neighbours where room is left).
+            top_k: Hits per search (default: ``search_depth`` of the memory's budget, about as many short messages
+                as it can hold: the budget keeps the best ones, and their neighbours where room is left).
             context_radius: Neighbours per hit (default: the memory's ``context_radius``).
             min_score: Minimum cosine similarity (default: the memory's ``min_score``).
             keep_injected_context: Keep showing each turn's injected context on the model calls of later turns
@@ -161,12 +170,13 @@ class SemanticMemoryHook(HookProvider):
         Returns:
             The windows that would be injected, those left out, and the full text the turn would be sent with.
         """
+        settings = self._settings(agent)
         return preview_turn(
             agent,
             self.memory,
             query,
-            self._settings(agent),
-            top_k=self.top_k or SEARCH_HITS,
+            settings,
+            top_k=self.top_k or search_depth(settings.budget.memory_tokens(_window(agent))),
             context_radius=self.context_radius,
             min_score=self.min_score,
         )
@@ -236,7 +246,10 @@ class SemanticMemoryHook(HookProvider):
             return
         turn = state.turn
         if turn is not None and not turn.searched:
-            await self._search(context, turn)
+            settings = self._settings(context.agent)
+            await self._search(
+                context, turn, self.top_k or search_depth(settings.budget.memory_tokens(_window(context.agent)))
+            )
         retries = 0
         while True:
             view = await build_view(self._settings(context.agent), context, state)
@@ -282,13 +295,13 @@ class SemanticMemoryHook(HookProvider):
         if enrichment is not None:
             self.last_enrichment = enrichment
 
-    async def _search(self, context: InvokeModelContext, turn: Turn) -> None:
+    async def _search(self, context: InvokeModelContext, turn: Turn, top_k: int) -> None:
         """Search the archive once for the turn; what was found becomes ``last_enrichment``."""
         enrichment = await search_turn(
             context.agent,
             self.memory,
             turn,
-            top_k=self.top_k or SEARCH_HITS,
+            top_k=top_k,
             context_radius=self.context_radius,
             min_score=self.min_score,
         )
@@ -309,6 +322,12 @@ class SemanticMemoryHook(HookProvider):
             keep_injected_context=self.keep_injected_context,
             budget=budget,
         )
+
+
+def _window(agent: Any) -> int | None:
+    """The model's declared context window in tokens, if any."""
+    limit = getattr(getattr(agent, "model", None), "context_window_limit", None)
+    return limit if isinstance(limit, int) and limit > 0 else None
 
 
 def _history_can_shrink(agent: Any) -> bool:
