@@ -90,7 +90,8 @@ class ScriptedChat(Model):
         self.max_input_chars = max_input_chars
         self.prose_bullets = prose_bullets
         self.summarizer = summarizer  # a real model that writes the summaries instead of the script
-        self.config: dict[str, Any] = {"model_id": "scripted"}
+        # The window is declared, as a provider's model config does: managers and the hook can plan for it.
+        self.config: dict[str, Any] = {"model_id": "scripted", "context_window_limit": max_input_chars // 4}
         self.chat_requests: list[list[dict[str, Any]]] = []
         self.overflows = 0
         self.summaries = 0
@@ -217,7 +218,8 @@ def compaction_rows(
     Returns:
         Rows: ``manager``, ``mean_tokens``, ``max_tokens``, ``last_tokens`` (tokens of the last request),
         ``facts_reached`` and ``facts`` (values present in their recall turn's request), ``stale_value_sent``
-        (the changed value reached the model at its recall turn), ``overflows``, ``summaries``, ``archived``,
+        (the changed value reached the model at its recall turn), ``stale_without_update`` (it did, without the
+        newer value after it), ``overflows``, ``summaries``, ``archived``,
         ``scripted`` (what in the row is scripted), ``seconds``, ``summarizer``, ``failed_turns`` (turns that
         raised, e.g. a summary the model could not write; tokens are averaged over the turns that reached the chat
         model) and ``first_failure``; for the hook rows ``found_not_sent`` (recall turns whose value the hook's
@@ -285,11 +287,11 @@ def compaction_rows(
         began = time.perf_counter()
         model = ScriptedChat(max_input_chars, bullets, summarizer)
         manager = make_manager()
-        hooks: list[Any] = [SemanticMemoryHook(max_context_length=800)] if hook else []
+        hooks: list[Any] = [SemanticMemoryHook()] if hook else []
         agent = Agent(model=model, conversation_manager=manager, hooks=hooks, callback_handler=None)
         per_turn: list[int] = []
         reached: dict[str, bool] = {}
-        stale = False
+        stale = stale_alone = False
         failures: list[str] = []
         found_not_sent = retried_recalls = 0
         for turn, text in enumerate(user_turns):
@@ -308,7 +310,10 @@ def compaction_rows(
             if turn in recall:
                 reached[recall[turn]] = recall[turn] in sent
                 if recall[turn] == FACTS["meeting room"][0]:
-                    stale = f"meeting room is {STALE_VALUE}" in sent
+                    old, new = f"meeting room is {STALE_VALUE}", f"meeting room is {recall[turn]}"
+                    stale = old in sent
+                    # the old value without the new one after it (later in the input: the model reads it as newer)
+                    stale_alone = stale and sent.rfind(new) < sent.rfind(old)
                 if hooks:
                     found, retried = _found_by_hook(hooks[0].last_enrichment, recall[turn])
                     found_not_sent += found and not reached[recall[turn]]
@@ -323,6 +328,7 @@ def compaction_rows(
                 "facts_reached": sum(reached.values()),
                 "facts": len(reached),
                 "stale_value_sent": stale,
+                "stale_without_update": stale_alone,
                 "overflows": model.overflows,
                 "summaries": model.summaries,
                 "archived": len(memory) if memory is not None else 0,
@@ -341,13 +347,13 @@ def compaction_rows(
 def format_rows(rows: list[CompactionRow]) -> str:
     """A markdown table of :func:`compaction_rows`."""
     header = (
-        "| manager | tokens/turn mean | max | last | facts reached | stale value sent | overflows | summaries | "
-        "archived |\n|---|---|---|---|---|---|---|---|---|"
+        "| manager | tokens/turn mean | max | last | facts reached | stale value sent | without its update | "
+        "overflows | summaries | archived |\n|---|---|---|---|---|---|---|---|---|---|"
     )
     lines = [
         f"| {r['manager']} | {r['mean_tokens']} | {r['max_tokens']} | {r['last_tokens']} | "
-        f"{r['facts_reached']}/{r['facts']} | {'yes' if r['stale_value_sent'] else 'no'} | {r['overflows']} | "
-        f"{r['summaries']} | {r['archived']} |"
+        f"{r['facts_reached']}/{r['facts']} | {'yes' if r['stale_value_sent'] else 'no'} | "
+        f"{'yes' if r['stale_without_update'] else 'no'} | {r['overflows']} | {r['summaries']} | {r['archived']} |"
         for r in rows
     ]
     return "\n".join([header, *lines])

@@ -573,13 +573,14 @@ def _loop(add: Add, loop: LoopResult, out: Path) -> None:
         )
     add("")
     add(
-        "| manager | tokens/turn mean | max | last | facts reached | stale value sent | overflows | summaries | archived | failed turns | scripted |"
+        "| manager | tokens/turn mean | max | last | facts reached | stale value sent | without its update | overflows | summaries | archived | failed turns | scripted |"
     )
-    add("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    add("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         add(
             f"| {r['manager']} | {r['mean_tokens']:.0f} | {r['max_tokens']} | {r['last_tokens']} | "
-            f"{r['facts_reached']} of {r['facts']} | {'yes' if r['stale_value_sent'] else 'no'} | {r['overflows']} | "
+            f"{r['facts_reached']} of {r['facts']} | {'yes' if r['stale_value_sent'] else 'no'} | "
+            f"{'yes' if r.get('stale_without_update') else 'no'} | {r['overflows']} | "
             f"{r['summaries']} | {r['archived']} | {r.get('failed_turns', 0)} | {r['scripted']} |"
         )
     add("")

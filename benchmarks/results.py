@@ -233,6 +233,7 @@ class CompactionRow(TypedDict):
     facts_reached: int
     facts: int
     stale_value_sent: bool
+    stale_without_update: NotRequired[bool]
     overflows: int
     summaries: int
     archived: int

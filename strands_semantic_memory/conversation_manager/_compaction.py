@@ -30,6 +30,7 @@ from strands.types.content import Message
 from strands.types.exceptions import ContextWindowOverflowException
 from typing_extensions import override
 
+from strands_semantic_memory.budget import ContextBudget, history_tokens
 from strands_semantic_memory.conversation_manager._checks import (
     OnSummaryFailure,
     SummaryFormat,
@@ -45,6 +46,7 @@ from strands_semantic_memory.conversation_manager._drop_policy import (
 from strands_semantic_memory.conversation_manager._session_state import SessionState, state_message
 from strands_semantic_memory.conversation_manager._structured_summary import merge_into_state, previous_prose
 from strands_semantic_memory.conversation_manager._summarizer import MessageFilter, summary_view
+from strands_semantic_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -68,6 +70,7 @@ class CompactingConversationManager(SummarizingConversationManager):
         summary_filter: MessageFilter | None,
         hard_limit: float | None,
         on_summary_failure: OnSummaryFailure,
+        budget: ContextBudget | None = None,
         **strands_options: Any,
     ) -> None:
         """Validate and keep the options (documented on the concrete manager); ``strands_options`` go to Strands.
@@ -87,6 +90,9 @@ class CompactingConversationManager(SummarizingConversationManager):
         self.summary_filter = summary_filter
         self.hard_limit = hard_limit
         self.on_summary_failure = on_summary_failure
+        if budget is not None and not isinstance(budget, ContextBudget):
+            raise ConfigurationError(f"budget must be a ContextBudget, got {type(budget).__name__}")
+        self.budget = budget or ContextBudget()
         self._session_state: BaseModel | None = None
         self._pending_state: BaseModel | None = None
         self._dropped = 0
@@ -115,8 +121,9 @@ class CompactingConversationManager(SummarizingConversationManager):
 
     @override
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
-        """Strands' hooks (proactive compression), plus the hard-limit check before each model call."""
+        """Strands' hooks, plus the headroom check and the hard-limit check before each model call."""
         super().register_hooks(registry, **kwargs)
+        registry.add_callback(BeforeModelCallEvent, self._keep_headroom)
         if self.hard_limit is not None:
             registry.add_callback(BeforeModelCallEvent, self._enforce_hard_limit)
 
@@ -239,6 +246,60 @@ class CompactingConversationManager(SummarizingConversationManager):
         )
         self._pending_state = state
         return state_message(state)
+
+    # ------------------------------------------------------------------ headroom for the memory
+
+    def can_reduce(self, agent: Agent) -> bool:
+        """Whether a reduction now would move at least one message out of the active context.
+
+        The same checks as the reduction itself (the recent messages and pinned messages stay, tool pairs are not
+        split), without changing anything. The hook asks this before it gives up injected context on an overflow.
+        """
+        messages = agent.messages
+        count = min(max(1, int(len(messages) * self.summary_ratio)), len(messages) - self.preserve_recent_messages)
+        if count <= 0:
+            return False
+        try:
+            count = self._adjust_split_point_for_tool_pairs(messages, count)
+        except ContextWindowOverflowException:
+            return False
+        if count <= 0:
+            return False
+        _, unpinned = partition_pinned(messages, 0, count)
+        return any(m is not self._summary_message for m in unpinned)
+
+    def _keep_headroom(self, event: BeforeModelCallEvent) -> None:
+        """Before a model call: above ``budget.history_limit`` of the window, reduce (archiving first).
+
+        The memory's share of the window is then free for the hook. Best effort, like Strands' proactive
+        compression: a failing summary is logged (and counted) and the call goes ahead; the hook reduces the
+        history again, or its own context, if the call overflows.
+        """
+        agent = event.agent
+        window = agent.model.context_window_limit
+        if not window:
+            return
+        limit = self.budget.history_limit(window)
+        # Estimated here, not taken from Strands' projection: that one starts from the provider's reported usage of
+        # the previous call (which held that call's injected context, or nothing if a provider reports no usage).
+        tokens = history_tokens(agent.messages, agent.system_prompt)
+        reductions = 0
+        while tokens > limit and self.can_reduce(agent):
+            try:
+                self._summarize_oldest(agent)
+            except Exception as error:
+                self._summary_failures += 1
+                logger.warning("error=<%s> | reduction to keep room for the memory failed; the call goes ahead", error)
+                return
+            reductions += 1
+            tokens = history_tokens(agent.messages, agent.system_prompt)
+        if reductions:
+            logger.debug(
+                "reductions=<%d>, tokens=<%d>, limit=<%d> | history reduced to keep the memory's share free",
+                reductions,
+                tokens,
+                limit,
+            )
 
     # ------------------------------------------------------------------ hard limit and dropping
 

@@ -14,6 +14,7 @@ from strands.agent.conversation_manager.conversation_manager import ProactiveCom
 from strands.types.content import Message
 from typing_extensions import override
 
+from strands_semantic_memory.budget import ContextBudget
 from strands_semantic_memory.conversation_manager._checks import OnSummaryFailure, SummaryFormat
 from strands_semantic_memory.conversation_manager._compaction import (
     CompactingConversationManager,
@@ -103,6 +104,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         reranker: Reranker | None = None,
         archive_path: str | os.PathLike[str] | None = None,
         memory: SemanticMemory | None = None,
+        budget: ContextBudget | None = None,
     ) -> None:
         """Create the manager.
 
@@ -141,6 +143,10 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             archive_path: A file for a durable archive on this machine (``SemanticMemory(archive_path=...)``);
                 not together with ``store``.
             memory: A ready ``SemanticMemory``; it cannot be combined with the archive options above.
+            budget: How the model's window is shared between the history and what the memory brings back (default
+                ``ContextBudget()``). When the model declares its ``context_window_limit``, the manager reduces
+                the history before each model call that would leave less than the memory's share free; the
+                ``SemanticMemoryHook`` of the same agent spends that share.
 
         Raises:
             ConfigurationError: If an option is invalid, or ``memory`` is given together with archive options.
@@ -158,6 +164,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             summary_filter=summary_filter,
             hard_limit=hard_limit,
             on_summary_failure=on_summary_failure,
+            budget=budget,
         )
         self.memory: SemanticMemory = _build_memory(
             message_context_radius=message_context_radius,

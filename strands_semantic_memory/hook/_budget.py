@@ -1,26 +1,30 @@
-"""Choose which retrieved windows fit into one model call, within character and token budgets.
+"""Choose which retrieved messages fit into one model call: hits first, then their neighbours, within the budget.
 
-Whole windows are kept, most relevant first; a window too large on its own is replaced by its hit messages, each
-alone; a message is never cut. Token counts come from the model's ``count_tokens`` and are cached per turn.
+The budget comes from ``ContextBudget``: a share of the model's context window, never more than the room the call
+leaves; ``max_context_length`` (characters) and ``max_context_tokens`` cap it further when set. Messages the model
+already sees in the call are skipped, so every token spent on memory brings something the model lacks. The packing
+itself is ``pack_windows`` (pure, property-tested); this module sizes the pieces and checks the result.
+
+Tokens are estimated locally (``estimate_tokens``), so choosing the context never sends a request to a provider's
+token-counting service.
 """
 
 from __future__ import annotations
 
-import logging
-import math
-from dataclasses import dataclass, fields
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from strands_semantic_memory.formatting._block import context_block, format_body, format_window
+from strands.types.content import Message
+
+from strands_semantic_memory.budget import ContextBudget, estimate_tokens
+from strands_semantic_memory.formatting._block import context_block, format_body, format_message
 from strands_semantic_memory.hook._turn import Turn
-from strands_semantic_memory.retrieval._windows import ContextWindow
+from strands_semantic_memory.retrieval._windows import ContextWindow, pack_windows
 
-__all__ = ["InjectionSettings", "Selection", "count_tokens", "select_windows", "single_message_window"]
+__all__ = ["InjectionSettings", "Selection", "select_windows", "tracking_ids"]
 
-logger = logging.getLogger(__name__)
-
-_WINDOW_FIELDS = {f.name for f in fields(ContextWindow)}
-GAP_PROBE = "[... 999999999 messages not shown ...]"  # the longest gap line, to bound its token count
+GAP_PROBE = "[... 999999999 messages not shown ...]"  # the longest gap line, to bound its size
 OVERHEAD = context_block("", "")  # the block's own lines
 
 
@@ -33,6 +37,7 @@ class InjectionSettings:
     include_metadata: bool
     show_dates: bool
     keep_injected_context: bool
+    budget: ContextBudget
 
 
 @dataclass
@@ -45,143 +50,72 @@ class Selection:
     tokens: int | None
 
 
-def single_message_window(window: ContextWindow, position: int, score: float) -> ContextWindow:
-    """A window of one message of ``window`` (a hit shown on its own when its whole window does not fit)."""
-    index = window.indices[position]
-    values: dict[str, Any] = {
-        "start": index,
-        "end": index,
-        "messages": [window.messages[position]],
-        "hit_indices": [index],
-        "score": score,
-        "indices": [index],
-        "hit_scores": [score],
-    }
-    for name in ("roles", "timestamps"):
-        aligned = getattr(window, name, None)
-        if name in _WINDOW_FIELDS and aligned is not None and len(aligned) == len(window.messages):
-            values[name] = [aligned[position]]
-    return ContextWindow(**values)
+def tracking_ids(messages: Sequence[Message]) -> frozenset[str]:
+    """The ``tracking_id`` of each message that has one (the id the archive keeps with a message)."""
+    return frozenset(m["tracking_id"] for m in messages if isinstance(m.get("tracking_id"), str))
 
 
-async def count_tokens(model: Any, turn: Turn | None, text: str) -> int:
-    """Tokens of ``text`` as the model counts them, cached per turn.
-
-    Without a model, or if counting fails, characters / 4 (Strands' own fallback estimate).
-    """
-    cache = turn.tokens if turn is not None else {}
-    if text not in cache:
-        try:
-            if model is None:
-                raise LookupError("no model to count with")
-            cache[text] = await model.count_tokens([{"role": "user", "content": [{"text": text}]}])
-        except Exception as error:  # a provider's counter must not break the call
-            logger.debug("error=<%s> | token counting failed; estimating characters / 4", error)
-            cache[text] = math.ceil(len(text) / 4)
-    return cache[text]
-
-
-async def _token_budget(
-    settings: InjectionSettings, model: Any, projected: int | None, turn: Turn, kept_extra: int
-) -> int | None:
-    """The most tokens the injected lines may take on this call, or None when no token limit applies."""
-    budget = settings.max_context_tokens
-    if turn.token_cap is not None:
-        budget = turn.token_cap if budget is None else min(budget, turn.token_cap)
+def _token_budget(settings: InjectionSettings, model: Any, used: int | None, turn: Turn, kept_extra: int) -> int:
+    """The most tokens the injected lines may take on this call."""
     limit = getattr(model, "context_window_limit", None)
-    if isinstance(limit, int) and limit > 0 and projected is not None:
-        overhead = await count_tokens(model, turn, OVERHEAD)
-        room = max(0, limit - projected - overhead - kept_extra)
-        budget = room if budget is None else min(budget, room)
-    return budget
+    window = limit if isinstance(limit, int) and limit > 0 else None
+    used_now = None if used is None else used + estimate_tokens(OVERHEAD) + kept_extra
+    budget = settings.budget.memory_tokens(window, used_now) - (kept_extra if used is None else 0)
+    for cap in (settings.max_context_tokens, turn.token_cap):
+        if cap is not None:
+            budget = min(budget, cap)
+    return max(0, budget)
 
 
-class _Texts:
-    """Each window's formatted text, computed once per selection.
-
-    Keyed by ``id(window)``; the cache holds each window too, so a short-lived window's id is never reused by
-    another window while the cache lives (which would return the wrong text).
-    """
-
-    def __init__(self, settings: InjectionSettings) -> None:
-        self._settings = settings
-        self._texts: dict[int, tuple[ContextWindow, str]] = {}
-
-    def __call__(self, window: ContextWindow) -> str:
-        key = id(window)
-        if key not in self._texts:
-            text = format_window(
-                window, include_metadata=self._settings.include_metadata, show_dates=self._settings.show_dates
-            )
-            self._texts[key] = (window, text)
-        return self._texts[key][1]
-
-
-def _candidates(turn: Turn, char_budget: int | None, token_budget: int | None, text_of: _Texts) -> list[ContextWindow]:
-    """Windows most relevant first; one too large on its own is replaced by its hits, each alone."""
-    ranked = sorted(turn.windows, key=lambda w: (-w.score, w.start))
-    candidates: list[ContextWindow] = []
-    for window in ranked:
-        text = text_of(window)
-        fits = (char_budget is None or len(text) <= char_budget) and (
-            token_budget is None or turn.tokens.get(text, 0) <= token_budget
-        )
-        if fits or not window.hit_indices:
-            candidates.append(window)
-            continue
-        positions = {index: p for p, index in enumerate(window.indices)}
-        hits = sorted(zip(window.hit_scores, window.hit_indices, strict=False), key=lambda p: (-p[0], p[1]))
-        candidates.extend(single_message_window(window, positions[i], s) for s, i in hits if i in positions)
-    return candidates
-
-
-async def select_windows(
-    settings: InjectionSettings, model: Any, projected: int | None, turn: Turn, kept_extra: int
+def select_windows(
+    settings: InjectionSettings,
+    model: Any,
+    used: int | None,
+    turn: Turn,
+    kept_extra: int,
+    seen: Collection[str] = frozenset(),
 ) -> Selection:
-    """Choose windows for this call within the character and token budgets.
+    """Choose the retrieved messages for this call within the budgets: hits first, then neighbours.
 
     Args:
         settings: The hook's current options.
-        model: The model that counts tokens (None: characters / 4).
-        projected: Strands' projected input tokens of the call, when known.
-        turn: The turn, with its retrieved windows, caps and token cache.
+        model: The model (its ``context_window_limit``, when set, sizes the budget).
+        used: Estimated tokens the call takes without the injected context, when known.
+        turn: The turn, with its retrieved windows and caps.
         kept_extra: Tokens already taken by earlier turns' kept context.
+        seen: Tracking ids of messages the model already sees in this call (skipped).
 
     Returns:
-        The chosen windows in conversation order, those left out, the body text, and its tokens (None when no
-        token budget applied or nothing was chosen).
+        The chosen windows in conversation order, those left out, the body text, and its estimated tokens (None
+        when nothing was chosen).
     """
     char_budget = settings.max_context_length
     if turn.char_cap is not None:
         char_budget = turn.char_cap if char_budget is None else min(char_budget, turn.char_cap)
-    token_budget = await _token_budget(settings, model, projected, turn, kept_extra)
-    text_of = _Texts(settings)
-    if token_budget is not None:  # count every possible piece once per turn (cached)
-        await count_tokens(model, turn, GAP_PROBE)
-        for window in turn.windows:
-            await count_tokens(model, turn, text_of(window))
-            positions = {index: p for p, index in enumerate(window.indices)}
-            for score, index in zip(window.hit_scores, window.hit_indices, strict=False):
-                if index in positions:
-                    await count_tokens(model, turn, text_of(single_message_window(window, positions[index], score)))
-    candidates = _candidates(turn, char_budget, token_budget, text_of)
-    chosen: list[ContextWindow] = []
-    body, tokens = "", 0
-    for candidate in candidates:
-        trial = sorted([*chosen, candidate], key=lambda w: w.start)
-        trial_texts = [text_of(w) for w in trial]
-        trial_body = format_body(
-            trial, include_metadata=settings.include_metadata, show_dates=settings.show_dates, texts=trial_texts
+    token_budget = _token_budget(settings, model, used, turn, kept_extra)
+
+    def piece(window: ContextWindow, position: int) -> str:
+        return format_message(
+            window.indices[position],
+            window.messages[position],
+            role=window.roles[position] if len(window.roles) == len(window.messages) else None,
+            timestamp=window.timestamps[position] if len(window.timestamps) == len(window.messages) else None,
+            include_metadata=settings.include_metadata,
+            show_dates=settings.show_dates,
         )
-        if char_budget is not None and len(trial_body) > char_budget:
-            continue
-        trial_tokens = 0
-        if token_budget is not None:
-            counted = [await count_tokens(model, turn, t) for t in trial_texts]
-            trial_tokens = sum(counted) + (len(trial) - 1) * turn.tokens[GAP_PROBE]
-            if trial_tokens > token_budget:
-                continue
-        chosen, body, tokens = trial, trial_body, trial_tokens
-    chosen_ids = {id(w) for w in chosen}
-    dropped = [w for w in candidates if id(w) not in chosen_ids]
-    return Selection(chosen, dropped, body, tokens if token_budget is not None and chosen else None)
+
+    def sizes(window: ContextWindow, position: int) -> tuple[int, int]:
+        text = piece(window, position) + "\n\n"  # with the separator that may follow it
+        return len(text), estimate_tokens(text)
+
+    def skip(window: ContextWindow, position: int) -> bool:
+        tracking_id = window.messages[position].get("tracking_id")
+        return isinstance(tracking_id, str) and tracking_id in seen
+
+    gap = GAP_PROBE + "\n"
+    usable = [w for w in turn.windows if len(w.indices) == len(w.messages)]
+    chosen, dropped = pack_windows(
+        usable, sizes, [char_budget, token_budget], gap=(len(gap), estimate_tokens(gap)), skip=skip
+    )
+    body = format_body(chosen, include_metadata=settings.include_metadata, show_dates=settings.show_dates)
+    return Selection(chosen, dropped, body, estimate_tokens(body) if chosen else None)

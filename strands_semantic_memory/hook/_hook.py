@@ -13,7 +13,6 @@ fit a call) and ``model_call`` (the messages a call receives, and shrinking them
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import weakref
 from collections.abc import AsyncGenerator, Callable
@@ -30,19 +29,34 @@ from strands.hooks import (
 from strands.middleware import InvokeModelContext, InvokeModelStage, TypedEvent
 from strands.types.exceptions import ContextWindowOverflowException
 
+from strands_semantic_memory.budget import ContextBudget
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.hook._budget import InjectionSettings
 from strands_semantic_memory.hook._model_call import View, build_view, record_view, shrink
-from strands_semantic_memory.hook._search import completed, preview_turn, search_turn
+from strands_semantic_memory.hook._search import preview_turn, search_turn
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, user_text
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
 
-__all__ = ["Enrichment", "SemanticMemoryHook"]
+__all__ = ["Enrichment", "SemanticMemoryHook", "search_depth"]
 
 logger = logging.getLogger(__name__)
+
+TOKENS_PER_HIT = 40
+"""A short message with its separator, in tokens: how many hits a budget can hold is its tokens / this."""
+
+
+def search_depth(memory_tokens: int) -> int:
+    """Hits to search for when ``top_k`` is not set: about as many as the memory's budget can hold (20 to 200).
+
+    The budget then keeps the best that fit; searching deeper than the budget holds only costs time.
+    """
+    return max(20, min(200, memory_tokens // TOKENS_PER_HIT))
+
+
+DEFAULT_BUDGET = ContextBudget()
 
 
 class SemanticMemoryHook(HookProvider):
@@ -64,16 +78,21 @@ class SemanticMemoryHook(HookProvider):
 
     The block reaches the model for the model calls of that turn only (tool loops reuse the turn's search), through
     Strands' ``InvokeModelStage`` middleware; the agent's history, the session, the archive and summaries keep the
-    user's own message. If the model reports a context overflow, the call is retried with half the injected
-    context, then with none, before Strands asks the conversation manager to reduce; where the model's
-    ``context_window_limit`` is known, the injected lines are sized in tokens to the room left.
+    user's own message.
+
+    What is injected is chosen within a ``ContextBudget`` (the conversation manager's, so both share one budget):
+    at most ``memory_share`` of the model's ``context_window_limit``, never more than the room the call leaves;
+    hits first, best first, then their neighbours; never a message the model already sees in the call. If the
+    model still reports a context overflow, the history is reduced first when the conversation manager can reduce
+    it (it is archived, so nothing is lost); only when it cannot is the call retried with half the injected
+    context, then with none.
     """
 
     def __init__(
         self,
         enabled: bool = True,
-        max_context_length: int | None = 2000,
-        include_metadata: bool = True,
+        max_context_length: int | None = None,
+        include_metadata: bool = False,
         *,
         top_k: int | None = None,
         context_radius: int | None = None,
@@ -82,16 +101,18 @@ class SemanticMemoryHook(HookProvider):
         memory: SemanticMemory | None = None,
         max_context_tokens: int | None = None,
         show_dates: bool = False,
+        budget: ContextBudget | None = None,
     ) -> None:
         """Create the hook.
 
         Args:
             enabled: When False the hook leaves every turn untouched (can be flipped at run time).
-            max_context_length: Maximum characters of injected context (the lines between the fences). Whole
-                windows are dropped, least relevant first, to fit; a window too long on its own is reduced to
-                its hit messages, each on its own; a message is never cut. None: no limit.
-            include_metadata: Show a ``[Message N, role]`` line before each injected message.
-            top_k: Hits per search (default: the memory's ``top_k``).
+            max_context_length: A cap in characters on the injected context (the lines between the fences), on
+                top of the budget; None (default): the budget alone decides.
+            include_metadata: Show a ``[Message N, role]`` line before each injected message. Off by default: the
+                messages are shown oldest first, passages apart, and a small local model echoed the lines.
+            top_k: Hits per search (default: ``search_depth`` of the memory's budget, about as many short messages
+                as it can hold: the budget keeps the best ones, and their neighbours where room is left).
             context_radius: Neighbours per hit (default: the memory's ``context_radius``).
             min_score: Minimum cosine similarity (default: the memory's ``min_score``).
             keep_injected_context: Keep showing each turn's injected context on the model calls of later turns
@@ -99,11 +120,10 @@ class SemanticMemoryHook(HookProvider):
                 session, the archive and summaries still hold only the user's words; the kept context lives in
                 this hook (per process, not in the session). Off by default: kept context grows every call.
             memory: Search this memory instead of the agent's conversation manager's.
-            max_context_tokens: Maximum tokens of injected context (the lines between the fences), as the
-                model's ``count_tokens`` counts them. Independently of this option, when the model's
-                ``context_window_limit`` is set and Strands projects the call's input tokens, the injected
-                lines are kept within the room the call leaves. None: no fixed token limit.
+            max_context_tokens: A cap in tokens on the injected context, on top of the budget; None: no cap.
             show_dates: Show the date of each injected message (when it was said, else archived), in UTC.
+            budget: How the model's window is shared (default: the conversation manager's ``budget`` when it has
+                one, else ``ContextBudget()``).
 
         Raises:
             ConfigurationError: If ``max_context_length`` or ``max_context_tokens`` is not positive.
@@ -112,6 +132,8 @@ class SemanticMemoryHook(HookProvider):
             raise ConfigurationError(f"max_context_length must be >= 1 or None, got {max_context_length}")
         if max_context_tokens is not None and max_context_tokens < 1:
             raise ConfigurationError(f"max_context_tokens must be >= 1 or None, got {max_context_tokens}")
+        if budget is not None and not isinstance(budget, ContextBudget):
+            raise ConfigurationError(f"budget must be a ContextBudget, got {type(budget).__name__}")
         self.enabled = enabled
         self.max_context_length = max_context_length
         self.max_context_tokens = max_context_tokens
@@ -122,6 +144,7 @@ class SemanticMemoryHook(HookProvider):
         self.min_score = min_score
         self.keep_injected_context = keep_injected_context
         self.memory = memory
+        self.budget = budget
         self.last_enrichment: Enrichment | None = None
         self._agents: weakref.WeakKeyDictionary[Any, AgentState] = weakref.WeakKeyDictionary()
 
@@ -135,11 +158,10 @@ class SemanticMemoryHook(HookProvider):
     def preview(self, query: str, *, agent: Agent | None = None) -> Enrichment:
         """What the hook would inject for a user turn with this text, without calling any model.
 
-        Searches the archive (``memory``, or ``agent``'s manager's) and applies ``max_context_length`` and
-        ``max_context_tokens`` (counted with ``agent.model.count_tokens`` when an agent is given, else Strands'
-        characters / 4 estimate). The room left in a real model call is not known here, so the automatic token
-        budget does not apply. Does not change ``last_enrichment``. For debugging and benchmarks; call it
-        from synchronous code (with ``agent``, it runs its own event loop for the model's token counter).
+        Searches the archive (``memory``, or ``agent``'s manager's) and applies the budget: ``max_context_length``,
+        ``max_context_tokens`` and the memory's share of ``agent.model``'s context window when it is known. The
+        room left in a real model call is not known here, so only the share applies. Does not change
+        ``last_enrichment``. For debugging and benchmarks.
 
         Args:
             query: The user's text.
@@ -148,17 +170,13 @@ class SemanticMemoryHook(HookProvider):
         Returns:
             The windows that would be injected, those left out, and the full text the turn would be sent with.
         """
-        if agent is None:  # no model to count tokens with: nothing awaits, so no event loop is needed
-            return completed(self._preview(query, None))
-        return asyncio.run(self._preview(query, agent))
-
-    async def _preview(self, query: str, agent: Agent | None) -> Enrichment:
-        return await preview_turn(
+        settings = self._settings(agent)
+        return preview_turn(
             agent,
             self.memory,
             query,
-            self._settings(),
-            top_k=self.top_k,
+            settings,
+            top_k=self.top_k or search_depth(settings.budget.memory_tokens(_window(agent))),
             context_radius=self.context_radius,
             min_score=self.min_score,
         )
@@ -228,10 +246,13 @@ class SemanticMemoryHook(HookProvider):
             return
         turn = state.turn
         if turn is not None and not turn.searched:
-            await self._search(context, turn)
+            settings = self._settings(context.agent)
+            await self._search(
+                context, turn, self.top_k or search_depth(settings.budget.memory_tokens(_window(context.agent)))
+            )
         retries = 0
         while True:
-            view = await build_view(self._settings(), context, state)
+            view = await build_view(self._settings(context.agent), context, state)
             if view is None or not view.injected:
                 if turn is not None and turn.enrichment is not None:
                     self._record(turn, view, retries)
@@ -246,11 +267,19 @@ class SemanticMemoryHook(HookProvider):
             except ContextWindowOverflowException as error:
                 if streamed:
                     raise
+                if view.chosen and _history_can_shrink(context.agent):
+                    logger.info(
+                        "chars=<%d>, error=<%s> | context overflow with injected context; the conversation manager "
+                        "reduces the history first (it is archived), then the call is retried",
+                        view.body_chars,
+                        error,
+                    )
+                    raise
                 retries += 1
                 shrink(state, view)
                 logger.info(
-                    "retry=<%d>, chars=<%d>, error=<%s> | context overflow with injected context; "
-                    "retrying with less before the conversation manager reduces",
+                    "retry=<%d>, chars=<%d>, error=<%s> | context overflow with injected context and no history "
+                    "left to reduce; retrying with less context",
                     retries,
                     view.body_chars,
                     error,
@@ -266,25 +295,48 @@ class SemanticMemoryHook(HookProvider):
         if enrichment is not None:
             self.last_enrichment = enrichment
 
-    async def _search(self, context: InvokeModelContext, turn: Turn) -> None:
+    async def _search(self, context: InvokeModelContext, turn: Turn, top_k: int) -> None:
         """Search the archive once for the turn; what was found becomes ``last_enrichment``."""
         enrichment = await search_turn(
             context.agent,
             self.memory,
             turn,
-            top_k=self.top_k,
+            top_k=top_k,
             context_radius=self.context_radius,
             min_score=self.min_score,
         )
         if enrichment is not None:  # None: nothing archived yet, last_enrichment stays None
             turn.enrichment = self.last_enrichment = enrichment
 
-    def _settings(self) -> InjectionSettings:
+    def _settings(self, agent: Any) -> InjectionSettings:
         """The options that shape the block, as they are now (they may be changed between calls)."""
+        budget = self.budget
+        if budget is None:
+            shared = getattr(getattr(agent, "conversation_manager", None), "budget", None)
+            budget = shared if isinstance(shared, ContextBudget) else DEFAULT_BUDGET
         return InjectionSettings(
             max_context_length=self.max_context_length,
             max_context_tokens=self.max_context_tokens,
             include_metadata=self.include_metadata,
             show_dates=self.show_dates,
             keep_injected_context=self.keep_injected_context,
+            budget=budget,
         )
+
+
+def _window(agent: Any) -> int | None:
+    """The model's declared context window in tokens, if any."""
+    limit = getattr(getattr(agent, "model", None), "context_window_limit", None)
+    return limit if isinstance(limit, int) and limit > 0 else None
+
+
+def _history_can_shrink(agent: Any) -> bool:
+    """Whether the agent's conversation manager says it can reduce the history now (this library's manager can)."""
+    can_reduce = getattr(getattr(agent, "conversation_manager", None), "can_reduce", None)
+    if not callable(can_reduce):
+        return False
+    try:
+        return bool(can_reduce(agent))
+    except Exception as error:  # a manager's check must not break the call
+        logger.debug("error=<%s> | can_reduce failed; treating the history as not reducible", error)
+        return False

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from strands.middleware import InvokeModelContext
 from strands.types.content import ContentBlock, Message
 
+from strands_semantic_memory.budget import estimate_tokens, history_tokens
 from strands_semantic_memory.formatting._block import context_block
-from strands_semantic_memory.hook._budget import InjectionSettings, count_tokens, select_windows
+from strands_semantic_memory.hook._budget import InjectionSettings, select_windows, tracking_ids
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, is_text_block, position_of
 from strands_semantic_memory.retrieval._windows import ContextWindow
 
@@ -84,7 +85,8 @@ async def build_view(settings: InjectionSettings, context: InvokeModelContext, s
     position = position_of(agent_messages, turn.message)
     if position is None or messages[position].get("role") != "user":
         return view  # the turn's message left the context (reduced away): nothing to attach the block to
-    selection = await select_windows(settings, context.model, context.projected_input_tokens, turn, kept_extra)
+    used = history_tokens(context.messages, context.system_prompt)
+    selection = select_windows(settings, context.model, used, turn, kept_extra, tracking_ids(context.messages))
     view.dropped = selection.dropped
     if not selection.chosen:
         return view
@@ -93,9 +95,7 @@ async def build_view(settings: InjectionSettings, context: InvokeModelContext, s
     messages[position] = {**messages[position], "content": content}
     extra = 0
     if settings.keep_injected_context:  # what keeping this block costs later calls, in tokens
-        extra = max(
-            0, await count_tokens(context.model, turn, text) - await count_tokens(context.model, turn, turn.query)
-        )
+        extra = max(0, estimate_tokens(text) - estimate_tokens(turn.query))
     view.chosen, view.text, view.body_chars, view.body_tokens = (
         selection.chosen,
         text,

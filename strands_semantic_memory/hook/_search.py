@@ -9,8 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.formatting._block import context_block
@@ -68,27 +67,7 @@ async def search_turn(
     return enrichment
 
 
-_T = TypeVar("_T")
-
-
-def completed(coroutine: Coroutine[Any, Any, _T]) -> _T:
-    """The result of a coroutine that finishes without suspending, run without an event loop.
-
-    A preview without a model awaits nothing that suspends (token counts are estimated), and starting and
-    closing an event loop per call cost more than a lexical search of 10k messages.
-
-    Raises:
-        RuntimeError: If the coroutine suspends after all (it is closed first).
-    """
-    try:
-        coroutine.send(None)
-    except StopIteration as finished:
-        return finished.value  # type: ignore[no-any-return]
-    coroutine.close()
-    raise RuntimeError("the preview suspended without an event loop; pass agent= to run it on one")
-
-
-async def preview_turn(
+def preview_turn(
     agent: Any,
     memory: SemanticMemory | None,
     query: str,
@@ -111,7 +90,7 @@ async def preview_turn(
         return enrichment
     turn.windows = searched.retrieve(query, top_k=top_k, context_radius=context_radius, min_score=min_score)
     model = agent.model if agent is not None else None
-    selection = await select_windows(settings, model, None, turn, 0)
+    selection = select_windows(settings, model, None, turn, 0)
     chosen = selection.chosen
     enrichment.windows, enrichment.dropped_windows, enrichment.tokens = chosen, selection.dropped, selection.tokens
     enrichment.text = context_block(selection.body, query) if chosen else ""

@@ -30,7 +30,7 @@ class Enrichment:
         text: The full text the user's turn was sent with on the latest model call (empty when nothing was
             injected). The agent's history keeps the user's own words.
         elapsed_ms: Time spent searching and formatting for the turn's first model call.
-        tokens: Estimated tokens of the injected lines (``Model.count_tokens``), when a token budget applied.
+        tokens: Estimated tokens of the injected lines (four characters per token), when something was injected.
         overflow_retries: Model calls of this turn retried with less or no injected context after the model
             reported a context overflow.
         error: Why the search failed, when it did (the turn was then sent without earlier context).
@@ -48,10 +48,7 @@ class Enrichment:
 
 @dataclass
 class Turn:
-    """One user turn: the user's message (recognised by identity) and what the search found for it.
-
-    ``tokens`` is the turn's token-count cache (text -> tokens), so each piece is counted once per turn.
-    """
+    """One user turn: the user's message (recognised by identity) and what the search found for it."""
 
     message: Message
     query: str
@@ -62,7 +59,6 @@ class Turn:
     token_cap: int | None = None
     without_context: bool = False  # after a second overflow: nothing is injected for the rest of the turn
     sent: tuple[list[ContentBlock], int] | None = None  # content of the latest successful call, its extra tokens
-    tokens: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -1,18 +1,15 @@
-"""Context windows: widen hits by a radius, merge what overlaps, and fit windows into a character budget.
+"""Context windows: widen hits by a radius, merge what overlaps, and pack windows into budgets.
 
 Pure functions over archive indices, with no I/O, so they are tested exhaustively (see
-``tests/test_windows.py``, property-based).
+``tests/retrieval/test_windows.py``, property-based).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from strands.types.content import Message
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -106,24 +103,112 @@ def window_score(hit_scores: Sequence[float], neighbour_bonus: float = 0.1) -> f
     return ordered[0] + neighbour_bonus * sum(ordered[1:])
 
 
-def pack_by_budget(items: Sequence[T], sizes: Sequence[int], budget: int | None) -> list[T]:
-    """Choose items, most relevant first, while their total size fits the budget; never cut an item.
+Sizes = tuple[int, ...]
+"""A size in each budget's unit (for example characters and tokens), in the order the budgets are given."""
+
+
+def subset_window(window: ContextWindow, positions: Sequence[int]) -> ContextWindow:
+    """A window of some of ``window``'s messages: those at ``positions`` (ascending indexes into its lists).
+
+    Hits keep their scores; the subset's score is its best hit's score, or the window's score when it holds no hit.
+
+    Raises:
+        ValueError: If ``positions`` is empty.
+    """
+    if not positions:
+        raise ValueError("a window needs at least one message")
+    indices = [window.indices[p] for p in positions]
+    chosen = set(indices)
+    pairs = [(i, s) for i, s in zip(window.hit_indices, window.hit_scores, strict=False) if i in chosen]
+    aligned = len(window.indices) == len(window.messages)
+    return ContextWindow(
+        start=indices[0],
+        end=indices[-1],
+        messages=[window.messages[p] for p in positions] if aligned else [],
+        hit_indices=[i for i, _ in pairs],
+        score=max((s for _, s in pairs), default=window.score),
+        indices=indices,
+        hit_scores=[s for _, s in pairs],
+        roles=[window.roles[p] for p in positions] if len(window.roles) == len(window.indices) else [],
+        timestamps=[window.timestamps[p] for p in positions] if len(window.timestamps) == len(window.indices) else [],
+    )
+
+
+def _runs(positions: Iterable[int]) -> list[list[int]]:
+    """Ascending positions split into runs of consecutive ones."""
+    runs: list[list[int]] = []
+    for position in sorted(positions):
+        if runs and position == runs[-1][-1] + 1:
+            runs[-1].append(position)
+        else:
+            runs.append([position])
+    return runs
+
+
+def pack_windows(
+    windows: Sequence[ContextWindow],
+    sizes: Callable[[ContextWindow, int], Sizes],
+    budgets: Sequence[int | None],
+    *,
+    gap: Sizes,
+    skip: Callable[[ContextWindow, int], bool] | None = None,
+) -> tuple[list[ContextWindow], list[ContextWindow]]:
+    """Choose the messages of retrieved windows that fit the budgets: hits first, then their neighbours.
+
+    Every hit of every window is considered first, best score first; then neighbours, nearest to a chosen message
+    of their window first (a neighbour is taken only next to a chosen message, so it is never shown apart from its
+    passage). A message that does not fit is skipped and smaller, later ones may still be taken; a message is never
+    cut. The chosen messages of a window form one or more runs; each run costs its messages' sizes, and each run
+    after the first costs ``gap`` (the line shown between passages). Pure and deterministic.
 
     Args:
-        items: Items in order of decreasing relevance.
-        sizes: The size of each item (same order).
-        budget: Maximum total size; None means no limit.
+        windows: Retrieved windows (each with ``indices`` aligned with ``messages``).
+        sizes: The size of the message at a position of a window, in each budget's unit.
+        budgets: The most each unit may total; None: no limit in that unit.
+        gap: The size of the separation between two runs, in each unit.
+        skip: Messages never to choose (for example those the model already sees).
 
     Returns:
-        The chosen items, in the order given. An item too large to fit is skipped, and smaller, less relevant
-        ones may still be taken after it.
+        ``(chosen, dropped)``: the chosen runs as windows in conversation order, and the runs left out (not
+        skipped) as windows, most relevant window first.
     """
-    if budget is None:
-        return list(items)
-    chosen: list[T] = []
-    used = 0
-    for item, size in zip(items, sizes, strict=True):
-        if used + size <= budget:
-            chosen.append(item)
-            used += size
-    return chosen
+    units: list[tuple[tuple[int, float, float, int], int, int]] = []
+    for w, window in enumerate(windows):
+        hit_score = dict(zip(window.hit_indices, window.hit_scores, strict=False))
+        hit_positions = [p for p, index in enumerate(window.indices) if index in hit_score]
+        for p, index in enumerate(window.indices):
+            if skip is not None and skip(window, p):
+                continue
+            if index in hit_score:
+                key = (0, -hit_score[index], 0.0, index)
+            else:
+                distance = min((abs(p - h) for h in hit_positions), default=len(window.indices))
+                key = (1, float(distance), -window.score, index)
+            units.append((key, w, p))
+    units.sort()
+    dimensions = len(budgets)
+    used = [0] * dimensions
+    runs_total = 0
+    chosen: set[tuple[int, int]] = set()
+    for key, w, p in units:
+        left, right = (w, p - 1) in chosen, (w, p + 1) in chosen
+        if key[0] == 1 and not (left or right):
+            continue  # a neighbour is shown only beside its passage
+        runs_after = runs_total + 1 - left - right
+        size = sizes(windows[w], p)
+        trial = [
+            used[d] + size[d] + gap[d] * (max(0, runs_after - 1) - max(0, runs_total - 1)) for d in range(dimensions)
+        ]
+        if all(budget is None or trial[d] <= budget for d, budget in enumerate(budgets)):
+            chosen.add((w, p))
+            used, runs_total = trial, runs_after
+    picked: list[ContextWindow] = []
+    dropped: list[tuple[float, int, ContextWindow]] = []
+    considered = {(w, p) for _, w, p in units}
+    for w, window in enumerate(windows):
+        mine = [p for p in range(len(window.indices)) if (w, p) in chosen]
+        rest = [p for p in range(len(window.indices)) if (w, p) in considered and (w, p) not in chosen]
+        picked.extend(subset_window(window, run) for run in _runs(mine))
+        dropped.extend((-window.score, w, subset_window(window, run)) for run in _runs(rest))
+    picked.sort(key=lambda window: window.start)
+    return picked, [window for _, _, window in sorted(dropped, key=lambda item: (item[0], item[1]))]

@@ -15,7 +15,6 @@ from strands.session.file_session_manager import FileSessionManager
 from strands_semantic_memory import SemanticMemory, SemanticMemoryHook, SemanticSummarizingConversationManager
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.formatting._block import ARCHIVE_BEGIN, ARCHIVE_END, CONTEXT_HEADER, QUESTION_PREFIX
-from strands_semantic_memory.hook._search import completed
 from strands_semantic_memory.messages._text import render_message
 from tests.support.conversations import PLANTED_TURN, REFERENCE, TOPIC_TURNS, distractor_conversation, make_agent
 from tests.support.embedders import FlakyEmbedder
@@ -82,7 +81,7 @@ def user_turns(messages, text):
 
 
 def test_later_question_reaches_the_model_with_the_exact_archived_text_quoted(embedder):
-    hook = SemanticMemoryHook()
+    hook = SemanticMemoryHook(include_metadata=True)
     agent, model, manager = conversation(embedder, hook)
     agent(QUESTION)
     body, question = read_turn(sent_question(model))
@@ -109,7 +108,7 @@ def test_archived_text_imitating_the_block_cannot_forge_a_block_or_a_question(em
     body, question = read_turn(sent)
     assert question == QUESTION
     assert sent.count(ARCHIVE_BEGIN) == 1 + sum(t.count(ARCHIVE_BEGIN) for t in hostile)  # the others are quoted
-    assert all(line.startswith(">") or line.startswith("[Message ") or line.startswith("[... ") for line in body)
+    assert all(line == "" or line.startswith(">") or line.startswith("[... ") for line in body)
     assert [line for line in sent.split("\n") if line.startswith("Current question:")] == [
         f"Current question: {QUESTION}"
     ]
@@ -123,7 +122,7 @@ def test_windows_far_apart_reach_the_model_with_a_gap_line_between(embedder):
     messages.append({"role": "user", "content": [{"text": "My booking reference for the return trip is BK-0042."}]})
     memory.archive(messages)
     model = ScriptedModel()
-    hook = SemanticMemoryHook(memory=memory, top_k=2, context_radius=0)
+    hook = SemanticMemoryHook(memory=memory, top_k=2, context_radius=0, include_metadata=True)
     make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
     body, _ = read_turn(sent_question(model))
     assert body == [
@@ -147,13 +146,14 @@ def test_show_dates_puts_the_time_each_message_was_said_on_its_line(embedder):
     memory = SemanticMemory(embedder=embedder, context_radius=0)
     memory.archive([{"role": "user", "content": [{"text": PLANTED_TURN}]}], timestamps=[1_700_000_000.0])
     model = ScriptedModel()
-    make_agent(model, SlidingWindowConversationManager(), SemanticMemoryHook(memory=memory, show_dates=True))(QUESTION)
+    hook = SemanticMemoryHook(memory=memory, show_dates=True, include_metadata=True)
+    make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
     body, _ = read_turn(sent_question(model))
     assert body[:2] == ["[Message 0, user, 2023-11-14 22:13 UTC]", f"> {PLANTED_TURN}"]
 
 
 def test_max_context_length_bounds_whole_messages(embedder):
-    hook = SemanticMemoryHook(max_context_length=len(PLANTED_TURN) + 40)
+    hook = SemanticMemoryHook(max_context_length=len(PLANTED_TURN) + 40, include_metadata=True)
     agent, model, manager = conversation(embedder, hook)
     agent(QUESTION)
     body, _ = read_turn(sent_question(model))
@@ -370,7 +370,31 @@ def replay_last_turn(agent):
     del agent.messages[-2:]
 
 
-def test_overflow_on_an_enriched_turn_is_retried_with_less_context_before_the_manager_reduces(embedder):
+def test_an_overflow_reduces_the_history_before_any_retrieved_context_is_dropped(embedder):
+    """The retrieved context is what the summary lost: history (archived first) goes before it does."""
+    hook = SemanticMemoryHook()
+    agent, model, manager = conversation(embedder, hook)
+    model.max_input_chars = None
+    agent(QUESTION)
+    full = model.chat_requests[-1]
+    full_windows = [(w.start, w.end) for w in hook.last_enrichment.windows]
+    replay_last_turn(agent)
+
+    model.max_input_chars = request_size(full) - 1  # the fully enriched turn no longer fits with this history
+    archived_before = set(manager.memory.indices)
+    removed, overflows, summaries = manager.removed_message_count, model.overflows, len(model.summary_requests)
+    agent(QUESTION)
+    assert model.overflows == overflows + 1
+    assert len(model.summary_requests) == summaries + 1 and manager.removed_message_count > removed
+    body, question = read_turn(sent_question(model))
+    assert question == QUESTION and f"> {PLANTED_TURN}" in body
+    assert [(w.start, w.end) for w in hook.last_enrichment.windows] == full_windows, "nothing retrieved was dropped"
+    assert hook.last_enrichment.overflow_retries == 0
+    # nothing is lost: what the reduction moved out of the context is archived, next to what was there
+    assert archived_before < set(manager.memory.indices)
+
+
+def test_an_overflow_with_no_history_left_to_reduce_retries_with_less_context(embedder):
     hook = SemanticMemoryHook()
     agent, model, manager = conversation(embedder, hook)
     model.max_input_chars = None
@@ -379,7 +403,9 @@ def test_overflow_on_an_enriched_turn_is_retried_with_less_context_before_the_ma
     full_text = hook.last_enrichment.text
     replay_last_turn(agent)
 
-    model.max_input_chars = request_size(full) - 1  # the fully enriched turn no longer fits; the plain one does
+    manager.preserve_recent_messages = len(agent.messages) + 2  # every message is recent: nothing can be reduced
+    assert not manager.can_reduce(agent)
+    model.max_input_chars = request_size(full) - 1
     removed, overflows, summaries = manager.removed_message_count, model.overflows, len(model.summary_requests)
     agent(QUESTION)
     assert model.overflows == overflows + 1
@@ -394,6 +420,7 @@ def test_overflow_falls_back_to_the_plain_turn_when_no_context_fits(embedder):
     """A small-window model: the turn that works without the hook works with it."""
     hook = SemanticMemoryHook()
     agent, model, manager = conversation(embedder, hook)
+    manager.preserve_recent_messages = len(agent.messages) + 2
     model.max_input_chars = sum(len(render_message(m)) for m in agent.messages) + len(QUESTION) + 20
     removed, summaries = manager.removed_message_count, len(model.summary_requests)
     agent(QUESTION)
@@ -533,16 +560,3 @@ def test_preview_without_an_agent_runs_without_an_event_loop_and_matches_the_age
         return hook.preview(QUESTION).text  # asyncio.run() would refuse to start here
 
     assert asyncio.run(inside_a_running_loop()) == with_agent.text and PLANTED_TURN in with_agent.text
-
-
-def test_completed_returns_a_finished_coroutines_value_and_refuses_one_that_suspends():
-    async def finishes() -> int:
-        return 7
-
-    async def suspends() -> int:
-        await asyncio.sleep(0)
-        return 7
-
-    assert completed(finishes()) == 7
-    with pytest.raises(RuntimeError, match="suspended"):
-        completed(suspends())

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strands_semantic_memory.retrieval._windows import expand_and_merge, pack_by_budget, window_score
+from strands_semantic_memory.retrieval._windows import ContextWindow, expand_and_merge, pack_windows, window_score
 
 
 def test_example_ranges():
@@ -60,20 +60,81 @@ def test_window_score_rewards_more_hits():
     assert window_score([0.5]) == pytest.approx(0.5)
 
 
-@given(st.lists(st.integers(1, 50), max_size=20), st.integers(0, 200))
-def test_pack_by_budget_never_exceeds_and_keeps_order(sizes, budget):
-    items = list(range(len(sizes)))
-    chosen = pack_by_budget(items, sizes, budget)
-    assert sum(sizes[i] for i in chosen) <= budget
-    assert chosen == sorted(chosen)
-    # Greedy: any item left out did not fit at the moment it was considered.
-    used = 0
-    for i in items:
-        if i in chosen:
-            used += sizes[i]
-        else:
-            assert used + sizes[i] > budget
+def _window(start: int, length: int, hits: dict[int, float]) -> ContextWindow:
+    indices = list(range(start, start + length))
+    chosen = sorted(i for i in hits if start <= i < start + length)
+    return ContextWindow(
+        start=start,
+        end=start + length - 1,
+        messages=[{"role": "user", "content": [{"text": f"m{i}"}]} for i in indices],
+        hit_indices=chosen,
+        score=max((hits[i] for i in chosen), default=0.0),
+        indices=indices,
+        hit_scores=[hits[i] for i in chosen],
+    )
 
 
-def test_pack_by_budget_without_limit_keeps_everything():
-    assert pack_by_budget(["a", "b"], [10**9, 10**9], None) == ["a", "b"]
+@st.composite
+def retrieved(draw):
+    """Disjoint windows of 1-7 messages with 1-3 hits each, and a size per archive index."""
+    windows, start = [], 0
+    for _ in range(draw(st.integers(0, 5))):
+        start += draw(st.integers(0, 4))
+        length = draw(st.integers(1, 7))
+        positions = draw(st.sets(st.integers(0, length - 1), min_size=1, max_size=3))
+        hits = {start + p: draw(st.floats(0.01, 1.0)) for p in positions}
+        windows.append(_window(start, length, hits))
+        start += length + 1
+    sizes = {i: draw(st.integers(1, 40)) for w in windows for i in w.indices}
+    return windows, sizes
+
+
+def _units(windows):
+    return {(w.start, i) for w in windows for i in w.indices}
+
+
+@given(retrieved(), st.integers(0, 300), st.integers(0, 10))
+def test_packing_fits_the_budget_and_neighbours_stay_beside_their_passage(data, budget, gap):
+    windows, sizes = data
+    chosen, dropped = pack_windows(windows, lambda w, p: (sizes[w.indices[p]],), [budget], gap=(gap,))
+    total = sum(sizes[i] for w in chosen for i in w.indices) + gap * max(0, len(chosen) - 1)
+    assert total <= budget
+    # every chosen run holds a hit: a neighbour never appears without its passage's hit
+    assert all(w.hit_indices for w in chosen)
+    # chosen and dropped runs partition the messages, and runs are in conversation order
+    shown = [i for w in chosen for i in w.indices]
+    assert shown == sorted(shown)
+    left_out = [i for w in dropped for i in w.indices]
+    assert sorted(shown + left_out) == sorted(i for w in windows for i in w.indices)
+
+
+@given(retrieved(), st.integers(0, 300))
+def test_hits_come_before_neighbours(data, budget):
+    windows, sizes = data
+    chosen, _ = pack_windows(windows, lambda w, p: (sizes[w.indices[p]],), [budget], gap=(0,))
+    shown = {i for w in chosen for i in w.indices}
+    neighbours_shown = any(i not in w.hit_indices for w in chosen for i in w.indices)
+    if neighbours_shown:
+        # no hit was left out that would have fitted on its own before any neighbour was taken
+        hits_shown = sum(sizes[i] for w in windows for i in w.hit_indices if i in shown)
+        for w in windows:
+            for i in w.hit_indices:
+                if i not in shown:
+                    assert hits_shown + sizes[i] > budget
+
+
+def test_packing_without_limits_keeps_everything_and_skip_leaves_out():
+    windows = [_window(0, 5, {2: 0.9}), _window(10, 3, {11: 0.5})]
+    chosen, dropped = pack_windows(windows, lambda w, p: (10**9,), [None], gap=(1,))
+    assert [(w.start, w.end) for w in chosen] == [(0, 4), (10, 12)] and dropped == []
+    chosen, _ = pack_windows(windows, lambda w, p: (1,), [None], gap=(0,), skip=lambda w, p: w.indices[p] == 3)
+    # 3 is skipped: the run stops before it, and 4 is no longer beside the passage
+    assert [(w.start, w.end) for w in chosen] == [(0, 2), (10, 12)]
+
+
+def test_a_tight_budget_takes_the_best_hits_alone():
+    windows = [_window(0, 5, {2: 0.4}), _window(10, 5, {12: 0.9})]
+    chosen, dropped = pack_windows(windows, lambda w, p: (10,), [15], gap=(5,))
+    assert [(w.start, w.end) for w in chosen] == [(12, 12)]
+    assert [w.hit_indices for w in chosen] == [[12]] and chosen[0].score == 0.9
+    assert dropped[0].start == 10  # the more relevant window's left-out messages are listed first

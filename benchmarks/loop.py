@@ -1,0 +1,494 @@
+"""LoCoMo in the loop: what the memory finds must reach the model, through a real Strands ``Agent``.
+
+Each conversation of the LoCoMo development half is played through a real ``strands.Agent``: speaker A's turns are
+the user's messages (consecutive turns of one speaker joined with a newline, each ``"{speaker}: {text}"`` plus the
+photo caption, as in the retrieval metric) and a scripted ``strands.models.Model`` replies with speaker B's turns.
+The model has a context window of ``W`` characters (its config sets ``context_window_limit = W / 4`` tokens): a
+call whose input (system prompt and all message text) is longer raises Strands' ``ContextWindowOverflowException``,
+which drives Strands' real reduction path. Summaries are written by the same scripted model for every manager and
+are deliberately lossy ("Summary: the speakers talked about" and the 12 most frequent words of more than four
+letters), so what reaches the model beyond the recent window must come from the memory.
+
+After the conversation every question with evidence is asked as a user turn, and the agent's history (and the
+archive) is put back after each question. A question's score is the share of its evidence turns whose text appears
+in the input of the model call that answers it (anywhere: recent window, summary, injected context; the archive's
+``"> "`` quotation marks are removed before matching). Every figure here depends on the scripted model: its replies
+are the conversation's own, and it answers nothing.
+
+Rows (same run, same table): Strands' ``SlidingWindowConversationManager``, Strands'
+``SummarizingConversationManager``, Strands' ``MemoryManager`` injecting from ``SemanticMemoryStore`` beside
+Strands' summarizing manager, and this library's manager + hook with defaults.
+
+Run: ``python -m benchmarks.loop [--windows 16000 32000] [--limit N] [--questions N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import time
+from collections import Counter
+from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands import Agent
+from strands.agent.conversation_manager import (
+    SlidingWindowConversationManager,
+    SummarizingConversationManager,
+)
+from strands.models import Model
+from strands.types.exceptions import ContextWindowOverflowException
+
+from benchmarks.locomo import CATEGORIES, evidence_ids, turn_text
+from strands_semantic_memory import SemanticMemory, SemanticMemoryHook, SemanticSummarizingConversationManager
+from strands_semantic_memory.messages import render_message
+
+__all__ = [
+    "ROWS",
+    "LoopConversation",
+    "LoopModel",
+    "LoopQuestion",
+    "load_loop_conversations",
+    "lossy_summary",
+    "run_loop",
+]
+
+LOCOMO_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
+SUMMARY_REQUEST = "Please summarize this conversation."
+QUESTION_REPLY = "I will answer from what I can see."
+_WORD = re.compile(r"[A-Za-z]+")
+_QUOTE = re.compile(r"^> ?", re.MULTILINE)
+_STOPWORDS = frozenset(
+    "about above after again against their there these those which while would could should other being "
+    "where when what with from that this have will your yours them they then than were been into just "
+    "only over some such very also because really think thanks thank going great sounds pretty things "
+    "something know like love glad sure yeah doing maybe right wanted want always never every still".split()
+)
+
+
+@dataclass(frozen=True)
+class LoopQuestion:
+    """One question: its text, the texts of its evidence turns, and its LoCoMo category."""
+
+    text: str
+    evidence: tuple[str, ...]
+    category: int
+
+
+@dataclass(frozen=True)
+class LoopConversation:
+    """A conversation as exchanges: each user message and the reply the scripted model gives to it."""
+
+    name: str
+    exchanges: tuple[tuple[str, str], ...]
+    questions: tuple[LoopQuestion, ...]
+
+
+def load_loop_conversations(path: Path = LOCOMO_DEV) -> list[LoopConversation]:
+    """Read LoCoMo samples into exchanges (speaker A: the user; speaker B: the model's replies).
+
+    A conversation that opens with speaker B gets an empty first user block (``"{speaker A}:"``), the only text this
+    benchmark adds to the data.
+    """
+    samples = json.loads(Path(path).read_text(encoding="utf-8"))
+    conversations = []
+    for number, sample in enumerate(samples):
+        dialogue = sample["conversation"]
+        sessions = sorted(
+            (k for k in dialogue if re.fullmatch(r"session_\d+", k) and isinstance(dialogue[k], list)),
+            key=lambda k: int(k.split("_")[1]),
+        )
+        turns = [turn for key in sessions for turn in dialogue[key]]
+        speaker_a = dialogue["speaker_a"]
+        blocks: list[tuple[bool, list[str]]] = []
+        for turn in turns:
+            is_a = turn["speaker"] == speaker_a
+            if blocks and blocks[-1][0] == is_a:
+                blocks[-1][1].append(turn_text(turn))
+            else:
+                blocks.append((is_a, [turn_text(turn)]))
+        if blocks and not blocks[0][0]:
+            blocks.insert(0, (True, [f"{speaker_a}:"]))
+        exchanges = []
+        for position in range(0, len(blocks), 2):
+            user = "\n".join(blocks[position][1])
+            reply = "\n".join(blocks[position + 1][1]) if position + 1 < len(blocks) else "OK."
+            exchanges.append((user, reply))
+        by_id = {turn["dia_id"]: turn_text(turn) for turn in turns}
+        questions = []
+        for qa in sample.get("qa", []):
+            evidence = tuple(
+                dict.fromkeys(by_id[i] for raw in qa.get("evidence", []) for i in evidence_ids(raw) if i in by_id)
+            )
+            if evidence:
+                questions.append(LoopQuestion(str(qa["question"]), evidence, int(qa["category"])))
+        conversations.append(LoopConversation(str(sample.get("sample_id", number)), tuple(exchanges), tuple(questions)))
+    return conversations
+
+
+def lossy_summary(messages: Sequence[Any]) -> str:
+    """The benchmark's summary: the 12 most frequent words of more than four letters (stopwords removed)."""
+    words = Counter(
+        w.lower()
+        for m in messages
+        for w in _WORD.findall(render_message(m))
+        if len(w) > 4 and w.lower() not in _STOPWORDS
+    )
+    return "Summary: the speakers talked about " + ", ".join(w for w, _ in words.most_common(12)) + "."
+
+
+def input_text(messages: Sequence[Any], system_prompt: str | None) -> str:
+    """Everything a call sends, as text: the system prompt and every message's text."""
+    return "\n".join([system_prompt or "", *(render_message(m) for m in messages)])
+
+
+class LoopModel(Model):
+    """The scripted model: replies with the next scripted reply, overflows above ``window`` characters of input.
+
+    Attributes:
+        reply: What the next chat call answers.
+        last_input: The input text of the latest chat call that was answered.
+        overflows: Calls refused as longer than the window (chat and summary calls).
+        calls: Calls made (chat and summary).
+    """
+
+    def __init__(self, window: int) -> None:
+        """Create the model with a window of ``window`` characters (``context_window_limit = window / 4``)."""
+        self.window = window
+        self.config: dict[str, Any] = {"model_id": "locomo-loop", "context_window_limit": window // 4}
+        self.reply = "OK."
+        self.last_input = ""
+        self.overflows = 0
+        self.calls = 0
+
+    def update_config(self, **model_config: Any) -> None:
+        """Merge ``model_config`` into the configuration."""
+        self.config.update(model_config)
+
+    def get_config(self) -> dict[str, Any]:
+        """The configuration."""
+        return self.config
+
+    def structured_output(self, output_model: Any, prompt: Any, system_prompt: str | None = None, **kwargs: Any) -> Any:
+        """Not used by this benchmark."""
+        raise NotImplementedError("the loop benchmark's model writes prose summaries only")
+
+    async def stream(  # type: ignore[override]
+        self, messages: Any, tool_specs: Any = None, system_prompt: str | None = None, **kwargs: Any
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """Answer one call (see the class docstring)."""
+        self.calls += 1
+        text = input_text(messages, system_prompt)
+        if len(text) > self.window:
+            self.overflows += 1
+            raise ContextWindowOverflowException(f"input of {len(text)} characters exceeds {self.window}")
+        is_summary = bool(messages) and render_message(messages[-1]) == SUMMARY_REQUEST
+        if is_summary:
+            reply = lossy_summary(messages[:-1])
+        else:
+            reply, self.last_input = self.reply, text
+        yield {"messageStart": {"role": "assistant"}}
+        yield {"contentBlockDelta": {"delta": {"text": reply}}}
+        yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": "end_turn"}}
+        tokens = len(text) // 4
+        yield {
+            "metadata": {
+                "usage": {
+                    "inputTokens": tokens,
+                    "outputTokens": len(reply) // 4,
+                    "totalTokens": tokens + len(reply) // 4,
+                },
+                "metrics": {"latencyMs": 0},
+            }
+        }
+
+
+@dataclass
+class Setup:
+    """One row's agent, and what is put back after each question."""
+
+    agent: Agent
+    memory: SemanticMemory | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _sliding(model: LoopModel, embedder: Any) -> Setup:
+    return Setup(Agent(model=model, conversation_manager=SlidingWindowConversationManager(), callback_handler=None))
+
+
+def _summarizing(model: LoopModel, embedder: Any) -> Setup:
+    return Setup(Agent(model=model, conversation_manager=SummarizingConversationManager(), callback_handler=None))
+
+
+def _memory_manager(model: LoopModel, embedder: Any) -> Setup:
+    from strands.memory import MemoryManager
+
+    from strands_semantic_memory import SemanticMemoryStore
+
+    memory = SemanticMemory(embedder=embedder)
+    store = SemanticMemoryStore(memory, writable=True)
+    agent = Agent(
+        model=model,
+        conversation_manager=SummarizingConversationManager(),
+        memory_manager=MemoryManager(stores=[store], search_tool_config=False),
+        callback_handler=None,
+    )
+    return Setup(agent, memory)
+
+
+def _semantic(model: LoopModel, embedder: Any) -> Setup:
+    manager = SemanticSummarizingConversationManager(embedder=embedder)
+    agent = Agent(model=model, conversation_manager=manager, hooks=[SemanticMemoryHook()], callback_handler=None)
+    return Setup(agent, manager.memory)
+
+
+ROWS: dict[str, Callable[[LoopModel, Any], Setup]] = {
+    "Strands sliding window": _sliding,
+    "Strands summarizing": _summarizing,
+    "Strands MemoryManager + SemanticMemoryStore": _memory_manager,
+    "semantic manager + hook": _semantic,
+}
+
+
+def _drain(memory: SemanticMemory | None) -> None:
+    """Embed what is still waiting, so questions search a settled archive (background embedding, if any)."""
+    if memory is not None:
+        memory.embed_pending()
+
+
+def _ask(setup: Setup, model: LoopModel, question: LoopQuestion) -> tuple[float, int, bool]:
+    """Ask one question, score what its answering call received, and put history and archive back."""
+    agent, memory = setup.agent, setup.memory
+    saved_messages = list(agent.messages)
+    manager = agent.conversation_manager
+    saved_manager = dict(vars(manager))
+    before = set(memory.indices) if memory is not None else set()
+    model.reply, model.last_input = QUESTION_REPLY, ""
+    overflows = model.overflows
+    failed = False
+    try:
+        agent(question.text)
+    except Exception:  # a failing turn is counted: nothing was answered
+        failed = True
+    received = _QUOTE.sub("", model.last_input)
+    score = sum(1 for text in question.evidence if text in received) / len(question.evidence)
+    agent.messages[:] = saved_messages
+    vars(manager).clear()
+    vars(manager).update(saved_manager)
+    if memory is not None:
+        added = sorted(set(memory.indices) - before)
+        if added:
+            memory.forget(added)
+    return score, model.overflows - overflows, failed
+
+
+def play(
+    conversation: LoopConversation, row: str, window: int, embedder: Any, questions: int | None = None
+) -> dict[str, Any]:
+    """Play one conversation through one row's agent, then ask its questions.
+
+    Returns:
+        ``{"delivered", "categories", "overflows", "question_overflows", "input_chars", "ms_per_exchange",
+        "failed_turns", "questions"}``: delivered in percent (mean over questions), input characters of the
+        answering calls (mean), overflowed calls during the conversation and during the questions.
+    """
+    model = LoopModel(window)
+    setup = ROWS[row](model, embedder)
+    failed = 0
+    started = time.perf_counter()
+    for user, reply in conversation.exchanges:
+        model.reply = reply
+        try:
+            setup.agent(user)
+        except Exception:
+            failed += 1
+    elapsed = time.perf_counter() - started
+    conversation_overflows = model.overflows
+    _drain(setup.memory)
+    scores: list[float] = []
+    by_category: dict[int, list[float]] = {}
+    input_chars: list[int] = []
+    question_overflows = 0
+    for question in conversation.questions[:questions]:
+        score, overflowed, question_failed = _ask(setup, model, question)
+        failed += question_failed
+        question_overflows += overflowed
+        scores.append(score)
+        by_category.setdefault(question.category, []).append(score)
+        input_chars.append(len(model.last_input))
+    return {
+        "delivered": round(100 * statistics.fmean(scores), 1) if scores else 0.0,
+        "categories": {
+            f"{c} {CATEGORIES.get(c, '?')}": round(100 * statistics.fmean(v), 1) for c, v in sorted(by_category.items())
+        },
+        "overflows": conversation_overflows,
+        "question_overflows": question_overflows,
+        "input_chars": round(statistics.fmean(input_chars)) if input_chars else 0,
+        "ms_per_exchange": round(1000 * elapsed / max(1, len(conversation.exchanges)), 1),
+        "failed_turns": failed,
+        "questions": len(scores),
+    }
+
+
+def run_loop(
+    path: Path = LOCOMO_DEV,
+    *,
+    windows: Sequence[int] = (16_000, 32_000),
+    rows: Sequence[str] = tuple(ROWS),
+    embedder: Any = None,
+    limit: int | None = None,
+    questions: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Every row at every window on every conversation (see the module docstring).
+
+    Returns:
+        ``{"windows": {W: {row: {"conversations": {name: result}, "all": {...}}}}}`` where ``"all"`` weighs each
+        question once (delivered, by category) and sums overflows over the conversations.
+    """
+    if embedder is None:
+        from strands_semantic_memory.embeddings import resolve_embedder
+
+        embedder = resolve_embedder()
+    conversations = load_loop_conversations(path)[:limit]
+    results: dict[str, Any] = {"windows": {}}
+    for window in windows:
+        per_row: dict[str, Any] = {}
+        for row in rows:
+            by_conversation = {}
+            for conversation in conversations:
+                result = play(conversation, row, window, embedder, questions)
+                by_conversation[conversation.name] = result
+                if progress is not None:
+                    progress(f"W={window} {row} {conversation.name}: {result['delivered']} % delivered")
+            per_row[row] = {"conversations": by_conversation, "all": _overall(by_conversation.values())}
+        results["windows"][str(window)] = per_row
+    return results
+
+
+def _overall(results: Any) -> dict[str, Any]:
+    rows = list(results)
+    weights = [r["questions"] for r in rows]
+    total = sum(weights) or 1
+    categories: dict[str, list[tuple[float, int]]] = {}
+    return {
+        "delivered": round(sum(r["delivered"] * w for r, w in zip(rows, weights)) / total, 1),
+        "lowest": min((r["delivered"] for r in rows), default=0.0),
+        "overflows": sum(r["overflows"] for r in rows),
+        "question_overflows": sum(r["question_overflows"] for r in rows),
+        "input_chars": round(sum(r["input_chars"] * w for r, w in zip(rows, weights)) / total),
+        "ms_per_exchange": round(statistics.fmean(r["ms_per_exchange"] for r in rows), 1) if rows else 0.0,
+        "failed_turns": sum(r["failed_turns"] for r in rows),
+        "categories": {
+            name: round(sum(s * n for s, n in pairs) / max(1, sum(n for _, n in pairs)), 1)
+            for name, pairs in _by_category(rows, categories).items()
+        },
+    }
+
+
+def _by_category(
+    rows: Sequence[dict[str, Any]], into: dict[str, list[tuple[float, int]]]
+) -> dict[str, list[tuple[float, int]]]:
+    for row in rows:
+        for name, score in row["categories"].items():
+            into.setdefault(name, []).append((score, 1))
+    return into
+
+
+def format_loop(results: dict[str, Any]) -> str:
+    """A Markdown table per window: delivered (overall, lowest conversation, by category), overflows, input, time."""
+    lines = []
+    for window, per_row in results["windows"].items():
+        categories = sorted({c for r in per_row.values() for c in r["all"]["categories"]})
+        lines.append(f"\nW = {int(window):,} characters ({int(window) // 4:,} tokens)\n")
+        header = [
+            "row",
+            "delivered %",
+            "lowest conv. %",
+            *categories,
+            "overflows",
+            "answering input chars",
+            "ms / exchange",
+        ]
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "---|" * len(header))
+        for row, result in per_row.items():
+            overall = result["all"]
+            cells = [
+                row,
+                f"{overall['delivered']:.1f}",
+                f"{overall['lowest']:.1f}",
+                *(f"{overall['categories'].get(c, 0.0):.1f}" for c in categories),
+                str(overall["overflows"]),
+                str(overall["input_chars"]),
+                f"{overall['ms_per_exchange']:.1f}",
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        lines.append(
+            "Per conversation (delivered %): "
+            + "; ".join(
+                f"{row}: " + ", ".join(f"{r['delivered']:.0f}" for r in result["conversations"].values())
+                for row, result in per_row.items()
+            )
+        )
+    return "\n".join(lines)
+
+
+def plot_loop(results: dict[str, Any], out: Path) -> None:
+    """Evidence delivered per row and window (bars), and each conversation's figure (dots): one PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    windows = list(results["windows"])
+    rows = list(next(iter(results["windows"].values())))
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    width = 0.8 / max(1, len(rows))
+    for r, row in enumerate(rows):
+        xs = [w + (r - (len(rows) - 1) / 2) * width for w in range(len(windows))]
+        overall = [results["windows"][w][row]["all"]["delivered"] for w in windows]
+        ax.bar(xs, overall, width * 0.95, label=row)
+        for x, w in zip(xs, windows):
+            per = [c["delivered"] for c in results["windows"][w][row]["conversations"].values()]
+            ax.plot([x] * len(per), per, "k.", markersize=3)
+    ax.axhline(85, color="grey", linewidth=0.6, linestyle="--")
+    ax.set_xticks(range(len(windows)), [f"W = {int(w):,} chars" for w in windows])
+    ax.set_ylabel("evidence delivered (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title("LoCoMo in the loop: evidence in the answering call's input (dots: conversations)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--path", type=Path, default=LOCOMO_DEV)
+    parser.add_argument("--windows", type=int, nargs="+", default=[16_000, 32_000])
+    parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
+    parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--questions", type=int, default=None, help="only the first N questions of each")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--plot", type=Path, default=None, help="also draw the results into this PNG")
+    args = parser.parse_args(argv)
+    results = run_loop(
+        args.path, windows=args.windows, rows=args.rows, limit=args.limit, questions=args.questions, progress=print
+    )
+    print(format_loop(results))
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    if args.plot is not None:
+        plot_loop(results, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
