@@ -7,6 +7,8 @@
 # dependencies); pip's cache makes a second run fast.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup-env.sh"
+started=$SECONDS
+elapsed() { echo "    ($((SECONDS - started)) s so far)"; }
 echo "==> installing strands-semantic-memory with the dev extra (build, twine)"
 ssm_install_editable dev
 work="$(mktemp -d)"
@@ -15,8 +17,10 @@ trap 'rm -rf "$work"' EXIT
 echo "==> python -m build (sdist and wheel)"
 python -m build --outdir "$work/dist" . >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 ls "$work/dist"
+elapsed
 echo "==> twine check --strict"
 twine check --strict "$work/dist"/*
+elapsed
 echo "==> checking the archives' contents"
 python - "$work/dist" <<'PY'
 import sys, tarfile, zipfile
@@ -39,13 +43,16 @@ assert not missing, f"missing from the sdist: {sorted(missing)}"
 print(f"wheel: {len(names)} files, py.typed and LICENSE included; sdist: {len(members)} entries")
 PY
 
+elapsed
 echo "==> a fresh virtual environment for the wheel"
 python -m venv "$work/venv"
 # shellcheck disable=SC1091
 . "$work/venv/bin/activate"
 ssm_install_torch
+elapsed
 echo "==> installing the wheel and its dependencies"
 pip install --quiet "$work/dist"/strands_semantic_memory-*.whl
+elapsed
 mkdir "$work/empty"
 cat >"$work/smoke.py" <<'PY'
 import importlib.metadata
@@ -73,3 +80,4 @@ assert stats.vector_count == 3 and stats.embedding_dimension == 384, stats
 print(f"smoke test ok: strands-semantic-memory {strands_semantic_memory.__version__} from {package}, {stats.embedding_model}")
 PY
 (cd "$work/empty" && python -I "$work/smoke.py")
+elapsed
