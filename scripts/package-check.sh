@@ -48,10 +48,11 @@ echo "==> a fresh virtual environment for the wheel"
 python -m venv "$work/venv"
 # shellcheck disable=SC1091
 . "$work/venv/bin/activate"
+export PIP_NO_COMPILE=1  # no bytecode for the throwaway environment: faster to install and to delete
 ssm_install_torch
 elapsed
 echo "==> installing the wheel and its dependencies"
-pip install --quiet "$work/dist"/strands_semantic_memory-*.whl
+pip install --quiet --no-compile "$work/dist"/strands_semantic_memory-*.whl
 elapsed
 mkdir "$work/empty"
 cat >"$work/smoke.py" <<'PY'
