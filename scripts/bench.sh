@@ -10,7 +10,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup-env.sh"
 echo "==> installing strands-semantic-memory with the bench and onnx extras (onnx: the default embedder backend)"
-pip install --quiet -e ".[bench]"
+ssm_install_editable bench
 case " $* " in
   *" --quick "*) ;;
   *)

@@ -4,7 +4,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup-env.sh"
 echo "==> installing strands-semantic-memory with the dev extra"
-pip install --quiet -e ".[dev]"
+ssm_install_editable dev
 echo "==> ruff check, ruff format --check"
 ruff check .
 ruff format --check .

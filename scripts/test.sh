@@ -3,6 +3,6 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup-env.sh"
 echo "==> installing strands-semantic-memory with the test extra"
-pip install --quiet -e ".[test]"
+ssm_install_editable test
 echo "==> running the tests"
 exec python -m pytest "$@"

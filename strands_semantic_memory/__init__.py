@@ -29,6 +29,8 @@ from strands_semantic_memory.errors import SemanticMemoryError
 from strands_semantic_memory.hook import Enrichment, SemanticMemoryHook
 from strands_semantic_memory.retrieval import ContextWindow, SearchHit
 
+__version__ = "0.1.0"  # the package's one version: pyproject.toml reads it (setuptools' dynamic version)
+
 if TYPE_CHECKING:
     from strands_semantic_memory.context_editing import ContextEditor
     from strands_semantic_memory.memory_store import SemanticMemoryStore
