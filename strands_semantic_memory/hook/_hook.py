@@ -28,6 +28,7 @@ from strands.hooks import (
     MessageAddedEvent,
 )
 from strands.middleware import InvokeModelContext, InvokeModelStage, TypedEvent
+from strands.plugins import Plugin
 from strands.types.exceptions import ContextWindowOverflowException
 
 from strands_semantic_memory.engine._memory import SemanticMemory
@@ -40,16 +41,19 @@ from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, use
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
 
+    from strands_semantic_memory.storage import SemanticStorage
+
 __all__ = ["Enrichment", "SemanticMemoryHook"]
 
 logger = logging.getLogger(__name__)
 
 
-class SemanticMemoryHook(HookProvider):
+class SemanticMemoryHook(Plugin, HookProvider):
     """Adds the archived exchanges most relevant to each new user turn to that turn's model calls.
 
     The hook searches the archive of ``agent.conversation_manager`` (a
-    ``SemanticSummarizingConversationManager``), or the ``memory`` you pass,
+    ``SemanticSummarizingConversationManager``), or the ``memory`` you pass, or the ``SemanticStorage`` that
+    Strands' ``ContextManager`` stashes into (only the entries the active context no longer holds come back),
     once per user turn, and the model receives the user's message as (see ``_block``
     for the format and why archived text cannot forge it)::
 
@@ -67,6 +71,9 @@ class SemanticMemoryHook(HookProvider):
     user's own message. If the model reports a context overflow, the call is retried with half the injected
     context, then with none, before Strands asks the conversation manager to reduce; where the model's
     ``context_window_limit`` is known, the injected lines are sized in tokens to the room left.
+
+    It is a Strands ``Plugin`` (``Agent(plugins=[hook])``) and a hook provider (``Agent(hooks=[hook])``); give it
+    to an agent one way, not both.
     """
 
     def __init__(
@@ -82,6 +89,7 @@ class SemanticMemoryHook(HookProvider):
         memory: SemanticMemory | None = None,
         max_context_tokens: int | None = None,
         show_dates: bool = False,
+        storage: SemanticStorage | None = None,
     ) -> None:
         """Create the hook.
 
@@ -104,9 +112,12 @@ class SemanticMemoryHook(HookProvider):
                 ``context_window_limit`` is set and Strands projects the call's input tokens, the injected
                 lines are kept within the room the call leaves. None: no fixed token limit.
             show_dates: Show the date of each injected message (when it was said, else archived), in UTC.
+            storage: Search this ``SemanticStorage`` (or a namespaced view of it): the entries of the view that the
+                model call's messages no longer hold, such as what Strands' ``ContextManager`` summarized away.
 
         Raises:
-            ConfigurationError: If ``max_context_length`` or ``max_context_tokens`` is not positive.
+            ConfigurationError: If ``max_context_length`` or ``max_context_tokens`` is not positive, or ``memory``
+                and ``storage`` are two different memories.
         """
         if max_context_length is not None and max_context_length < 1:
             raise ConfigurationError(f"max_context_length must be >= 1 or None, got {max_context_length}")
@@ -121,9 +132,31 @@ class SemanticMemoryHook(HookProvider):
         self.context_radius = context_radius
         self.min_score = min_score
         self.keep_injected_context = keep_injected_context
-        self.memory = memory
+        self.storage = storage
+        self.memory = self._storage_memory(storage, memory)
         self.last_enrichment: Enrichment | None = None
         self._agents: weakref.WeakKeyDictionary[Any, AgentState] = weakref.WeakKeyDictionary()
+        Plugin.__init__(self)
+
+    @property
+    def name(self) -> str:
+        """The plugin's name (one per agent)."""
+        return "strands-semantic-memory:hook"
+
+    def init_agent(self, agent: Agent) -> None:
+        """Register the callbacks with an agent that received the hook as a plugin (``Agent(plugins=[...])``)."""
+        self.register_hooks(agent.hooks)
+
+    @staticmethod
+    def _storage_memory(storage: SemanticStorage | None, memory: SemanticMemory | None) -> SemanticMemory | None:
+        if storage is None:
+            return memory
+        found = getattr(storage, "memory", None)
+        if not isinstance(found, SemanticMemory):
+            raise ConfigurationError(f"storage must be a SemanticStorage, got {type(storage).__name__}")
+        if memory is not None and memory is not found:
+            raise ConfigurationError("memory and storage are two different memories: pass one of them")
+        return found
 
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
         """Register the callbacks; the model-call middleware is added when the agent is initialized."""
@@ -268,14 +301,17 @@ class SemanticMemoryHook(HookProvider):
 
     async def _search(self, context: InvokeModelContext, turn: Turn) -> None:
         """Search the archive once for the turn; what was found becomes ``last_enrichment``."""
+        scope = self.storage.turn_scope(context.messages, self.top_k) if self.storage is not None else None
         enrichment = await search_turn(
             context.agent,
             self.memory,
             turn,
-            top_k=self.top_k,
+            top_k=self.top_k if scope is None else scope.depth,
             context_radius=self.context_radius,
             min_score=self.min_score,
         )
+        if scope is not None:  # a storage also holds what the context still shows: keep what left it
+            turn.windows = scope.windows(turn.windows)
         if enrichment is not None:  # None: nothing archived yet, last_enrichment stays None
             turn.enrichment = self.last_enrichment = enrichment
 
