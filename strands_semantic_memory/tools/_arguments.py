@@ -19,11 +19,11 @@ __all__ = ["format_index_ranges", "format_time", "int_argument", "parse_time", "
 
 
 def resolve_memory(source: Any) -> SemanticMemory:
-    """The ``SemanticMemory`` behind a memory, a conversation manager, or a ``SemanticMemoryStore``.
+    """The ``SemanticMemory`` behind a memory, a conversation manager, a ``SemanticMemoryStore`` or ``SemanticStorage``.
 
     Args:
         source: A ``SemanticMemory``, or any object whose ``memory`` attribute is one (the
-            ``SemanticSummarizingConversationManager``, the ``SemanticMemoryStore``).
+            ``SemanticSummarizingConversationManager``, the ``SemanticMemoryStore``, the ``SemanticStorage``).
 
     Returns:
         The memory.
@@ -37,8 +37,8 @@ def resolve_memory(source: Any) -> SemanticMemory:
     if isinstance(memory, SemanticMemory):
         return memory
     raise ConfigurationError(
-        f"expected a SemanticMemory, a SemanticSummarizingConversationManager or a SemanticMemoryStore, "
-        f"got {type(source).__name__}"
+        "expected a SemanticMemory, a SemanticSummarizingConversationManager, a SemanticMemoryStore or a "
+        f"SemanticStorage, got {type(source).__name__}"
     )
 
 

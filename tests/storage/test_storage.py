@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -123,7 +124,7 @@ def test_forgetting_removes_the_bytes_and_every_index_entry(make_storage, reques
     assert all(SECRET not in json.dumps(h.message) for h in hits)
     if make_storage.kind == "sqlite":
         storage.close()
-        for file in store.path.parent.iterdir():
+        for file in Path(store.path).parent.iterdir():
             assert SECRET.encode() not in file.read_bytes(), file.name
     if make_storage.kind == "pgvector":
         with psycopg.connect(request.getfixturevalue("pg_uri")) as connection:
