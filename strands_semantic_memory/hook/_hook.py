@@ -151,9 +151,11 @@ class SemanticMemoryHook(Plugin, HookProvider):
     def _storage_memory(storage: SemanticStorage | None, memory: SemanticMemory | None) -> SemanticMemory | None:
         if storage is None:
             return memory
-        found = getattr(storage, "memory", None)
-        if not isinstance(found, SemanticMemory):
+        from strands_semantic_memory.storage import SemanticStorage  # imported when used: the hook stays light
+
+        if not isinstance(storage, SemanticStorage):
             raise ConfigurationError(f"storage must be a SemanticStorage, got {type(storage).__name__}")
+        found = storage.memory
         if memory is not None and memory is not found:
             raise ConfigurationError("memory and storage are two different memories: pass one of them")
         return found

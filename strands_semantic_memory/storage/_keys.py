@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import logging
 import threading
+from collections.abc import Iterable
 
 from strands.types.content import Message
 
@@ -135,9 +136,8 @@ class KeyTable:
             self._rebuild()
             return sorted(key for key in self._records if key.startswith(prefix))
 
-    def current(self, key: str, index: int) -> bool:
-        """Whether ``index`` is the record holding the key's current bytes."""
+    def newest(self, keys: Iterable[str]) -> dict[str, int]:
+        """The index of the record holding each key's current bytes (keys without one are left out)."""
         with self._lock:
             self._catch_up()
-            indices = self._records.get(key)
-            return indices is not None and bool(indices) and indices[-1] == index
+            return {key: indices[-1] for key in keys if (indices := self._records.get(key))}

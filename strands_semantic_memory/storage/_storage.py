@@ -13,9 +13,10 @@ shares the entries and scopes keys, listing and search to its prefix; a failure 
 library's error chained.
 
 Every call runs in a worker thread (``asyncio.to_thread``): writes and searches embed (the first one loads the
-model, seconds), and a durable or shared archive does file or network I/O. Measured in process on this project's
-2-core machine: a thread hop adds ~0.1 ms to a read that costs ~0.05 ms, against ~5 ms for a write (one
-embedding), so nothing is worth the risk of blocking the event loop behind a lock held during an embedding.
+model, seconds), a durable or shared archive does file or network I/O, and a read waits for the key table's lock
+while a write embeds. Measured in process on a loaded 2-core machine (load average 17): a read took 0.008 ms on
+the event loop and 0.29 ms through a thread, a write 60 ms (one embedding), a search 4 ms; the hop costs little
+beside either, and a read on the loop could block it for a whole embedding (seconds for the first).
 """
 
 from __future__ import annotations
@@ -313,19 +314,20 @@ class SemanticStorage:
 
     def _search(self, query: str, terms: set[str]) -> builtins.list[StorageSearchResult]:
         hits = self._memory.search(query, top_k=self._max_results * _CANDIDATE_FACTOR, min_score=-1.0)
-        results = []
+        matches = []
         for hit in hits:
             key = entry_key(hit.message)
             if key is None or not key.startswith(self._prefix):
                 continue
             similar = hit.similarity is not None and hit.similarity >= self._min_similarity
-            if not similar and terms.isdisjoint(tokenize(render_message(hit.message))):
-                continue
-            if not self._table.current(key, hit.index):
-                continue  # an older record of a key rewritten since (or not yet forgotten)
-            results.append(
-                StorageSearchResult(key=key[len(self._prefix) :], score=float(hit.score), data=entry_bytes(hit.message))
-            )
+            if similar or not terms.isdisjoint(tokenize(render_message(hit.message))):
+                matches.append((key, hit))
+        newest = self._table.newest(key for key, _ in matches)
+        results = [
+            StorageSearchResult(key=key[len(self._prefix) :], score=float(hit.score), data=entry_bytes(hit.message))
+            for key, hit in matches
+            if newest.get(key) == hit.index  # else an older record of a key rewritten since
+        ]
         results.sort(key=lambda result: result.score, reverse=True)
         return results[: self._max_results]
 

@@ -15,6 +15,7 @@ from strands.types.exceptions import StorageError
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.messages import render_message
 from strands_semantic_memory.storage import SemanticStorage
 from strands_semantic_memory.tools._conversation_tools import forget_text, search_text
 from tests.support.stores import vector_owners
@@ -296,3 +297,58 @@ def test_writes_take_bytes_only(storage):
     with pytest.raises(StorageError, match="takes bytes for 'k', got str"):
         run(storage.write("k", "text"))  # type: ignore[arg-type]
     assert run(storage.list("")) == []
+
+
+REPORT = (
+    "Incident report: the nightly backup job failed because the storage volume was full. "
+    "Old snapshots were pruned and the job was rerun successfully at 04:10. " * 6
+)
+
+
+def test_strands_context_offloader_keeps_offloaded_results_findable(embedder):
+    from strands import Agent, tool
+    from strands.vended_plugins.context_offloader import ContextOffloader
+    from strands.vended_plugins.context_offloader.plugin import _unframe_content
+
+    from tests.support.scripted_model import ScriptedModel, ToolCall
+
+    @tool
+    def fetch_report() -> str:
+        """Fetch the latest incident report."""
+        return REPORT
+
+    def scripted(messages, system_prompt, is_summary):
+        if render_message(messages[-1]).startswith("[tool result"):
+            return "The backup failed on a full volume."
+        return ToolCall("fetch_report", {})
+
+    storage = SemanticStorage(embedder=embedder)
+    offloader = ContextOffloader(storage=storage, max_result_tokens=60, preview_tokens=10, evict_after_cycles=None)
+    agent = Agent(model=ScriptedModel(scripted), tools=[fetch_report], plugins=[offloader], callback_handler=None)
+    agent("What happened last night?")
+
+    keys = run(storage.list("offloader/"))
+    assert len(keys) == 1
+    content, content_type = _unframe_content(run(storage.read(keys[0])))
+    assert (content, content_type) == (REPORT.encode(), "text/plain")
+    assert [r.key for r in run(storage.search("why did the data protection run break?"))] == keys
+
+
+def test_strands_snapshot_sessions_round_trip_through_the_storage_unindexed(embedder, tmp_path):
+    from strands import Agent
+    from strands.session import SnapshotSessionManager
+
+    from tests.support.scripted_model import ScriptedModel
+
+    storage = SemanticStorage(embedder=embedder, archive_path=tmp_path / "sessions.sqlite3")
+    first = Agent(
+        model=ScriptedModel(), session_manager=SnapshotSessionManager("s1", storage=storage), callback_handler=None
+    )
+    first("Remember that the zebra crossing is on Elm Street.")
+    assert run(storage.list("session/s1/")) != []
+    assert run(storage.search("zebra crossing")) == [], "session snapshots are kept, not indexed"
+    second = Agent(
+        model=ScriptedModel(), session_manager=SnapshotSessionManager("s1", storage=storage), callback_handler=None
+    )
+    assert [render_message(m) for m in second.messages] == [render_message(m) for m in first.messages]
+    storage.close()
