@@ -10,12 +10,13 @@ the model when they matter. The root exports the entry points; each feature live
 - ``embeddings``: the bundled model, ONNX Runtime, Amazon Bedrock;
 - ``tools`` and ``context_editing``: tools the agent calls;
 - ``memory_store``: the archive as a Strands ``MemoryStore``;
+- ``storage``: the archive as a Strands ``Storage``, for Strands' ``ContextManager`` and ``ContextOffloader``;
 - ``retrieval``, ``messages``,
   ``formatting``: ranking, the message codec, what the model reads;
 - ``errors``: the exception family.
 
-Parts with optional or heavy dependencies (the memory store, tools, context editing) are imported when first named,
-so ``import strands_semantic_memory`` stays fast.
+Parts with optional or heavy dependencies (the memory store, the storage, tools, context editing) are imported when
+first named, so ``import strands_semantic_memory`` stays fast.
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ __version__ = "0.1.0"  # the package's one version: pyproject.toml reads it (set
 if TYPE_CHECKING:
     from strands_semantic_memory.context_editing import ContextEditor
     from strands_semantic_memory.memory_store import SemanticMemoryStore
+    from strands_semantic_memory.storage import SemanticStorage
     from strands_semantic_memory.tools import memory_tools
 
 _LAZY = {
     "ContextEditor": "strands_semantic_memory.context_editing",
     "SemanticMemoryStore": "strands_semantic_memory.memory_store",
+    "SemanticStorage": "strands_semantic_memory.storage",
     "memory_tools": "strands_semantic_memory.tools",
 }
 
@@ -53,6 +56,7 @@ __all__ = [
     "SemanticMemoryError",
     "SemanticMemoryHook",
     "SemanticMemoryStore",
+    "SemanticStorage",
     "SemanticSummarizingConversationManager",
     "memory_tools",
 ]

@@ -476,7 +476,7 @@ class SemanticMemory:
 
 
 def resolve_memory(source: object, *, pass_as: str) -> SemanticMemory:
-    """The ``SemanticMemory`` behind a memory, a conversation manager, a ``SemanticMemoryStore`` or an agent.
+    """The ``SemanticMemory`` behind a memory, a manager, a ``SemanticMemoryStore``, a ``SemanticStorage`` or an agent.
 
     Args:
         source: A ``SemanticMemory``; an object whose ``memory`` is one (the

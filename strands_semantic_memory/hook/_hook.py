@@ -27,6 +27,7 @@ from strands.hooks import (
     MessageAddedEvent,
 )
 from strands.middleware import InvokeModelContext, InvokeModelStage, TypedEvent
+from strands.plugins import Plugin
 from strands.types.exceptions import ContextWindowOverflowException
 
 from strands_semantic_memory.budget import ContextBudget
@@ -39,6 +40,8 @@ from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, use
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
+
+    from strands_semantic_memory.storage import SemanticStorage
 
 __all__ = ["Enrichment", "SemanticMemoryHook", "search_depth"]
 
@@ -59,11 +62,12 @@ def search_depth(memory_tokens: int) -> int:
 DEFAULT_BUDGET = ContextBudget()
 
 
-class SemanticMemoryHook(HookProvider):
+class SemanticMemoryHook(Plugin, HookProvider):
     """Adds the archived exchanges most relevant to each new user turn to that turn's model calls.
 
     The hook searches the archive of ``agent.conversation_manager`` (a
-    ``SemanticSummarizingConversationManager``), or the ``memory`` you pass,
+    ``SemanticSummarizingConversationManager``), or the ``memory`` you pass, or the ``SemanticStorage`` that
+    Strands' ``ContextManager`` stashes into (only the entries the active context no longer holds come back),
     once per user turn, and the model receives the user's message as (see ``_block``
     for the format and why archived text cannot forge it)::
 
@@ -86,6 +90,9 @@ class SemanticMemoryHook(HookProvider):
     model still reports a context overflow, the history is reduced first when the conversation manager can reduce
     it (it is archived, so nothing is lost); only when it cannot is the call retried with half the injected
     context, then with none.
+
+    It is a Strands ``Plugin`` (``Agent(plugins=[hook])``) and a hook provider (``Agent(hooks=[hook])``); give it
+    to an agent one way, not both.
     """
 
     def __init__(
@@ -102,6 +109,7 @@ class SemanticMemoryHook(HookProvider):
         max_context_tokens: int | None = None,
         show_dates: bool = False,
         budget: ContextBudget | None = None,
+        storage: SemanticStorage | None = None,
     ) -> None:
         """Create the hook.
 
@@ -124,9 +132,12 @@ class SemanticMemoryHook(HookProvider):
             show_dates: Show the date of each injected message (when it was said, else archived), in UTC.
             budget: How the model's window is shared (default: the conversation manager's ``budget`` when it has
                 one, else ``ContextBudget()``).
+            storage: Search this ``SemanticStorage`` (or a namespaced view of it): the entries of the view that the
+                model call's messages no longer hold, such as what Strands' ``ContextManager`` summarized away.
 
         Raises:
-            ConfigurationError: If ``max_context_length`` or ``max_context_tokens`` is not positive.
+            ConfigurationError: If ``max_context_length`` or ``max_context_tokens`` is not positive, or ``memory``
+                and ``storage`` are two different memories.
         """
         if max_context_length is not None and max_context_length < 1:
             raise ConfigurationError(f"max_context_length must be >= 1 or None, got {max_context_length}")
@@ -143,10 +154,34 @@ class SemanticMemoryHook(HookProvider):
         self.context_radius = context_radius
         self.min_score = min_score
         self.keep_injected_context = keep_injected_context
-        self.memory = memory
         self.budget = budget
+        self.storage = storage
+        self.memory = self._storage_memory(storage, memory)
         self.last_enrichment: Enrichment | None = None
         self._agents: weakref.WeakKeyDictionary[Any, AgentState] = weakref.WeakKeyDictionary()
+        Plugin.__init__(self)
+
+    @property
+    def name(self) -> str:
+        """The plugin's name (one per agent)."""
+        return "strands-semantic-memory:hook"
+
+    def init_agent(self, agent: Agent) -> None:
+        """Register the callbacks with an agent that received the hook as a plugin (``Agent(plugins=[...])``)."""
+        self.register_hooks(agent.hooks)
+
+    @staticmethod
+    def _storage_memory(storage: SemanticStorage | None, memory: SemanticMemory | None) -> SemanticMemory | None:
+        if storage is None:
+            return memory
+        from strands_semantic_memory.storage import SemanticStorage  # imported when used: the hook stays light
+
+        if not isinstance(storage, SemanticStorage):
+            raise ConfigurationError(f"storage must be a SemanticStorage, got {type(storage).__name__}")
+        found = storage.memory
+        if memory is not None and memory is not found:
+            raise ConfigurationError("memory and storage are two different memories: pass one of them")
+        return found
 
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
         """Register the callbacks; the model-call middleware is added when the agent is initialized."""
@@ -297,14 +332,17 @@ class SemanticMemoryHook(HookProvider):
 
     async def _search(self, context: InvokeModelContext, turn: Turn, top_k: int) -> None:
         """Search the archive once for the turn; what was found becomes ``last_enrichment``."""
+        scope = self.storage.turn_scope(context.messages, top_k) if self.storage is not None else None
         enrichment = await search_turn(
             context.agent,
             self.memory,
             turn,
-            top_k=top_k,
+            top_k=top_k if scope is None else scope.depth,
             context_radius=self.context_radius,
             min_score=self.min_score,
         )
+        if scope is not None:  # a storage also holds what the context still shows: keep what left it
+            turn.windows = scope.windows(turn.windows)
         if enrichment is not None:  # None: nothing archived yet, last_enrichment stays None
             turn.enrichment = self.last_enrichment = enrichment
 

@@ -298,7 +298,8 @@ def memory_tools(
         ```
 
     Args:
-        source: A ``SemanticMemory``, a ``SemanticSummarizingConversationManager`` or a ``SemanticMemoryStore``.
+        source: A ``SemanticMemory``, a ``SemanticSummarizingConversationManager``, a ``SemanticMemoryStore`` or a
+            ``SemanticStorage`` (the tools then search everything stored in it, active context included).
         include_forget: Give the model ``conversation_forget`` too (it deletes for good).
         max_output_chars: Size bound of each tool output, in characters (at least 1,000).
         show_dates: Show each message's date (when it was said if known, else when it was archived).

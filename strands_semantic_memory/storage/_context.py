@@ -1,0 +1,101 @@
+"""What the hook brings back from a storage: entries outside the active context, within the storage's namespace.
+
+Strands' ``ContextManager`` stashes every message as it is added, long before anything is summarized away, so a
+search of the stash also finds what the model still sees (the user's current question first of all). For one
+turn, ``TurnScope`` asks the search for as many more hits as the context holds stashable texts, then keeps, in each
+window, only the entries of the storage's namespace whose text the context no longer holds, and the best windows
+up to the turn's ``top_k`` hits. A pure function of the windows and the context: no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from strands_semantic_memory.messages import render_message
+from strands_semantic_memory.retrieval import ContextWindow
+from strands_semantic_memory.retrieval._windows import window_score
+from strands_semantic_memory.storage._entries import entry_key, texts_in
+
+__all__ = ["MAX_EXTRA_HITS", "TurnScope"]
+
+MAX_EXTRA_HITS = 100
+"""Most hits a turn's search asks for beyond its ``top_k``, to make room for those the context still holds."""
+
+
+def _keep(message: Any, prefix: str, present: frozenset[str]) -> bool:
+    if not isinstance(message, Mapping):
+        return False
+    key = entry_key(message)
+    if key is None:
+        return not prefix  # another archived message (a memory shared with a conversation manager): root view only
+    if not key.startswith(prefix):
+        return False
+    text = render_message(message)
+    return bool(text) and text not in present
+
+
+def _narrowed(window: ContextWindow, prefix: str, present: frozenset[str]) -> ContextWindow | None:
+    """``window`` without the entries to leave out; None when none of its hits remain."""
+    kept = [p for p, message in enumerate(window.messages) if _keep(message, prefix, present)]
+    if len(kept) == len(window.messages):
+        return window
+    indices = [window.indices[p] for p in kept]
+    live = set(indices)
+    scores = window.hit_scores or [window.score] * len(window.hit_indices)
+    hits = [(i, s) for i, s in zip(window.hit_indices, scores, strict=True) if i in live]
+    if not hits:
+        return None
+    # A window that lost hits is worth what its remaining hits are worth (its old score may be a dropped hit's).
+    score = window.score if len(hits) == len(window.hit_indices) else window_score([s for _, s in hits])
+    return dataclasses.replace(
+        window,
+        start=indices[0],
+        end=indices[-1],
+        messages=[window.messages[p] for p in kept],
+        indices=indices,
+        hit_indices=[i for i, _ in hits],
+        hit_scores=[s for _, s in hits],
+        score=score,
+        roles=[window.roles[p] for p in kept] if window.roles else [],
+        timestamps=[window.timestamps[p] for p in kept] if window.timestamps else [],
+    )
+
+
+@dataclass(frozen=True)
+class TurnScope:
+    """One turn's search of a storage: how deep to search, and which of the windows found to keep.
+
+    Attributes:
+        prefix: The storage view's key prefix (empty: the whole storage).
+        present: The texts the active context holds (see ``texts_in``).
+        top_k: Hits the turn keeps.
+    """
+
+    prefix: str
+    present: frozenset[str]
+    top_k: int
+
+    @classmethod
+    def of(cls, prefix: str, messages: Iterable[Mapping[str, Any]], top_k: int) -> TurnScope:
+        """The scope of a turn whose model call sends ``messages``."""
+        return cls(prefix=prefix, present=frozenset(texts_in(messages)), top_k=top_k)
+
+    @property
+    def depth(self) -> int:
+        """Hits to ask the search for: ``top_k`` plus one per text the context holds (at most ``MAX_EXTRA_HITS``)."""
+        return self.top_k + min(len(self.present), MAX_EXTRA_HITS)
+
+    def windows(self, windows: Iterable[ContextWindow]) -> list[ContextWindow]:
+        """The windows to bring back, in conversation order: the best ones whose hits add up to ``top_k``."""
+        narrowed = [w for w in (_narrowed(w, self.prefix, self.present) for w in windows) if w is not None]
+        chosen: list[ContextWindow] = []
+        hits = 0
+        for window in sorted(narrowed, key=lambda w: w.score, reverse=True):
+            if hits >= self.top_k:
+                break
+            chosen.append(window)
+            hits += len(window.hit_indices)
+        return sorted(chosen, key=lambda w: w.start)
