@@ -239,16 +239,18 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             state = {**state, "__name__": type(self).__name__}
         elif name != type(self).__name__:
             raise StateError(f"the session's conversation manager state is a {name!r}'s, not a {type(self).__name__}")
-        session_state = self._parse_session_state(state.get(SESSION_STATE_KEY))
-        payload = state.get(STATE_KEY)
         try:
+            session_state = self._parse_session_state(state.get(SESSION_STATE_KEY))
+            payload = state.get(STATE_KEY)
             archive_state = json.loads(payload) if isinstance(payload, str) else payload
         except json.JSONDecodeError as error:
             raise StateError(f"the session's archive is not valid JSON: {error}") from error
-        restored = super().restore_from_session(state)
-        if archive_state is not None:
+        except RecursionError as error:
+            raise StateError("the session's conversation manager state is nested too deeply") from error
+        if archive_state is not None:  # first: it is checked whole, and refused before anything changes
             self.memory.load_state(archive_state)
             logger.info("messages=<%d> | archive restored from session", len(self.memory))
+        restored = super().restore_from_session(state)
         self._session_state = session_state
         self._dropped = int(state.get("dropped_message_count") or 0)
         return restored

@@ -199,3 +199,33 @@ def test_structured_manager_builds_its_first_state_from_a_restored_prose_summary
     assert "summarized in prose" in head and prose in head, "the prose summary is merged, not lost"
     assert not any(prose == render_message(m) for _, m in manager.memory.messages()), "nor archived"
     assert manager.session_state is not None
+
+
+def deeply_nested(depth: int = 100_000):
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_deeply_nested_session_payloads_are_state_errors_and_change_nothing(embedder):
+    from strands_semantic_memory.conversation_manager.semantic_summarizing_conversation_manager import (
+        SESSION_STATE_KEY,
+        STATE_KEY,
+    )
+
+    manager = SemanticSummarizingConversationManager(embedder=embedder, summary_format="structured")
+    manager.memory.archive([{"role": "user", "content": [{"text": "kept before the restore"}]}])
+    state = manager.get_state()
+    archive = json.loads(state[STATE_KEY])
+    deep_message = {"role": "user", "content": [{"text": "x", "nested": deeply_nested()}]}  # the archive as an object
+    broken = [
+        {**state, STATE_KEY: "[" * 100_000 + "]" * 100_000},  # the archive as saved: a JSON string
+        {**state, STATE_KEY: {**archive, "records": [{**archive["records"][0], "message": deep_message}]}},
+        {**state, SESSION_STATE_KEY: {"schema": "SessionState", "data": {"facts": deeply_nested()}}},
+        {**state, SESSION_STATE_KEY: {"schema": "SessionState", "data": {"narrative": deeply_nested()}}},
+    ]
+    for payload in broken:
+        with pytest.raises(StateError, match="nested too deeply|does not validate"):
+            manager.restore_from_session(payload)
+        assert [m["content"][0]["text"] for _, m in manager.memory.messages()] == ["kept before the restore"]

@@ -24,6 +24,7 @@ import numpy as np
 from strands_semantic_memory.errors import StateError, StoreError
 from strands_semantic_memory.messages._codec import CHUNK_BITS, key_number
 from strands_semantic_memory.messages._terms import TOKENIZER_VERSION, count_terms
+from strands_semantic_memory.stores._saved_state import check_counters
 from strands_semantic_memory.stores.in_process._archive import InMemoryArchive
 from strands_semantic_memory.stores.in_process._records import TextOf
 from strands_semantic_memory.stores.in_process._saved import Columns
@@ -101,6 +102,10 @@ def load(connection: sqlite3.Connection, path: str, text_of: TextOf) -> Loaded:
         dimension=dimension,
         indices=np.zeros(0, dtype=np.int64),
     )
+    try:  # before anything is allocated for the indices the counters claim
+        check_counters(columns.next_index, len(rows), columns.evicted_count, columns.forgotten_count)
+    except StateError as error:
+        raise StoreError(f"the archive file '{path}' is inconsistent: {error}") from error
     retokenized = _messages(columns, rows, text_of)
     lists = _vectors(columns, vector_rows, path)
     columns.trained = _training(meta.get(CENTROIDS), lists, dimension)
