@@ -71,10 +71,11 @@ def check_counters(next_index: int, held: int, evicted: int, forgotten: int) -> 
     Raises:
         StateError: If the counters disagree with what is held.
     """
-    if next_index != held + evicted + forgotten:
+    accounted = held + evicted + forgotten
+    if next_index != accounted:
         raise StateError(
-            f"the counters claim {next_index} archived messages (next_index) but account for {held + evicted + forgotten}"
-            f": {held} held, {evicted} evicted, {forgotten} forgotten"
+            f"the counters claim {next_index} archived messages (next_index) but account for {accounted}: "
+            f"{held} held, {evicted} evicted, {forgotten} forgotten"
         )
 
 

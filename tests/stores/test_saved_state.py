@@ -125,7 +125,8 @@ def small_state(embedder):
 
 def test_counters_claiming_more_than_the_state_holds_are_refused(embedder):
     state = small_state(embedder)
-    for claim in [{"next_index": 10}, {"evicted_count": 4}, {"forgotten_count": 2}, {"next_index": 10, "evicted_count": 8}]:
+    claims = [{"next_index": 10}, {"evicted_count": 4}, {"forgotten_count": 2}, {"next_index": 10, "evicted_count": 8}]
+    for claim in claims:
         with pytest.raises(StateError, match="claim"):
             SemanticMemory.from_state({**state, **claim}, embedder=embedder)
     # Counters that account for every index are what a real archive saves: seven forgotten after the three.
