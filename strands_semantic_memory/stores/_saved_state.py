@@ -252,6 +252,24 @@ def _record(raw: Any, position: int, previous: int, next_index: int, version: in
     )
 
 
+def _refuse_reference(store: Any) -> None:
+    """A state that references a durable archive holds no messages: say which archive it names.
+
+    Raises:
+        StateError: If ``store`` is such a reference.
+    """
+    if store is None:
+        return
+    kind = store.get("kind") if isinstance(store, Mapping) else None
+    if kind == "sqlite":
+        where = f"the archive file {store.get('path')!r}: build the memory with archive_path= that file"
+    elif kind == "pgvector":
+        where = f"the PostgreSQL namespace {store.get('namespace')!r}: build the memory with a PostgresArchive on it"
+    else:
+        where = f"a {kind!r} store"
+    raise StateError(f"this state holds no messages, it references {where}; this archive is in process")
+
+
 def load_state(state: Any) -> SavedArchive:
     """Validate and decode saved state (see ``_load_state``); deep nesting is a StateError too."""
     try:
@@ -279,6 +297,7 @@ def _load_state(state: Any) -> SavedArchive:
     version = state.get("version")
     if version not in READABLE_VERSIONS or isinstance(version, bool):
         raise StateError(f"unsupported archive state version {version!r}; this release reads {READABLE_VERSIONS}")
+    _refuse_reference(state.get("store"))
     embedding = _require(state, "embedding", Mapping, "")
     model_id = _require(embedding, "model_id", str, "embedding.")
     dimension = embedding.get("dimension")
