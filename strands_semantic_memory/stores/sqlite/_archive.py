@@ -266,7 +266,9 @@ class SqliteArchive(InProcessReads):
         """Delete these messages for good, from memory and from the file.
 
         Deleted rows are overwritten with zeros (``secure_delete``) and the WAL is checkpointed and truncated, so
-        the forgotten text is no longer anywhere in the archive's files once this returns.
+        the forgotten text is no longer anywhere in the archive's files once this returns. Once the deletion is
+        committed it is reported as done: if the checkpoint then fails (a full disk), a warning says so and the
+        text may remain in the WAL file until the next checkpoint (the next forget, or ``close``).
         """
 
         def persist(connection: sqlite3.Connection, deleted: list[int]) -> None:
