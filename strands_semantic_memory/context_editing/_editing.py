@@ -60,7 +60,6 @@ from strands_semantic_memory.context_editing._log import (
     LOG_VERSION,
     STATE_KEY,
     Edit,
-    apply_edit,
     front,
     inserted_ids,
     new_log,
@@ -215,7 +214,7 @@ class ContextEditor(Plugin):
             log = new_log()
         before = len(agent.messages)
         for edit in ready:
-            if apply_edit(agent.messages, edit.removed, edit.inserted):
+            if edit.apply(agent.messages):
                 log["edits"].append(edit.as_log())
                 self.applied_count += 1
             else:
@@ -249,7 +248,8 @@ class ContextEditor(Plugin):
         before_role = messages[first - 1].get("role") if first > 0 else None
         after_role = messages[last + 1].get("role")
         count = last - first + 1
-        edit = Edit(kind="summarize" if summary is not None else "drop", removed=removed_ids, inserted=[])
+        after = str(messages[first - 1].get("tracking_id")) if first > 0 else None
+        edit = Edit(kind="summarize" if summary is not None else "drop", removed=removed_ids, inserted=[], after=after)
         with self._lock:
             taken = {i for e in self._pending for i in e.removed}
             if taken.intersection(removed_ids):
