@@ -244,7 +244,12 @@ class ContextEditor(Plugin):
         messages = agent.messages
         removed_ids = [str(messages[p].get("tracking_id")) for p in range(first, last + 1)]
         ours = inserted_ids(agent)
-        originals = [copy.deepcopy(messages[p]) for p in range(first, last + 1) if removed_ids[p - first] not in ours]
+        forgotten = getattr(agent.conversation_manager, "is_forgotten", None)  # forgotten: leaves unarchived
+        originals = [
+            copy.deepcopy(messages[p])
+            for p in range(first, last + 1)
+            if removed_ids[p - first] not in ours and not (callable(forgotten) and forgotten(messages[p]))
+        ]
         before_role = messages[first - 1].get("role") if first > 0 else None
         after_role = messages[last + 1].get("role")
         count = last - first + 1

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import uuid
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -15,6 +16,7 @@ from strands.types.content import Message
 from typing_extensions import override
 
 from strands_semantic_memory.conversation_manager._compaction import (
+    DEFAULT_STATE_BUDGET,
     CompactingConversationManager,
     check_strands_compatibility,
 )
@@ -38,6 +40,9 @@ STATE_KEY = "semantic_memory"
 
 SESSION_STATE_KEY = "session_state"
 """Key of the structured summary in the manager's session state: ``{"schema": name, "data": {...}}``."""
+
+FORGOTTEN_KEY = "forgotten_tracking_ids"
+"""Key of the tracking ids of messages forgotten while in the active context (see ``forget_when_archived``)."""
 
 _ARCHIVE_DEFAULTS: dict[str, Any] = {
     "message_context_radius": 2,
@@ -86,6 +91,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         summary_filter: MessageFilter | None = None,
         hard_limit: float | None = None,
         on_summary_failure: str = "raise",
+        state_budget: float = DEFAULT_STATE_BUDGET,
         message_context_radius: int = 2,
         semantic_search_top_k: int = 3,
         semantic_search_min_score: float | None = None,
@@ -122,6 +128,9 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
                 the oldest messages from the active context, archived first. None (default): no hard limit.
             on_summary_failure: ``"raise"`` (default, as Strands) or ``"drop_oldest"``: when the summary fails
                 during overflow recovery, drop the oldest messages (archived first) instead of failing the turn.
+            state_budget: Most of the model's context window the structured state may take (default 0.25, counted
+                at 3 characters per token): a larger state loses its oldest items (their messages stay archived and
+                the state message says where), checked after each merge and before each model call.
             message_context_radius: Neighbouring archived messages added on each side of a hit.
             semantic_search_top_k: Hits per search.
             semantic_search_min_score: Minimum cosine similarity of a hit (-1..1); None keeps all.
@@ -155,6 +164,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             summary_filter=summary_filter,
             hard_limit=hard_limit,
             on_summary_failure=on_summary_failure,
+            state_budget=state_budget,
         )
         self.memory: SemanticMemory = _build_memory(
             message_context_radius=message_context_radius,
@@ -173,6 +183,26 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             memory=memory,
         )
         self._state_cache: tuple[int, str] | None = None
+        self._forgotten: set[str] = set()
+
+    # ------------------------------------------------------------------ forgetting
+
+    def forget_when_archived(self, tracking_ids: Iterable[str]) -> None:
+        """Never archive these messages: they leave the active context deleted, not archived (nor summarized).
+
+        ``conversation_forget`` calls this for messages still in the active conversation when the user asks to
+        forget them (they are not in the archive yet, so forgetting there finds nothing), and for the active
+        copies of forgotten archived messages. The ids are saved with the session (only ids, never the text).
+
+        Args:
+            tracking_ids: Strands ``tracking_id`` values of the messages.
+        """
+        self._forgotten.update(str(i) for i in tracking_ids if i)
+
+    @override
+    def is_forgotten(self, message: Message) -> bool:
+        """Whether ``message`` was forgotten while in the active context (see ``forget_when_archived``)."""
+        return bool(self._forgotten) and message.get("tracking_id") in self._forgotten
 
     @override
     def _archive(self, messages: list[Message]) -> list[int]:
@@ -219,6 +249,8 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             self._state_cache = (version, json.dumps(self.memory.to_state(), separators=(",", ":")))
         state[STATE_KEY] = self._state_cache[1]
         state["dropped_message_count"] = self._dropped
+        if self._forgotten:
+            state[FORGOTTEN_KEY] = sorted(self._forgotten)
         if self._session_state is not None:
             state[SESSION_STATE_KEY] = dump_session_state(self._session_state)
         return state
@@ -241,6 +273,9 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             raise StateError(f"the session's conversation manager state is a {name!r}'s, not a {type(self).__name__}")
         try:
             session_state = self._parse_session_state(state.get(SESSION_STATE_KEY))
+            forgotten = state.get(FORGOTTEN_KEY, [])
+            if not isinstance(forgotten, list) or not all(isinstance(i, str) for i in forgotten):
+                raise StateError(f"the session's {FORGOTTEN_KEY} must be a list of tracking ids")
             payload = state.get(STATE_KEY)
             archive_state = json.loads(payload) if isinstance(payload, str) else payload
         except json.JSONDecodeError as error:
@@ -252,6 +287,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             logger.info("messages=<%d> | archive restored from session", len(self.memory))
         restored = super().restore_from_session(state)
         self._session_state = session_state
+        self._forgotten = set(forgotten)
         self._dropped = int(state.get("dropped_message_count") or 0)
         return restored
 

@@ -209,6 +209,15 @@ class SemanticMemory:
         """
         return self._parts.removed(self._parts.locked(removal.forget, removal.forget_request(indices, query), query))
 
+    def find_text(self, text: str) -> list[int]:
+        """The live indices whose text contains ``text``, case-insensitively: what ``forget(query=text)`` deletes.
+
+        Raises:
+            InvalidMessageError: If ``text`` is not a non-empty string (the rules of ``forget(query=...)``).
+        """
+        removal.forget_request(None, text)
+        return sorted(self._parts.locked(lambda store: store.find_text(text)))
+
     def search(
         self,
         query: str,
