@@ -5,12 +5,31 @@ Helpers live in :mod:`tests.support`; test modules import from there, never from
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import HealthCheck, settings
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings import SentenceTransformerEmbedder
 from tests.support.embedders import CountingEmbedder
 from tests.support.stores import STORES, new_namespace, store_for
+
+# Property tests: CI (CI=true) replays the same examples on every run, so it never fails by chance; a local run
+# explores new examples each time. Neither has a deadline: timing on a loaded machine is not a property.
+# Both derive from Hypothesis' own defaults (recent Hypothesis loads a CI profile itself when it sees CI set).
+_defaults = settings.get_profile("default")
+settings.register_profile(
+    "ci",
+    parent=_defaults,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("local", parent=_defaults, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no") else "local")
 
 
 @pytest.fixture(scope="session")

@@ -60,7 +60,6 @@ from strands_semantic_memory.context_editing._log import (
     LOG_VERSION,
     STATE_KEY,
     Edit,
-    apply_edit,
     front,
     inserted_ids,
     new_log,
@@ -210,7 +209,7 @@ class ContextEditor(Plugin):
             log = new_log()
         before = len(agent.messages)
         for edit in ready:
-            if apply_edit(agent.messages, edit.removed, edit.inserted):
+            if edit.apply(agent.messages):
                 log["edits"].append(edit.as_log())
                 self.applied_count += 1
             else:
@@ -240,11 +239,17 @@ class ContextEditor(Plugin):
         messages = agent.messages
         removed_ids = [str(messages[p].get("tracking_id")) for p in range(first, last + 1)]
         ours = inserted_ids(agent)
-        originals = [copy.deepcopy(messages[p]) for p in range(first, last + 1) if removed_ids[p - first] not in ours]
+        forgotten = getattr(agent.conversation_manager, "is_forgotten", None)  # forgotten: leaves unarchived
+        originals = [
+            copy.deepcopy(messages[p])
+            for p in range(first, last + 1)
+            if removed_ids[p - first] not in ours and not (callable(forgotten) and forgotten(messages[p]))
+        ]
         before_role = messages[first - 1].get("role") if first > 0 else None
         after_role = messages[last + 1].get("role")
         count = last - first + 1
-        edit = Edit(kind="summarize" if summary is not None else "drop", removed=removed_ids, inserted=[])
+        after = str(messages[first - 1].get("tracking_id")) if first > 0 else None
+        edit = Edit(kind="summarize" if summary is not None else "drop", removed=removed_ids, inserted=[], after=after)
         with self._lock:
             taken = {i for e in self._pending for i in e.removed}
             if taken.intersection(removed_ids):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from strands.types.content import Message
 
-from strands_semantic_memory.context_editing._ranges import manager_summary_id
+from strands_semantic_memory.context_editing._ranges import current_turn_start, manager_summary_id
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -30,24 +30,38 @@ STATE_KEY = "semantic_memory_context_edits"
 LOG_VERSION = 1
 
 
-def apply_edit(messages: list[Message], removed: Sequence[str], inserted: Sequence[Message]) -> bool:
-    """Remove the messages with these tracking ids and put ``inserted`` where the first of them was.
+def apply_edit(
+    messages: list[Message],
+    removed: Sequence[str],
+    inserted: Sequence[Message],
+    *,
+    before: int | None = None,
+    after: str | None = None,
+) -> bool:
+    """Remove exactly the run of messages an edit names and put ``inserted`` where it began.
 
-    Idempotent: once applied, applying again changes nothing (the removed ids are gone and the inserted
-    messages, recognised by tracking id, are present).
+    The edit names its range by the tracking ids of its messages, in order, and by the tracking id of the message
+    that preceded it (``after``). The run removed is one where consecutive messages, before position ``before``
+    (the current turn), carry exactly those ids: the one right after ``after`` if there is one. When ``after``
+    is still in ``messages`` but no run follows it, the edit is already applied. A message outside the run that
+    shares an id with it (the same message sent again) stays.
+
+    Idempotent: once applied, applying again changes nothing.
 
     Returns:
         Whether ``messages`` changed.
     """
-    gone = set(removed)
-    positions = [p for p, m in enumerate(messages) if m.get("tracking_id") in gone]
-    if not positions:
+    ids = [m.get("tracking_id") for m in messages[:before]]
+    width = len(removed)
+    runs = [p for p in range(len(ids) - width + 1) if width and ids[p : p + width] == list(removed)]
+    if after is not None and after in ids:
+        runs = [p for p in runs if p > 0 and ids[p - 1] == after]
+    if not runs:
         return False
+    start = runs[0]
     present = {m.get("tracking_id") for m in messages}
     insert = [copy.deepcopy(m) for m in inserted if m.get("tracking_id") not in present]
-    kept = [m for m in messages if m.get("tracking_id") not in gone]
-    first = positions[0]
-    messages[:] = kept[:first] + insert + kept[first:]
+    messages[start : start + width] = insert
     return True
 
 
@@ -58,12 +72,22 @@ class Edit:
     kind: str
     removed: list[str]
     inserted: list[Message]
+    after: str | None = None
     archived: list[int] = field(default_factory=list)
     ready: bool = False
 
+    def apply(self, messages: list[Message]) -> bool:
+        """Apply the edit to ``messages`` (see ``apply_edit``); returns whether they changed."""
+        return apply_edit(messages, self.removed, self.inserted, before=current_turn_start(messages), after=self.after)
+
     def as_log(self) -> dict[str, Any]:
         """The edit as a JSON-ready log entry."""
-        return {"kind": self.kind, "removed": list(self.removed), "inserted": copy.deepcopy(self.inserted)}
+        return {
+            "kind": self.kind,
+            "removed": list(self.removed),
+            "inserted": copy.deepcopy(self.inserted),
+            "after": self.after,
+        }
 
 
 def new_log() -> dict[str, Any]:
@@ -108,7 +132,12 @@ def replay_log(messages: list[Message], log: Any) -> None:
     if log.get("version") != LOG_VERSION:
         logger.warning("version=<%s> | unknown context edit log version; not replayed", log.get("version"))
         return
-    replayed = sum(apply_edit(messages, e.get("removed", []), e.get("inserted", [])) for e in log["edits"])
+    replayed = sum(
+        Edit(str(e.get("kind")), list(e.get("removed", [])), list(e.get("inserted", [])), e.get("after")).apply(
+            messages
+        )
+        for e in log["edits"]
+    )
     anchor = log.get("anchor")
     head = set(log.get("head") or [])
     positions = [p for p, m in enumerate(messages) if anchor and m.get("tracking_id") == anchor]

@@ -63,8 +63,11 @@ def validate_compaction_options(
     hard_limit: float | None,
     on_summary_failure: OnSummaryFailure,
     threshold: float | None,
+    state_budget: float,
 ) -> None:
     """Raise ConfigurationError naming the first invalid compaction option."""
+    if isinstance(state_budget, bool) or not isinstance(state_budget, (int, float)) or not 0 < state_budget < 1:
+        raise ConfigurationError(f"state_budget must be a share of the context window in (0, 1), got {state_budget!r}")
     if on_summary_failure not in ON_SUMMARY_FAILURES:
         raise ConfigurationError(f"on_summary_failure must be 'raise' or 'drop_oldest', got {on_summary_failure!r}")
     if summary_format not in SUMMARY_FORMATS:

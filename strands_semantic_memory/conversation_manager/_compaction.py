@@ -7,7 +7,9 @@ of which calls ``_archive`` for every message before it leaves the context:
   merges into through Strands' structured output, instead of a prose summary that is re-summarized;
 * ``hard_limit``: a share of the model's context window above which the oldest messages leave the context anyway
   when compaction fails or is not enough;
-* ``on_summary_failure="drop_oldest"``: a failing summarizer drops the oldest messages instead of failing the turn.
+* ``on_summary_failure="drop_oldest"``: a failing summarizer drops the oldest messages instead of failing the turn;
+* ``state_budget``: the structured state never takes more than this share of the model's context window (its oldest
+  items give way, their messages stay archived), so a state the model made too large cannot wedge the conversation.
 
 ``SemanticSummarizingConversationManager`` supplies the archive. What the
 summarizer sees and how it is asked live in ``summarizer``.
@@ -43,7 +45,12 @@ from strands_semantic_memory.conversation_manager._drop_policy import (
     explain_overflow,
     split_for,
 )
-from strands_semantic_memory.conversation_manager._session_state import SessionState, state_message
+from strands_semantic_memory.conversation_manager._session_state import (
+    SessionState,
+    state_json,
+    state_message,
+    trim_state,
+)
 from strands_semantic_memory.conversation_manager._structured_summary import merge_into_state, previous_prose
 from strands_semantic_memory.conversation_manager._summarizer import MessageFilter, summary_view
 from strands_semantic_memory.errors import ConfigurationError
@@ -54,6 +61,15 @@ if TYPE_CHECKING:
 __all__ = ["CompactingConversationManager", "check_strands_compatibility", "drop_split"]
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_STATE_BUDGET = 0.25
+"""Default ``state_budget``: the structured state takes at most a quarter of the model's context window."""
+
+CHARS_PER_TOKEN = 3
+"""Characters counted per token of the state budget (compact JSON runs 3 to 4 per token; 3 errs on the safe side)."""
+
+UNKNOWN_WINDOW = 200_000
+"""The context window assumed for a model that does not say (Strands' own default)."""
 
 
 class CompactingConversationManager(SummarizingConversationManager):
@@ -71,6 +87,7 @@ class CompactingConversationManager(SummarizingConversationManager):
         hard_limit: float | None,
         on_summary_failure: OnSummaryFailure,
         budget: ContextBudget | None = None,
+        state_budget: float = DEFAULT_STATE_BUDGET,
         **strands_options: Any,
     ) -> None:
         """Validate and keep the options (documented on the concrete manager); ``strands_options`` go to Strands.
@@ -83,8 +100,9 @@ class CompactingConversationManager(SummarizingConversationManager):
         super().__init__(**strands_options)
         threshold = self._compression_threshold
         validate_compaction_options(
-            summary_format, summary_schema, summary_filter, hard_limit, on_summary_failure, threshold
+            summary_format, summary_schema, summary_filter, hard_limit, on_summary_failure, threshold, state_budget
         )
+        self.state_budget = float(state_budget)
         self.summary_format = summary_format
         self.summary_schema: type[BaseModel] = summary_schema or SessionState
         self.summary_filter = summary_filter
@@ -101,6 +119,10 @@ class CompactingConversationManager(SummarizingConversationManager):
     def _archive(self, messages: list[Message]) -> list[int]:
         """Archive ``messages`` (idempotently) and return their archive indices, same order."""
         raise NotImplementedError
+
+    def is_forgotten(self, message: Message) -> bool:
+        """Whether ``message`` was forgotten on request while in the active context: it leaves it unarchived."""
+        return False
 
     @property
     def session_state(self) -> BaseModel | None:
@@ -124,6 +146,8 @@ class CompactingConversationManager(SummarizingConversationManager):
         """Strands' hooks, plus the headroom check and the hard-limit check before each model call."""
         super().register_hooks(registry, **kwargs)
         registry.add_callback(BeforeModelCallEvent, self._keep_headroom)
+        if self.summary_format == "structured":
+            registry.add_callback(BeforeModelCallEvent, self._fit_state_before_call)
         if self.hard_limit is not None:
             registry.add_callback(BeforeModelCallEvent, self._enforce_hard_limit)
 
@@ -162,6 +186,7 @@ class CompactingConversationManager(SummarizingConversationManager):
         """Run Strands' reduction; on failure undo its message count (nothing left the context) and explain."""
         removed_before = self.removed_message_count
         self._pending_state = None
+        self._fit_state(agent)  # the merge prompt carries the previous state: it must fit too
         try:
             super()._summarize_oldest(agent)
         except ContextWindowOverflowException as error:
@@ -211,11 +236,15 @@ class CompactingConversationManager(SummarizingConversationManager):
             raise ContextWindowOverflowException(
                 "Cannot summarize: only the previous summary is outside the preserved recent messages"
             )
-        indices = self._archive(leaving)
-        seen = summary_view(leaving, self.summary_filter)
+        kept = [m for m in leaving if not self.is_forgotten(m)]  # forgotten ones are neither archived nor summarized
+        index_of = dict(zip([id(m) for m in kept], self._archive(kept), strict=True))
+        seen = summary_view(leaving, self._summarizer_sees)
         if self.summary_format == "structured":
             return self._structured_summary(
-                [leaving[i] for i in seen], [indices[i] for i in seen], agent, prose=self._previous_prose(messages)
+                [leaving[i] for i in seen],
+                [index_of[id(leaving[i])] for i in seen],
+                agent,
+                prose=self._previous_prose(messages),
             )
         seen_ids = {id(leaving[i]) for i in seen}
         if not seen_ids:  # the filter left nothing new: keep the previous summary, or say what happened
@@ -224,6 +253,12 @@ class CompactingConversationManager(SummarizingConversationManager):
             return {"role": "user", "content": list(previous["content"]) if previous else [{"text": text}]}
         view = [m for m in messages if m is self._summary_message or id(m) in seen_ids]
         return super()._generate_summary(view, agent)
+
+    def _summarizer_sees(self, message: Message) -> bool:
+        """The user's ``summary_filter``, and never a forgotten message (tool pairs are kept whole around it)."""
+        if self.is_forgotten(message):
+            return False
+        return self.summary_filter is None or bool(self.summary_filter(message))
 
     # ------------------------------------------------------------------ structured summary
 
@@ -244,8 +279,49 @@ class CompactingConversationManager(SummarizingConversationManager):
             summarization_agent=self.summarization_agent,
             system_prompt=self.summarization_system_prompt,
         )
+        state, report = trim_state(state, self._state_chars(agent))
+        if report.items:
+            logger.warning(
+                "left_out=<%d>, budget_chars=<%d> | the merged state exceeded state_budget; its oldest items were "
+                "left out (their messages are archived)",
+                report.items,
+                self._state_chars(agent),
+            )
         self._pending_state = state
-        return state_message(state)
+        return state_message(state, report.note())
+
+    # ------------------------------------------------------------------ the state's budget
+
+    def _state_chars(self, agent: Agent) -> int:
+        """The budget of the state's JSON, in characters: ``state_budget`` of the model's context window.
+
+        The message around it (a header, a note of what was left out, the delimiters) adds at most 600 characters.
+        """
+        window = getattr(agent.model, "context_window_limit", None) or UNKNOWN_WINDOW
+        return int(self.state_budget * window * CHARS_PER_TOKEN)
+
+    def _fit_state(self, agent: Agent) -> None:
+        """Trim the current state to its budget (a restored session's, say) and put it in the conversation."""
+        state, budget = self._session_state, self._state_chars(agent)
+        if state is None or len(state_json(state)) <= budget:
+            return
+        trimmed, report = trim_state(state, budget)
+        if trimmed is state:
+            logger.error("budget_chars=<%d> | the structured state exceeds state_budget and cannot be trimmed", budget)
+            return
+        message = state_message(trimmed, report.note())
+        previous = self._summary_message
+        agent.messages[:] = [message if m is previous else m for m in agent.messages]
+        self._summary_message, self._session_state = message, trimmed
+        logger.warning(
+            "left_out=<%d>, budget_chars=<%d> | the structured state exceeded state_budget; its oldest items were "
+            "left out (their messages are archived)",
+            report.items,
+            budget,
+        )
+
+    def _fit_state_before_call(self, event: BeforeModelCallEvent) -> None:
+        self._fit_state(event.agent)
 
     # ------------------------------------------------------------------ headroom for the memory
 
@@ -355,7 +431,7 @@ class CompactingConversationManager(SummarizingConversationManager):
         leaving = [m for m in unpinned if m is not self._summary_message]
         if not leaving:
             return 0
-        self._archive(leaving)  # first: nothing is lost, even if the next step fails
+        self._archive([m for m in leaving if not self.is_forgotten(m)])  # first: nothing is lost if the next step fails
         leaving_ids = {id(m) for m in leaving}
         agent.messages[:] = [m for m in messages if id(m) not in leaving_ids]
         self.removed_message_count += len(leaving)

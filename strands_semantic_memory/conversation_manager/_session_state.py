@@ -5,14 +5,15 @@ named fields that the next reduction *merges into*: the model receives the previ
 the context, and returns the updated state. It reaches the chat model as one compact, delimited message in place of
 the prose summary, and the archive still holds every word (each fact names the archive messages it came from).
 
-This module holds the default schema, how a state is written into the conversation and how it is saved with a
-session; ``summarizer`` asks the model for it.
+This module holds the default schema, how a state is written into the conversation, how it is kept within a
+budget (``trim_state``) and how it is saved with a session; ``summarizer`` asks the model for it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -25,6 +26,7 @@ __all__ = [
     "STATE_OPEN",
     "Fact",
     "SessionState",
+    "TrimReport",
     "cited_sources",
     "clean_state",
     "dump_session_state",
@@ -33,6 +35,7 @@ __all__ = [
     "render_state",
     "state_json",
     "state_message",
+    "trim_state",
 ]
 
 STATE_OPEN = "<session_state>"
@@ -101,23 +104,145 @@ def _without_empty(value: Any) -> Any:
     return value
 
 
+def _json_of(data: Any) -> str:
+    return json.dumps(_without_empty(data), ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
 def state_json(state: BaseModel) -> str:
     r"""The state as compact JSON without empty fields, safe to place between the delimiters.
 
     ``<`` is escaped as ``\u003c`` (still valid JSON), so text inside the state can never close the block.
     """
-    data = _without_empty(state.model_dump(mode="json"))
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    return _json_of(state.model_dump(mode="json"))
 
 
-def render_state(state: BaseModel) -> str:
-    """The text of the message that carries the state: a one-line header and the delimited JSON."""
-    return f"{_HEADER}\n{STATE_OPEN}\n{state_json(state)}\n{STATE_CLOSE}"
+def render_state(state: BaseModel, note: str = "") -> str:
+    """The text of the message that carries the state: a one-line header, an optional note, the delimited JSON."""
+    header = f"{_HEADER}\n{note}" if note else _HEADER
+    return f"{header}\n{STATE_OPEN}\n{state_json(state)}\n{STATE_CLOSE}"
 
 
-def state_message(state: BaseModel) -> Message:
+def state_message(state: BaseModel, note: str = "") -> Message:
     """The user-role message that replaces the prose summary (same shape as Strands' summary message)."""
-    return {"role": "user", "content": [{"text": render_state(state)}]}
+    return {"role": "user", "content": [{"text": render_state(state, note)}]}
+
+
+# ------------------------------------------------------------------ keeping the state within a budget
+
+
+@dataclass(frozen=True)
+class TrimReport:
+    """What ``trim_state`` left out of a state.
+
+    Attributes:
+        items: List items left out (the oldest first) and texts shortened.
+        sources: The archive indices the items left out cited, ascending (their messages stay archived).
+    """
+
+    items: int = 0
+    sources: list[int] = field(default_factory=list)
+
+    def note(self) -> str:
+        """One line for the model saying what was left out and where it still is (empty when nothing was)."""
+        if not self.items:
+            return ""
+        ranges = _ranges(self.sources).split(", ")
+        shown = ", ".join(ranges[:8]) + (f" and {len(ranges) - 8} more ranges" if len(ranges) > 8 else "")
+        where = f" (archive indices {shown})" if self.sources else ""
+        return (
+            f"[{self.items} older items of the state were left out to keep it within its budget; the messages they "
+            f"came from are archived{where}: search the archive for them.]"
+        )
+
+
+def _ranges(indices: list[int]) -> str:
+    parts: list[str] = []
+    for index in indices:
+        if parts and parts[-1].split("-")[-1] == str(index - 1):
+            parts[-1] = f"{parts[-1].split('-')[0]}-{index}"
+        else:
+            parts.append(str(index))
+    return ", ".join(parts)
+
+
+def _cited(item: Any) -> list[int]:
+    sources = item.get("sources") if isinstance(item, dict) else None
+    return [s for s in sources if isinstance(s, int) and not isinstance(s, bool)] if isinstance(sources, list) else []
+
+
+def _accepts(schema: type[BaseModel], data: dict[str, Any], key: str, value: Any) -> bool:
+    """Whether ``schema`` validates ``data`` with ``key`` set to ``value`` (``data`` is left as it was)."""
+    try:
+        schema.model_validate({**data, key: value})
+    except ValidationError:
+        return False
+    return True
+
+
+def trim_state(state: BaseModel, max_chars: int) -> tuple[BaseModel, TrimReport]:
+    """The state within ``max_chars`` characters of ``state_json``: its largest parts give way first.
+
+    While the state is too large, the largest field gives way: a list loses its oldest item (the first: merges
+    append), a text is cut in half. Facts and decisions cite archive indices, so what they said stays findable in
+    the archive; the report lists those indices. Works on any pydantic schema: a field the schema does not accept
+    trimmed is left as it is, and if the result does not validate, the state is returned whole.
+
+    Args:
+        state: The state.
+        max_chars: The budget for ``state_json(state)``.
+
+    Returns:
+        The trimmed state (``state`` itself when it fits) and what was left out.
+    """
+    if len(state_json(state)) <= max_chars:
+        return state, TrimReport()
+    schema = type(state)
+    data = state.model_dump(mode="json")
+    items, sources = 0, set()
+    fixed: set[str] = set()
+    for _ in range(16):  # each round removes at least the excess it measured; a few rounds absorb escaping
+        excess = len(_json_of(data)) - max_chars
+        sizes = {
+            k: len(json.dumps(v, ensure_ascii=False))
+            for k, v in data.items()
+            if k not in fixed and isinstance(v, (list, str)) and v
+        }
+        if excess <= 0 or not sizes:
+            break
+        dropped = dict.fromkeys(sizes, 0)  # list items dropped from the front this round, per field
+        while excess > 0 and sizes:
+            key = max(sizes, key=lambda k: sizes[k])
+            value = data[key]
+            if isinstance(value, list):
+                item = value[dropped[key]]
+                if not dropped[key] and not _accepts(schema, data, key, value[1:]):
+                    fixed.add(key)
+                    del sizes[key]
+                    continue
+                dropped[key] += 1
+                cost = len(json.dumps(item, ensure_ascii=False)) + 1
+                sources.update(_cited(item))
+                left = len(value) - dropped[key]
+            else:
+                keep = max(0, min(len(value) // 2, len(value) - excess - 1))
+                cut = value[:keep] + "\u2026" if keep else ""
+                if not _accepts(schema, data, key, cut):
+                    fixed.add(key)
+                    del sizes[key]
+                    continue
+                data[key], cost, left = cut, len(value) - keep, keep
+            items += 1
+            excess -= cost
+            sizes[key] -= cost
+            if not left:
+                del sizes[key]
+        for key, count in dropped.items():
+            if count:
+                data[key] = data[key][count:]
+    try:
+        return schema.model_validate(data), TrimReport(items, sorted(sources))
+    except ValidationError:
+        return state, TrimReport()
 
 
 def read_state_block(text: str) -> dict[str, Any] | None:

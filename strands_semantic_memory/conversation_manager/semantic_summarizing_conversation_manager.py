@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import uuid
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -17,6 +18,7 @@ from typing_extensions import override
 from strands_semantic_memory.budget import ContextBudget
 from strands_semantic_memory.conversation_manager._checks import OnSummaryFailure, SummaryFormat
 from strands_semantic_memory.conversation_manager._compaction import (
+    DEFAULT_STATE_BUDGET,
     CompactingConversationManager,
     check_strands_compatibility,
 )
@@ -42,6 +44,9 @@ STATE_KEY = "semantic_memory"
 
 SESSION_STATE_KEY = "session_state"
 """Key of the structured summary in the manager's session state: ``{"schema": name, "data": {...}}``."""
+
+FORGOTTEN_KEY = "forgotten_tracking_ids"
+"""Key of the tracking ids of messages forgotten while in the active context (see ``forget_when_archived``)."""
 
 _ARCHIVE_DEFAULTS: dict[str, Any] = {
     "message_context_radius": DEFAULT_CONTEXT_RADIUS,
@@ -90,6 +95,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         summary_filter: MessageFilter | None = None,
         hard_limit: float | None = None,
         on_summary_failure: OnSummaryFailure = "raise",
+        state_budget: float = DEFAULT_STATE_BUDGET,
         message_context_radius: int = DEFAULT_CONTEXT_RADIUS,
         semantic_search_top_k: int = DEFAULT_TOP_K,
         semantic_search_min_score: float | None = None,
@@ -127,6 +133,9 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
                 the oldest messages from the active context, archived first. None (default): no hard limit.
             on_summary_failure: ``"raise"`` (default, as Strands) or ``"drop_oldest"``: when the summary fails
                 during overflow recovery, drop the oldest messages (archived first) instead of failing the turn.
+            state_budget: Most of the model's context window the structured state may take (default 0.25, counted
+                at 3 characters per token): a larger state loses its oldest items (their messages stay archived and
+                the state message says where), checked after each merge and before each model call.
             message_context_radius: Neighbouring archived messages added on each side of a hit.
             semantic_search_top_k: Hits per search.
             semantic_search_min_score: Minimum cosine similarity of a hit (-1..1); None keeps all.
@@ -165,6 +174,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             hard_limit=hard_limit,
             on_summary_failure=on_summary_failure,
             budget=budget,
+            state_budget=state_budget,
         )
         self.memory: SemanticMemory = _build_memory(
             message_context_radius=message_context_radius,
@@ -183,6 +193,26 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             memory=memory,
         )
         self._state_cache: tuple[int, str] | None = None
+        self._forgotten: set[str] = set()
+
+    # ------------------------------------------------------------------ forgetting
+
+    def forget_when_archived(self, tracking_ids: Iterable[str]) -> None:
+        """Never archive these messages: they leave the active context deleted, not archived (nor summarized).
+
+        ``conversation_forget`` calls this for messages still in the active conversation when the user asks to
+        forget them (they are not in the archive yet, so forgetting there finds nothing), and for the active
+        copies of forgotten archived messages. The ids are saved with the session (only ids, never the text).
+
+        Args:
+            tracking_ids: Strands ``tracking_id`` values of the messages.
+        """
+        self._forgotten.update(str(i) for i in tracking_ids if i)
+
+    @override
+    def is_forgotten(self, message: Message) -> bool:
+        """Whether ``message`` was forgotten while in the active context (see ``forget_when_archived``)."""
+        return bool(self._forgotten) and message.get("tracking_id") in self._forgotten
 
     @override
     def _archive(self, messages: list[Message]) -> list[int]:
@@ -229,6 +259,8 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             self._state_cache = (version, json.dumps(self.memory.to_state(), separators=(",", ":")))
         state[STATE_KEY] = self._state_cache[1]
         state["dropped_message_count"] = self._dropped
+        if self._forgotten:
+            state[FORGOTTEN_KEY] = sorted(self._forgotten)
         if self._session_state is not None:
             state[SESSION_STATE_KEY] = dump_session_state(self._session_state)
         return state
@@ -249,17 +281,23 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             state = {**state, "__name__": type(self).__name__}
         elif name != type(self).__name__:
             raise StateError(f"the session's conversation manager state is a {name!r}'s, not a {type(self).__name__}")
-        session_state = self._parse_session_state(state.get(SESSION_STATE_KEY))
-        payload = state.get(STATE_KEY)
         try:
+            session_state = self._parse_session_state(state.get(SESSION_STATE_KEY))
+            forgotten = state.get(FORGOTTEN_KEY, [])
+            if not isinstance(forgotten, list) or not all(isinstance(i, str) for i in forgotten):
+                raise StateError(f"the session's {FORGOTTEN_KEY} must be a list of tracking ids")
+            payload = state.get(STATE_KEY)
             archive_state = json.loads(payload) if isinstance(payload, str) else payload
         except json.JSONDecodeError as error:
             raise StateError(f"the session's archive is not valid JSON: {error}") from error
-        restored = super().restore_from_session(state)
-        if archive_state is not None:
+        except RecursionError as error:
+            raise StateError("the session's conversation manager state is nested too deeply") from error
+        if archive_state is not None:  # first: it is checked whole, and refused before anything changes
             self.memory.load_state(archive_state)
             logger.info("messages=<%d> | archive restored from session", len(self.memory))
+        restored = super().restore_from_session(state)
         self._session_state = session_state
+        self._forgotten = set(forgotten)
         self._dropped = int(state.get("dropped_message_count") or 0)
         return restored
 

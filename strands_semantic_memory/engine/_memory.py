@@ -360,6 +360,17 @@ class SemanticMemory:
 
     # ------------------------------------------------------------------------------------------- searching
 
+    def find_text(self, text: str) -> list[int]:
+        """The live indices whose text contains ``text``, case-insensitively: what ``forget(query=text)`` deletes.
+
+        Raises:
+            InvalidMessageError: If ``text`` is not a non-empty string (the rules of ``forget(query=...)``).
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidMessageError("find_text() needs a non-empty string")
+        with self._store_lock:
+            return sorted(self._archive.find_text(text))
+
     def search(
         self,
         query: str,

@@ -87,6 +87,9 @@ def reciprocal_rank_fusion(rankings: list[dict[int, float]], k: int) -> dict[int
 def normalized_by_best(scores: FloatArray) -> FloatArray:
     """Scores divided by the best one, so the best scores 1 (returned unchanged when no score is positive).
 
+    A higher score never gets a lower share, but two scores may get the same one: division rounds (scores one
+    ulp apart, or a subnormal score that becomes 0 next to a best of 2).
+
     Args:
         scores: Scores (BM25: non-negative).
 

@@ -16,7 +16,10 @@ Layout of version 2 (version 1, without times, forgotten count and options, is s
     }
 
 Messages are stored as Strands stores them in sessions (bytes values base64-encoded). Every field is checked on
-load; anything wrong raises ``StateError`` naming the field.
+load; anything wrong raises ``StateError`` naming the field. The counters must account for every index
+(``next_index = records + evicted_count + forgotten_count``), and the holes a restore fills between the first record
+and ``next_index`` (forgotten messages) are bounded by what the state holds (``check_holes``), so a few bytes of
+state cannot make a restore allocate millions of slots.
 """
 
 from __future__ import annotations
@@ -47,6 +50,51 @@ if TYPE_CHECKING:
 STATE_FORMAT = "strands-semantic-memory/archive"
 STATE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
+
+MAX_HOLES = 1 << 20
+"""Holes (forgotten indices) a restore fills in any case: about 60 MB of record and lexical slots at most."""
+HOLES_PER_RECORD = 8
+"""Beyond ``MAX_HOLES``, holes a restore fills per record the state holds (a slot costs less than a record)."""
+
+
+def check_counters(next_index: int, held: int, evicted: int, forgotten: int) -> None:
+    """Check that an archive's counters account for every index it handed out, and claim no more.
+
+    Every index below ``next_index`` is held, evicted or forgotten, exactly once.
+
+    Args:
+        next_index: The index the next message would get.
+        held: Messages the archive holds.
+        evicted: Its ``evicted_count``.
+        forgotten: Its ``forgotten_count``.
+
+    Raises:
+        StateError: If the counters disagree with what is held.
+    """
+    accounted = held + evicted + forgotten
+    if next_index != accounted:
+        raise StateError(
+            f"the counters claim {next_index} archived messages (next_index) but account for {accounted}: "
+            f"{held} held, {evicted} evicted, {forgotten} forgotten"
+        )
+
+
+def check_holes(next_index: int, first: int | None, held: int) -> None:
+    """Check that the holes between the first held index and ``next_index`` are not out of proportion.
+
+    A restore keeps a slot for every index from the first held one on (see ``RecordTable``), so the holes in that
+    span are what it allocates beyond the records themselves.
+
+    Raises:
+        StateError: If the span holds more than ``max(MAX_HOLES, HOLES_PER_RECORD * held)`` holes.
+    """
+    holes = next_index - (next_index if first is None else first) - held
+    allowed = max(MAX_HOLES, HOLES_PER_RECORD * held)
+    if holes > allowed:
+        raise StateError(
+            f"saved state has {holes} holes (forgotten indices) between its first record and next_index "
+            f"{next_index}, more than the {allowed} a restore of {held} records allows"
+        )
 
 
 @dataclass
@@ -204,6 +252,24 @@ def _record(raw: Any, position: int, previous: int, next_index: int, version: in
     )
 
 
+def _refuse_reference(store: Any) -> None:
+    """A state that references a durable archive holds no messages: say which archive it names.
+
+    Raises:
+        StateError: If ``store`` is such a reference.
+    """
+    if store is None:
+        return
+    kind = store.get("kind") if isinstance(store, Mapping) else None
+    if kind == "sqlite":
+        where = f"the archive file {store.get('path')!r}: build the memory with archive_path= that file"
+    elif kind == "pgvector":
+        where = f"the PostgreSQL namespace {store.get('namespace')!r}: build the memory with a PostgresArchive on it"
+    else:
+        where = f"a {kind!r} store"
+    raise StateError(f"this state holds no messages, it references {where}; this archive is in process")
+
+
 def load_state(state: Any) -> SavedArchive:
     """Validate and decode saved state (see ``_load_state``); deep nesting is a StateError too."""
     try:
@@ -231,6 +297,7 @@ def _load_state(state: Any) -> SavedArchive:
     version = state.get("version")
     if version not in READABLE_VERSIONS or isinstance(version, bool):
         raise StateError(f"unsupported archive state version {version!r}; this release reads {READABLE_VERSIONS}")
+    _refuse_reference(state.get("store"))
     embedding = _require(state, "embedding", Mapping, "")
     model_id = _require(embedding, "model_id", str, "embedding.")
     dimension = embedding.get("dimension")
@@ -238,14 +305,19 @@ def _load_state(state: Any) -> SavedArchive:
         raise StateError(f"saved state field 'embedding.dimension' is invalid: {dimension!r}")
     next_index = _require(state, "next_index", int, "")
     evicted_count = _require(state, "evicted_count", int, "")
-    forgotten_count = state.get("forgotten_count", 0)
+    forgotten_count = state.get("forgotten_count", 0 if version > 1 else None)
     if not 0 <= next_index <= MAX_INDEX + 1:
         raise StateError(f"saved state field 'next_index' ({next_index}) is out of range 0..{MAX_INDEX + 1}")
     if evicted_count < 0:
         raise StateError(f"saved state field 'evicted_count' is negative ({evicted_count})")
-    if not isinstance(forgotten_count, int) or isinstance(forgotten_count, bool) or forgotten_count < 0:
+    if forgotten_count is not None and (
+        not isinstance(forgotten_count, int) or isinstance(forgotten_count, bool) or forgotten_count < 0
+    ):
         raise StateError(f"saved state field 'forgotten_count' is invalid: {forgotten_count!r}")
     raw_records = _require(state, "records", list, "")
+    if forgotten_count is None:  # version 1 did not count them: the indices it does not account for
+        forgotten_count = max(next_index - len(raw_records) - evicted_count, 0)
+    check_counters(next_index, len(raw_records), evicted_count, forgotten_count)
 
     records: list[SavedRecord] = []
     previous = -1
@@ -253,6 +325,7 @@ def _load_state(state: Any) -> SavedArchive:
         record = _plain_record(raw, previous, next_index) or _record(raw, position, previous, next_index, version)
         records.append(record)
         previous = record.index
+    check_holes(next_index, records[0].index if records else None, len(records))
 
     vector_block = _require(state, "vectors", Mapping, "")
     if vector_block.get("dtype") != "<f4":

@@ -13,34 +13,57 @@ Example:
     agent = Agent(conversation_manager=manager, tools=[*memory_tools(manager)])
     ```
 
-Every tool output is bounded (``max_output_chars``) and says plainly when nothing matched. Invalid input raises
-``ValueError`` with a message addressed to the model; Strands returns it as an error tool result, so the model can
-correct the call. The tools are synchronous: Strands runs them in a worker thread, off the agent's event loop.
+Every tool output is bounded (``max_output_chars``), whatever the model sends, and says plainly when nothing
+matched. Arguments of the wrong type are refused, never coerced (``indices=[true]`` is not index 1). Invalid input
+raises ``ValueError`` with a short message addressed to the model; Strands returns it as an error tool result, so
+the model can correct the call. Forgetting is bounded: one call deletes at most ``max_forget_per_call`` messages,
+and the application can ask to confirm each deletion (``confirm_forget``). A message forgotten while it is still in
+the active conversation is deleted as it leaves it (by the conversation manager), never kept in the archive. The
+tools are synchronous: Strands runs them in a worker thread, off the agent's event loop.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from strands.tools.decorator import tool
-from strands.types.tools import AgentTool
+from strands.types.content import Message
+from strands.types.tools import AgentTool, ToolContext
 
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
-from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryError
 from strands_semantic_memory.formatting._block import format_windows
 from strands_semantic_memory.formatting._tool_output import cut_message, read_window, render_windows
-from strands_semantic_memory.tools._arguments import format_index_ranges, format_time, int_argument, parse_time
+from strands_semantic_memory.messages._codec import searchable_text
+from strands_semantic_memory.messages._text import render_message
+from strands_semantic_memory.tools._arguments import (
+    ModelIndices,
+    ModelInt,
+    ModelText,
+    bounded,
+    format_index_ranges,
+    format_time,
+    index_list_argument,
+    int_argument,
+    parse_time,
+    quoted,
+    text_argument,
+)
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "DEFAULT_MAX_FORGET_PER_CALL",
     "DEFAULT_MAX_OUTPUT_CHARS",
     "DEFAULT_SEARCH_LIMIT",
     "MAX_FORGET_INDICES",
+    "MAX_QUERY_CHARS",
     "MAX_READ_MESSAGES",
     "MAX_SEARCH_LIMIT",
+    "ForgetRequest",
     "format_index_ranges",
     "format_time",
     "memory_tools",
@@ -60,12 +83,37 @@ MAX_READ_MESSAGES = 50
 """Widest index span one ``conversation_read`` call reads."""
 
 MAX_FORGET_INDICES = 1000
-"""Most indices one ``conversation_forget`` call may name."""
+"""Most indices one ``conversation_forget`` call may name (more is refused before anything is read)."""
+
+DEFAULT_MAX_FORGET_PER_CALL = 20
+"""Default bound of ``max_forget_per_call``: most archived messages one ``conversation_forget`` call deletes."""
 
 MIN_FORGET_QUERY_CHARS = 3
 """Shortest text ``conversation_forget(query=...)`` accepts (a one-letter query would delete nearly everything)."""
 
+MAX_QUERY_CHARS = 2000
+"""Longest ``query`` the tools accept (a search query or a text to forget; longer is refused, never echoed)."""
+
 ROLES = ("user", "assistant")
+
+
+@dataclass(frozen=True)
+class ForgetRequest:
+    """What one ``conversation_forget`` call would delete, shown to the application's ``confirm_forget``.
+
+    Attributes:
+        indices: The archive indices, ascending.
+        messages: The archived messages at those indices, same order.
+        query: The text the model asked to forget, or None when it named indices.
+    """
+
+    indices: tuple[int, ...]
+    messages: tuple[Message, ...]
+    query: str | None = None
+
+
+ConfirmForget = Callable[[ForgetRequest], bool]
+"""The application's decision on a ``ForgetRequest``: True deletes, False deletes nothing."""
 
 
 # ---------------------------------------------------------------------------------------------- the tools
@@ -76,10 +124,14 @@ def _filters_text(role: str | None, since: Any, until: Any) -> str:
     if role:
         parts.append(f"role={role}")
     if since not in (None, ""):
-        parts.append(f"since={since}")
+        parts.append(f"since={str(since)[:40]}")
     if until not in (None, ""):
-        parts.append(f"until={until}")
+        parts.append(f"until={str(until)[:40]}")
     return f" ({', '.join(parts)})" if parts else ""
+
+
+def _optional_text(value: Any, name: str) -> str | None:
+    return None if value is None else text_argument(value, name, max_chars=MAX_QUERY_CHARS)
 
 
 def search_text(
@@ -100,13 +152,15 @@ def search_text(
     Raises:
         ValueError: On invalid arguments (the message is meant for the model).
     """
-    if not isinstance(query, str) or not query.strip():
+    query = text_argument(query, "query", max_chars=MAX_QUERY_CHARS)
+    if not query.strip():
         raise ValueError("query must be a non-empty string: the words or facts to look for")
     count = int_argument(limit, "limit")
     if not 1 <= count <= MAX_SEARCH_LIMIT:
         raise ValueError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}, got {count}")
     if role is not None and role != "" and role not in ROLES:
-        raise ValueError(f"role must be 'user', 'assistant' or omitted, got {role!r}")
+        raise ValueError(f"role must be 'user', 'assistant' or omitted, got {quoted(role)}")
+    since, until = _optional_text(since, "since"), _optional_text(until, "until")
     start = parse_time(since, name="since")
     stop = parse_time(until, name="until", end_of_day=True)
     if start is not None and stop is not None and start > stop:
@@ -124,10 +178,10 @@ def search_text(
     )
     filters = _filters_text(role or None, since, until)
     if not windows:
-        return f"No archived messages match {query!r}{filters}."
-    text, shown, left_out = render_windows(windows, max_chars - 300, show_dates=show_dates)
+        return f"No archived messages match {quoted(query)}{filters}."
+    text, shown, left_out = render_windows(windows, max_chars - 400, show_dates=show_dates)
     hits = sum(len(w.hit_indices) for w in shown)
-    header = f"Found {hits} matching archived message(s) for {query!r}{filters}, shown with their neighbours:"
+    header = f"Found {hits} matching archived message(s) for {quoted(query)}{filters}, shown with their neighbours:"
     footer = []
     if left_out:
         footer.append(
@@ -139,8 +193,8 @@ def search_text(
 
 def read_text(
     memory: SemanticMemory,
-    start: int,
-    end: int | None = None,
+    start: Any,
+    end: Any = None,
     *,
     max_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     show_dates: bool = True,
@@ -215,51 +269,139 @@ def read_text(
     return "\n".join([header, body, *notes])
 
 
-def forget_text(memory: SemanticMemory, indices: Sequence[int] | None = None, query: str | None = None) -> str:
+def forget_text(
+    memory: SemanticMemory,
+    indices: Any = None,
+    query: Any = None,
+    *,
+    max_per_call: int = DEFAULT_MAX_FORGET_PER_CALL,
+    confirm: ConfirmForget | None = None,
+    active: list[Message] | None = None,
+    manager: Any = None,
+) -> str:
     """What ``conversation_forget`` does and returns (see ``memory_tools``); usable without an agent.
+
+    Args:
+        memory: The archive.
+        indices: Archive indices to delete (as the model sent them).
+        query: Or: delete the archived messages containing this text (as the model sent it).
+        max_per_call: Most archived messages one call deletes; a call that would delete more deletes nothing.
+        confirm: The application's ``confirm_forget``, if any.
+        active: The agent's active conversation, to find the messages still in it that hold ``query``.
+        manager: The conversation manager that archives the active conversation (``forget_when_archived``).
 
     Raises:
         ValueError: On invalid arguments (the message is meant for the model).
     """
-    has_indices = indices is not None and len(indices) > 0
-    has_query = isinstance(query, str) and bool(query.strip())
-    if has_indices == has_query:
-        raise ValueError(
-            "give exactly one of: indices (archive indices, as shown in [Message N]) or query (text that the "
-            "messages to forget contain, e.g. a phone number)"
-        )
-    if has_indices:
-        assert indices is not None
-        if isinstance(indices, (str, bytes)) or len(indices) > MAX_FORGET_INDICES:
-            raise ValueError(f"indices must be a list of at most {MAX_FORGET_INDICES} archive indices")
-        wanted = sorted({int_argument(i, "each index") for i in indices})
-        if wanted[0] < 0:
-            raise ValueError(f"archive indices are >= 0, got {wanted[0]}")
-        forgotten = memory.forget(wanted)
-        if not forgotten:
-            return f"Nothing was forgotten: no archived message has index {format_index_ranges(wanted)}."
-        missing = sorted(set(wanted) - set(forgotten))
-        text = (
+    if indices is not None and query is not None and query != "" and indices != []:
+        raise ValueError(_ONE_OF)
+    if indices is not None and indices != []:
+        wanted = index_list_argument(indices, "indices", MAX_FORGET_INDICES)
+        needle = None
+        if len(wanted) > max_per_call:
+            return (
+                f"Nothing was forgotten: {len(wanted)} indices were given, and at most {max_per_call} archived "
+                "messages can be forgotten per call. Ask the user which ones matter, or forget them in smaller calls."
+            )
+        found = _records(memory, wanted)
+    elif query is not None and query != "":
+        needle = text_argument(query, "query", max_chars=MAX_QUERY_CHARS).strip()
+        if len(needle) < MIN_FORGET_QUERY_CHARS:
+            raise ValueError(
+                f"query must be at least {MIN_FORGET_QUERY_CHARS} characters: every message containing it is deleted"
+            )
+        try:
+            matches = memory.find_text(needle)
+        except SemanticMemoryError as error:  # the engine's own rules for a query
+            raise ValueError(str(error)) from None
+        if len(matches) > max_per_call:
+            return (
+                f"Nothing was forgotten: {len(matches)} archived messages contain that text, and at most "
+                f"{max_per_call} can be forgotten per call. Use a more specific text (the exact number or name), "
+                "or archive indices."
+            )
+        wanted, found = matches, _records(memory, matches)
+    else:
+        raise ValueError(_ONE_OF)
+    existing = sorted(found)
+    if existing and confirm is not None:
+        request = ForgetRequest(tuple(existing), tuple(found[i] for i in existing), needle)
+        if not confirm(request):
+            return (
+                f"Nothing was forgotten: the application did not confirm deleting {len(existing)} archived "
+                f"message(s) ({format_index_ranges(existing)}). Tell the user; they can confirm and ask again."
+            )
+    forgotten = memory.forget(existing) if existing else []
+    held = _held_elsewhere(found, forgotten, needle, active, manager)
+    parts: list[str] = []
+    if forgotten:
+        parts.append(
             f"Forgot {len(forgotten)} archived message(s): {format_index_ranges(forgotten)}. They can no longer be "
             "searched or read, and saved state no longer contains them."
         )
-        if missing:
-            text += f" Not in the archive (already gone): {format_index_ranges(missing)}."
-        return text + " Messages still in the active conversation are not affected."
-    assert query is not None
-    needle = query.strip()
-    if len(needle) < MIN_FORGET_QUERY_CHARS:
-        raise ValueError(
-            f"query must be at least {MIN_FORGET_QUERY_CHARS} characters: every message containing it is deleted"
+    elif needle is not None:
+        parts.append("Nothing was forgotten from the archive: no archived message contains that text.")
+    else:
+        parts.append(f"Nothing was forgotten: no archived message has index {format_index_ranges(wanted)}.")
+    missing = sorted(set(wanted) - set(forgotten)) if needle is None else []
+    if forgotten and missing:
+        parts.append(f"Not in the archive (already gone): {format_index_ranges(missing)}.")
+    parts.append(held)
+    return " ".join(p for p in parts if p)
+
+
+_ONE_OF = (
+    "give exactly one of: indices (archive indices, as shown in [Message N]) or query (text that the "
+    "messages to forget contain, e.g. a phone number)"
+)
+
+
+def _records(memory: SemanticMemory, indices: list[int]) -> dict[int, Message]:
+    """The archived messages at ``indices`` that exist."""
+    found: dict[int, Message] = {}
+    for index in indices:
+        try:
+            found[index] = memory.get(index)
+        except KeyError:
+            continue
+    return found
+
+
+def _contains(message: Message, needle: str) -> bool:
+    """Whether a message's searchable text contains ``needle`` as the archive matches it (``find_text``)."""
+    return needle.casefold() in searchable_text(render_message(message)).casefold()
+
+
+def _held_elsewhere(
+    found: dict[int, Message], forgotten: list[int], needle: str | None, active: list[Message] | None, manager: Any
+) -> str:
+    """Keep forgotten messages forgotten where they still are: the active conversation, soon archived again.
+
+    Messages in the active conversation that hold the forgotten text, and the active copies of forgotten archived
+    messages (same tracking id), are handed to the conversation manager, which deletes them as they leave the
+    conversation instead of keeping them in the archive.
+
+    Returns:
+        What to tell the model about them.
+    """
+    ids = {str(found[i].get("tracking_id")) for i in forgotten if found[i].get("tracking_id")}
+    in_context = [
+        m
+        for m in active or []
+        if (needle is not None and _contains(m, needle)) or (m.get("tracking_id") and m.get("tracking_id") in ids)
+    ]
+    ids.update(str(m["tracking_id"]) for m in in_context if m.get("tracking_id"))
+    keeper = getattr(manager, "forget_when_archived", None)
+    if ids and callable(keeper):
+        keeper(ids)
+    if not in_context:
+        return ""
+    if callable(keeper):
+        return (
+            f"{len(in_context)} message(s) still in the active conversation hold it: they are deleted as they "
+            "leave it, never kept in the archive."
         )
-    forgotten = memory.forget(query=needle)
-    if not forgotten:
-        return f"Nothing was forgotten: no archived message contains {needle!r}."
-    return (
-        f"Forgot {len(forgotten)} archived message(s) containing {needle!r}: {format_index_ranges(forgotten)}. "
-        "They can no longer be searched or read, and saved state no longer contains them. Messages still in the "
-        "active conversation are not affected."
-    )
+    return f"{len(in_context)} message(s) still in the active conversation hold it and are not affected."
 
 
 SEARCH_DESCRIPTION = (
@@ -289,6 +431,8 @@ def memory_tools(
     show_dates: bool = True,
     context_radius: int | None = None,
     min_score: float | None = None,
+    max_forget_per_call: int = DEFAULT_MAX_FORGET_PER_CALL,
+    confirm_forget: ConfirmForget | None = None,
 ) -> list[AgentTool]:
     """The conversation tools for an agent: ``conversation_search``, ``conversation_read``, ``conversation_forget``.
 
@@ -305,23 +449,39 @@ def memory_tools(
         show_dates: Show each message's date (when it was said if known, else when it was archived).
         context_radius: Neighbours shown around each search hit (default: the memory's).
         min_score: Minimum cosine similarity of a search hit (default: the memory's).
+        max_forget_per_call: Most archived messages one ``conversation_forget`` call deletes (default 20); a call
+            that would delete more deletes nothing and tells the model so. 1 turns bulk forgetting off.
+        confirm_forget: ``confirm_forget(request) -> bool``, called with a ``ForgetRequest`` before each deletion
+            (ask the user, apply a policy); False deletes nothing and the model is told so.
 
     Returns:
         Strands tools, ready for ``Agent(tools=[...])``.
 
     Raises:
-        ConfigurationError: If ``source`` has no ``SemanticMemory`` or ``max_output_chars`` is below 1,000.
+        ConfigurationError: If ``source`` has no ``SemanticMemory``, ``max_output_chars`` is below 1,000,
+            ``max_forget_per_call`` below 1 or ``confirm_forget`` not callable.
     """
     memory = resolve_memory(source, pass_as="memory_tools(memory)")
     if isinstance(max_output_chars, bool) or not isinstance(max_output_chars, int) or max_output_chars < 1000:
         raise ConfigurationError(f"max_output_chars must be an integer >= 1000, got {max_output_chars!r}")
+    if isinstance(max_forget_per_call, bool) or not isinstance(max_forget_per_call, int) or max_forget_per_call < 1:
+        raise ConfigurationError(f"max_forget_per_call must be an integer >= 1, got {max_forget_per_call!r}")
+    if confirm_forget is not None and not callable(confirm_forget):
+        raise ConfigurationError(f"confirm_forget must be callable, got {confirm_forget!r}")
+
+    def answer(make: Callable[[], str]) -> str:
+        """The tool's answer, bounded; a refusal's message bounded too (Strands returns it as the result)."""
+        try:
+            return bounded(make(), max_output_chars)
+        except ValueError as error:
+            raise ValueError(bounded(str(error), max_output_chars - 100)) from None
 
     def conversation_search(
-        query: str,
-        limit: int = DEFAULT_SEARCH_LIMIT,
-        role: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
+        query: ModelText,
+        limit: ModelInt = DEFAULT_SEARCH_LIMIT,
+        role: ModelText | None = None,
+        since: ModelText | None = None,
+        until: ModelText | None = None,
     ) -> str:
         """Search the archive of this conversation.
 
@@ -332,41 +492,62 @@ def memory_tools(
             since: Only messages from this time on (ISO-8601, e.g. 2024-05-01 or 2024-05-01T14:30:00Z).
             until: Only messages up to this time (ISO-8601; a bare date includes the whole day).
         """
-        return search_text(
-            memory,
-            query,
-            limit,
-            role,
-            since,
-            until,
-            context_radius=context_radius,
-            min_score=min_score,
-            max_chars=max_output_chars,
-            show_dates=show_dates,
+        return answer(
+            lambda: search_text(
+                memory,
+                query,
+                limit,
+                role,
+                since,
+                until,
+                context_radius=context_radius,
+                min_score=min_score,
+                max_chars=max_output_chars,
+                show_dates=show_dates,
+            )
         )
 
-    def conversation_read(start: int, end: int | None = None) -> str:
+    def conversation_read(start: ModelInt, end: ModelInt | None = None) -> str:
         """Read archived messages exactly as they were said.
 
         Args:
             start: Archive index of the first message (the N of [Message N]).
             end: Archive index of the last message, inclusive; omit to read one message.
         """
-        return read_text(memory, start, end, max_chars=max_output_chars, show_dates=show_dates)
+        return answer(lambda: read_text(memory, start, end, max_chars=max_output_chars, show_dates=show_dates))
 
-    def conversation_forget(indices: list[int] | None = None, query: str | None = None) -> str:
+    def conversation_forget(
+        tool_context: ToolContext, indices: ModelIndices | None = None, query: ModelText | None = None
+    ) -> str:
         """Permanently delete archived messages.
 
         Args:
+            tool_context: Supplied by Strands.
             indices: Archive indices of the messages to delete (the N of [Message N]).
             query: Delete every archived message containing this text (case-insensitive, at least 3 characters).
         """
-        return forget_text(memory, indices, query)
+        agent = getattr(tool_context, "agent", None)
+        manager = source if hasattr(source, "forget_when_archived") else getattr(agent, "conversation_manager", None)
+        if getattr(manager, "memory", None) is not memory:
+            manager = None
+        return answer(
+            lambda: forget_text(
+                memory,
+                indices,
+                query,
+                max_per_call=max_forget_per_call,
+                confirm=confirm_forget,
+                active=list(getattr(agent, "messages", None) or []),
+                manager=manager,
+            )
+        )
 
     tools: list[AgentTool] = [
         tool(name="conversation_search", description=SEARCH_DESCRIPTION)(conversation_search),
         tool(name="conversation_read", description=READ_DESCRIPTION)(conversation_read),
     ]
     if include_forget:
-        tools.append(tool(name="conversation_forget", description=FORGET_DESCRIPTION)(conversation_forget))
+        tools.append(
+            tool(name="conversation_forget", description=FORGET_DESCRIPTION, context=True)(conversation_forget)
+        )
     return tools

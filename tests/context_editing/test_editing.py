@@ -71,6 +71,27 @@ def test_apply_is_idempotent_and_keeps_order():
     assert [m["tracking_id"] for m in restored] == ["t0", "s", "t4", "t5"]
 
 
+def test_apply_touches_exactly_the_range_even_when_its_ids_appear_elsewhere():
+    def said(tracking_id, text):
+        return dict(text_message("user", text), tracking_id=tracking_id)
+
+    # The same message sent again (same tracking id) before and after the range, and as the current turn.
+    history = [said("t1", "early copy"), said("p", "before"), said("t0", "a"), said("t1", "b"), said("t2", "c")]
+    history += [said("t3", "d"), said("t1", "later copy"), said("t1", "current turn")]
+    note = said("n", "note")
+    assert apply_edit(history, ["t0", "t1", "t2"], [note], before=7, after="p")
+    texts = ["early copy", "before", "note", "d", "later copy", "current turn"]
+    assert [m["content"][0]["text"] for m in history] == texts
+    assert not apply_edit(history, ["t0", "t1", "t2"], [note], before=5, after="p")  # applied: nothing matches again
+    # A range of one message whose copy comes later: the copy stays, also when the edit is applied again.
+    history = [said("p", "before"), said("t1", "original"), said("q", "next"), said("t1", "copy"), said("u", "now")]
+    assert apply_edit(history, ["t1"], [], before=4, after="p")
+    assert not apply_edit(history, ["t1"], [], before=3, after="p")
+    assert [m["content"][0]["text"] for m in history] == ["before", "next", "copy", "now"]
+    # Never the current turn, whatever it shares with the range.
+    assert not apply_edit([said("t1", "current turn")], ["t1"], [], before=0)
+
+
 def test_inserted_message_role_keeps_alternation_where_one_message_can():
     assert replacement_role("assistant", "assistant") == "user"
     assert replacement_role("user", "user") == "assistant"
@@ -252,6 +273,24 @@ def test_edits_queue_during_the_tool_call_and_apply_at_the_next_safe_point(embed
     assert sizes_during_tool == [size + 2]
     # Applied before the next model call: the request after the tool result is four messages shorter.
     assert len(model.chat_requests[-1]["messages"]) == size + 3 - 4
+
+
+def test_an_edit_leaves_messages_outside_its_range_alone_even_when_they_share_a_tracking_id(embedder, tmp_path):
+    from strands_semantic_memory import SemanticMemory
+
+    script = Script()
+    agent, model, editor, _ = build_agent(SemanticMemory(embedder=embedder), tmp_path, script)
+    for turn in turns(4):
+        agent(turn)
+    resent = agent.messages[2]  # a user message inside the range below, sent again as the current turn
+    after_range = snapshot(agent.messages[5:])
+    script.edit = ("context_drop", lambda ids: {"start": ids[0][0], "end": ids[4][0]})
+    agent([{"role": "user", "content": [{"text": "tidy"}], "tracking_id": resent["tracking_id"]}])
+    assert editor.applied_count == 1
+    texts = [render_message(m) for m in agent.messages]
+    assert "tidy" in texts, "the current turn's message stays"
+    assert snapshot(agent.messages[1 : 1 + len(after_range)]) == after_range  # the note, then the rest untouched
+    assert not any("Remember fact 1:" in text for text in texts), "the range itself left"
 
 
 def test_refusals_are_clear_and_change_nothing(embedder, tmp_path):

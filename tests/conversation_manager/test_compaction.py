@@ -20,15 +20,19 @@ from strands_semantic_memory.conversation_manager._session_state import (
     STATE_OPEN,
     Fact,
     SessionState,
+    TrimReport,
     clean_state,
     read_state_block,
     render_state,
+    state_json,
+    trim_state,
 )
 from strands_semantic_memory.conversation_manager._summarizer import describe_indices, merge_request, summary_view
+from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages._text import render_message
 from tests.support.conversations import TOPIC_TURNS, make_agent
 from tests.support.scripted_model import ToolCall, default_responder
-from tests.support.structured_model import StructuredScriptedModel, merging_responder
+from tests.support.structured_model import StructuredScriptedModel, archive_indices, merging_responder
 
 LIMIT = 1200  # characters: the scripted chat model overflows above it
 PLANTED = "FACT locker: LK-4417-QV\nPlease remember my locker code exactly."
@@ -351,3 +355,71 @@ def test_scripted_merge_is_a_real_merge():
     head["content"][0]["text"] += "\nThey are archived as #7 (in order)"
     state = SessionState.model_validate(merging_responder(SessionState, prompt, None))
     assert [(f.text, f.sources) for f in state.facts] == [("k: new", [7])]
+
+
+# ------------------------------------------------------------------ the state fits a budget
+
+
+def oversized_state(output_model, prompt, system_prompt):
+    """The scripted merge, then hundreds of long facts: a state far larger than the model's context window."""
+    state = merging_responder(output_model, prompt, system_prompt)
+    sources = archive_indices(render_message(prompt[0])) or [0]
+    padding = [{"text": f"note {n}: " + "detail " * 30, "sources": [sources[n % len(sources)]]} for n in range(300)]
+    return {**state, "facts": [*padding, *state["facts"]], "narrative": "long story " * 2000}
+
+
+def test_an_oversized_state_never_wedges_the_conversation(embedder):
+    window = 1000  # tokens; the scripted model overflows above 2,500 characters
+    model = StructuredScriptedModel(max_input_chars=2500, context_window_limit=window, state_responder=oversized_state)
+    manager = structured(embedder, on_summary_failure="drop_oldest", hard_limit=0.95)
+    agent = make_agent(model, manager)
+    for turn in [PLANTED, *TURNS[:24]]:
+        agent(turn)  # today: once the state exceeds the window, every later turn overflows
+    state_text = render_message(manager.summary_message)
+    assert len(state_text) <= 0.25 * window * 3 + 600, "the state message fits its budget (and a short header)"
+    assert "left out" in state_text and "archived" in state_text
+    assert "locker: LK-4417-QV" in fact_texts(manager), "the newest facts are kept"
+    for fact in manager.session_state.facts:
+        for source in fact.sources:
+            assert manager.memory.get(source), "what a kept fact cites is in the archive"
+    assert manager.get_state()["session_state"]["data"] == manager.session_state.model_dump(mode="json")
+
+
+def test_an_oversized_state_restored_from_a_session_is_fitted_before_the_first_call(embedder):
+    model = StructuredScriptedModel(max_input_chars=2500, context_window_limit=1000)
+    first = structured(embedder)
+    agent = make_agent(model, first)
+    for turn in [PLANTED, *TURNS[:30]]:
+        agent(turn)
+    state = first.get_state()
+    huge = [{"text": f"old note {n}: " + "detail " * 30, "sources": []} for n in range(400)]
+    state["session_state"]["data"]["facts"] = [*huge, *state["session_state"]["data"]["facts"]]
+    state["summary_message"]["content"] = [
+        {"text": render_state(SessionState.model_validate(state["session_state"]["data"]))}
+    ]
+    manager = structured(embedder)
+    restored = make_agent(StructuredScriptedModel(max_input_chars=2500, context_window_limit=1000), manager)
+    restored.messages = [*manager.restore_from_session(state), *agent.messages[1:]]
+    restored("One more question?")  # today: the restored state alone overflows every call
+    assert len(render_message(restored.messages[0])) <= 0.25 * 1000 * 3 + 600
+    assert "locker: LK-4417-QV" in fact_texts(manager)
+
+
+def test_trim_state_drops_the_oldest_items_first_and_reports_their_sources():
+    state = SessionState(
+        facts=[Fact(text=f"fact {n} " + "x" * 50, sources=[n]) for n in range(40)],
+        open_threads=[f"thread {n}" for n in range(5)],
+        narrative="n" * 300,
+    )
+    trimmed, left_out = trim_state(state, 1200)
+    assert len(state_json(trimmed)) <= 1200
+    kept = [f.sources[0] for f in trimmed.facts]
+    assert kept == list(range(40 - len(kept), 40)), "the newest facts stay"
+    assert left_out.sources == list(range(40 - len(kept))) and left_out.items >= 40 - len(kept)
+    assert trim_state(trimmed, 1200) == (trimmed, TrimReport())
+
+
+@pytest.mark.parametrize("budget", [0, 1, 1.5, -0.1, True, "0.2"])
+def test_state_budget_is_a_share_of_the_window(embedder, budget):
+    with pytest.raises(ConfigurationError, match="state_budget"):
+        structured(embedder, state_budget=budget)

@@ -199,3 +199,119 @@ def test_structured_manager_builds_its_first_state_from_a_restored_prose_summary
     assert "summarized in prose" in head and prose in head, "the prose summary is merged, not lost"
     assert not any(prose == render_message(m) for _, m in manager.memory.messages()), "nor archived"
     assert manager.session_state is not None
+
+
+def deeply_nested(depth: int = 100_000):
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_deeply_nested_session_payloads_are_state_errors_and_change_nothing(embedder):
+    from strands_semantic_memory.conversation_manager.semantic_summarizing_conversation_manager import (
+        SESSION_STATE_KEY,
+        STATE_KEY,
+    )
+
+    manager = SemanticSummarizingConversationManager(embedder=embedder, summary_format="structured")
+    manager.memory.archive([{"role": "user", "content": [{"text": "kept before the restore"}]}])
+    state = manager.get_state()
+    archive = json.loads(state[STATE_KEY])
+    deep_message = {"role": "user", "content": [{"text": "x", "nested": deeply_nested()}]}  # the archive as an object
+    broken = [
+        {**state, STATE_KEY: "[" * 100_000 + "]" * 100_000},  # the archive as saved: a JSON string
+        {**state, STATE_KEY: {**archive, "records": [{**archive["records"][0], "message": deep_message}]}},
+        {**state, SESSION_STATE_KEY: {"schema": "SessionState", "data": {"facts": deeply_nested()}}},
+        {**state, SESSION_STATE_KEY: {"schema": "SessionState", "data": {"narrative": deeply_nested()}}},
+    ]
+    for payload in broken:
+        with pytest.raises(StateError, match="nested too deeply|does not validate"):
+            manager.restore_from_session(payload)
+        assert [m["content"][0]["text"] for _, m in manager.memory.messages()] == ["kept before the restore"]
+
+
+# ------------------------------------------------------------------ a session never redirects or empties the archive
+
+
+def files_of(path):
+    """The bytes of an archive file and its journal, to show that nothing was written."""
+    return {p.name: p.read_bytes() for p in sorted(path.parent.glob(path.name + "*"))}
+
+
+def spoken(manager):
+    return [m["content"][0]["text"] for _, m in manager.memory.messages()]
+
+
+def test_a_session_naming_another_archive_file_is_refused_and_nothing_is_written(embedder, tmp_path):
+    theirs, ours = tmp_path / "theirs" / "archive.sqlite3", tmp_path / "ours" / "archive.sqlite3"
+    other = SemanticSummarizingConversationManager(embedder=embedder, archive_path=theirs)
+    other.memory.archive([{"role": "user", "content": [{"text": "another user's secret"}]}])
+    session = other.get_state()
+    other.memory.archive_store.close()
+    manager = SemanticSummarizingConversationManager(embedder=embedder, archive_path=ours)
+    manager.memory.archive([{"role": "user", "content": [{"text": "our own message"}]}])
+    before = files_of(theirs), files_of(ours)
+    with pytest.raises(StateError, match="another archive"):
+        manager.restore_from_session(session)
+    assert (files_of(theirs), files_of(ours)) == before
+    assert manager.memory.archive_store.path == str(ours)
+    assert spoken(manager) == ["our own message"]
+    manager.memory.archive([{"role": "user", "content": [{"text": "still ours"}]}])
+    assert spoken(manager) == ["our own message", "still ours"]
+    in_process = SemanticSummarizingConversationManager(embedder=embedder)
+    with pytest.raises(StateError, match="references the archive file .* archive_path"):
+        in_process.restore_from_session(session)
+
+
+def test_a_session_naming_another_namespace_is_refused(embedder, pg_uri):
+    from strands_semantic_memory.stores.postgres import PostgresArchive
+    from tests.support.stores import new_namespace
+
+    theirs, ours = new_namespace("theirs"), new_namespace("ours")
+    other = SemanticSummarizingConversationManager(embedder=embedder, store=PostgresArchive(pg_uri, theirs))
+    other.memory.archive([{"role": "user", "content": [{"text": "another user's secret"}]}])
+    manager = SemanticSummarizingConversationManager(embedder=embedder, store=PostgresArchive(pg_uri, ours))
+    manager.memory.archive([{"role": "user", "content": [{"text": "our own message"}]}])
+    with pytest.raises(StateError, match="namespace"):
+        manager.restore_from_session(other.get_state())
+    assert spoken(manager) == ["our own message"] and spoken(other) == ["another user's secret"]
+
+
+def in_process_session(embedder, count):
+    """The manager state a session saved when the archive was in process (its JSON inside)."""
+    manager = SemanticSummarizingConversationManager(embedder=embedder)
+    manager.memory.archive([{"role": "user", "content": [{"text": f"session message {n}"}]} for n in range(count)])
+    return manager.get_state()
+
+
+def durable_manager(kind, embedder, tmp_path, request):
+    if kind == "sqlite":
+        return SemanticSummarizingConversationManager(embedder=embedder, archive_path=tmp_path / "archive.sqlite3")
+    from strands_semantic_memory.stores.postgres import PostgresArchive
+    from tests.support.stores import new_namespace
+
+    store = PostgresArchive(request.getfixturevalue("pg_uri"), new_namespace("restore"))
+    return SemanticSummarizingConversationManager(embedder=embedder, store=store)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "pgvector"])
+def test_a_restore_never_deletes_archived_messages(embedder, tmp_path, request, kind):
+    manager = durable_manager(kind, embedder, tmp_path, request)
+    manager.memory.archive([{"role": "user", "content": [{"text": f"durable message {n}"}]} for n in range(50)])
+    with pytest.raises(StateError):
+        manager.restore_from_session(in_process_session(embedder, 3))
+    assert spoken(manager) == [f"durable message {n}" for n in range(50)]
+
+
+def test_an_in_process_session_moves_into_an_empty_archive_file_once(embedder, tmp_path):
+    session = in_process_session(embedder, 3)
+    path = tmp_path / "archive.sqlite3"
+    manager = SemanticSummarizingConversationManager(embedder=embedder, archive_path=path)
+    manager.restore_from_session(session)
+    assert spoken(manager) == [f"session message {n}" for n in range(3)]
+    manager.restore_from_session(session)  # the same session again (a restart before it was saved): no change
+    assert spoken(manager) == [f"session message {n}" for n in range(3)]
+    manager.memory.archive([{"role": "user", "content": [{"text": "after the move"}]}])
+    manager.restore_from_session(session)  # the file holds all of it and more: nothing to add, nothing deleted
+    assert spoken(manager) == [*(f"session message {n}" for n in range(3)), "after the move"]

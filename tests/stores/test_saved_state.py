@@ -111,3 +111,47 @@ def test_load_state_replaces_existing_content(saved, embedder):
     other.load_state(saved.to_state())
     assert all(h.index >= 50 for h in other.search("zebras", top_k=20))
     assert len(other) == 150
+
+
+# ------------------------------------------------------------------ what a state may claim
+
+
+def small_state(embedder):
+    """A three-message in-process state (records 0..2, nothing evicted or forgotten), through real JSON."""
+    memory = SemanticMemory(embedder=embedder)
+    memory.archive([text_message("user", f"note {n} about the harbour") for n in range(3)])
+    return json.loads(json.dumps(memory.to_state()))
+
+
+def test_counters_claiming_more_than_the_state_holds_are_refused(embedder):
+    state = small_state(embedder)
+    claims = [{"next_index": 10}, {"evicted_count": 4}, {"forgotten_count": 2}, {"next_index": 10, "evicted_count": 8}]
+    for claim in claims:
+        with pytest.raises(StateError, match="claim"):
+            SemanticMemory.from_state({**state, **claim}, embedder=embedder)
+    # Counters that account for every index are what a real archive saves: seven forgotten after the three.
+    consistent = {**state, "next_index": 10, "forgotten_count": 7}
+    restored = SemanticMemory.from_state(consistent, embedder=embedder)
+    assert restored.indices == [0, 1, 2]
+    assert restored.archive([text_message("user", "next")]) == [10]
+
+
+@pytest.mark.parametrize("gap", [2**21 + 1, 2**40])
+def test_a_huge_index_gap_is_refused_before_anything_is_allocated(embedder, gap):
+    """A few bytes of state cannot claim millions of slots: the holes a restore would allocate are bounded."""
+    state = small_state(embedder)
+    forged = {**state, "next_index": 3 + gap, "forgotten_count": gap}
+    memory = SemanticMemory(embedder=embedder)
+    memory.archive([text_message("user", "kept")])
+    with pytest.raises(StateError, match="holes"):
+        memory.load_state(forged)
+    assert [m["content"][0]["text"] for _, m in memory.messages()] == ["kept"]
+
+
+def test_forgotten_messages_leave_holes_a_restore_accepts(embedder):
+    memory = SemanticMemory(embedder=embedder)
+    memory.archive([text_message("user", f"line {n}") for n in range(40)])
+    memory.forget([n for n in range(1, 39)])  # everything between the first and the last
+    restored = SemanticMemory.from_state(json.loads(json.dumps(memory.to_state())), embedder=embedder)
+    assert restored.indices == [0, 39]
+    assert restored.get_memory_usage_stats()["forgotten_count"] == 38

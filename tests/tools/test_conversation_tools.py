@@ -169,7 +169,8 @@ def test_forgotten_messages_never_come_back(archive_factory):
 
     status, text = call(tools["conversation_forget"], query=SECRET.lower())
     assert status == "success"
-    assert f"Forgot 2 archived message(s) containing '{SECRET.lower()}': {indices[3]}, {indices[8]}" in text
+    assert f"Forgot 2 archived message(s): {indices[3]}, {indices[8]}" in text
+    assert SECRET.lower() not in text, "the answer does not repeat what was forgotten"
     status, text = call(tools["conversation_forget"], indices=[indices[0], 99_999])
     assert f"Forgot 1 archived message(s): {indices[0]}" in text and "99999" in text
 
@@ -270,3 +271,157 @@ def test_parse_time_and_index_ranges():
         parse_time("2024-02-30", name="since")
     assert format_index_ranges([9, 3, 4, 5, 11, 12]) == "3-5, 9, 11-12"
     assert format_index_ranges([]) == "none"
+
+
+# ------------------------------------------------------------------ bounded and strict whatever the model sends
+
+HUGE = "x" * 700_000
+
+
+def test_tool_outputs_are_bounded_whatever_the_model_sends(archive_factory):
+    memory = archive_factory()
+    memory.archive(distractor_conversation(30))
+    tools = tools_by_name(memory, max_output_chars=2000)
+    calls = [
+        ("conversation_search", {"query": HUGE}),
+        ("conversation_search", {"query": "meeting " + HUGE}),
+        ("conversation_search", {"query": "meeting", "role": HUGE}),
+        ("conversation_search", {"query": "meeting", "since": HUGE}),
+        ("conversation_search", {"query": "meeting", "until": "2024-01-01T" + HUGE}),
+        ("conversation_search", {"query": "meeting", "limit": HUGE}),
+        ("conversation_search", {"query": [HUGE] * 3}),
+        ("conversation_read", {"start": HUGE}),
+        ("conversation_read", {"start": 0, "end": [1] * 100_000}),
+        ("conversation_forget", {"query": HUGE}),
+        ("conversation_forget", {"indices": [HUGE] * 100}),
+        ("conversation_forget", {"indices": list(range(100_000))}),
+        ("conversation_forget", {"indices": [True] * 100_000}),
+    ]
+    for name, arguments in calls:
+        status, text = call(tools[name], **arguments)
+        assert len(text) <= 2000, (name, status, text[:300])
+    assert len(memory) == 30, "none of these calls deleted anything"
+
+
+@pytest.mark.parametrize(
+    "name, arguments, expected",
+    [
+        ("conversation_forget", {"indices": [True]}, "integer"),
+        ("conversation_forget", {"indices": ["1"]}, "integer"),
+        ("conversation_forget", {"indices": [1.5]}, "integer"),
+        ("conversation_forget", {"indices": "1"}, "list"),
+        ("conversation_forget", {"query": 1234}, "string"),
+        ("conversation_search", {"query": "meeting", "limit": True}, "integer"),
+        ("conversation_search", {"query": "meeting", "limit": "5"}, "integer"),
+        ("conversation_search", {"query": 42}, "string"),
+        ("conversation_search", {"query": "meeting", "role": 1}, "role"),
+        ("conversation_read", {"start": True}, "integer"),
+        ("conversation_read", {"start": "3"}, "integer"),
+        ("conversation_read", {"start": 0, "end": False}, "integer"),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_refused_not_coerced(archive_factory, name, arguments, expected):
+    memory = archive_factory()
+    memory.archive(distractor_conversation(6))
+    status, text = call(tools_by_name(memory)[name], **arguments)
+    assert status == "error" and expected in text, text
+    assert len(memory) == 6
+
+
+def test_whole_numbers_as_json_writes_them_are_integers(archive_factory):
+    memory = archive_factory()
+    indices = memory.archive(distractor_conversation(6))
+    status, text = call(tools_by_name(memory)["conversation_read"], start=float(indices[1]), end=float(indices[2]))
+    assert status == "success" and [i for i, _ in labels(text)] == indices[1:3]
+
+
+# ------------------------------------------------------------------ forgetting is bounded and complete
+
+
+def test_one_forget_call_is_bounded_and_says_so(archive_factory):
+    memory = archive_factory()
+    indices = memory.archive(distractor_conversation(300))
+    tools = tools_by_name(memory, max_forget_per_call=20)
+    status, text = call(tools["conversation_forget"], query="the")
+    assert status == "success" and "Nothing was forgotten" in text and "at most 20" in text
+    assert len(memory) == 300
+    status, text = call(tools["conversation_forget"], indices=indices[:21])
+    assert "Nothing was forgotten" in text and "at most 20" in text and len(memory) == 300
+    status, text = call(tools["conversation_forget"], indices=indices[:20])
+    assert f"Forgot 20 archived message(s): {indices[0]}-{indices[19]}" in text and len(memory) == 280
+
+
+def test_the_application_can_require_confirmation_or_disable_bulk_forgetting(archive_factory):
+    memory = archive_factory()
+    conversation = distractor_conversation(10)
+    conversation[2] = text_message("user", f"My card is {SECRET}.")
+    conversation[5] = text_message("user", f"Use {SECRET} again.")
+    indices = memory.archive(conversation)
+    asked = []
+
+    def confirm(request):
+        asked.append(request)
+        return len(request.indices) == 1
+
+    tools = tools_by_name(memory, confirm_forget=confirm)
+    status, text = call(tools["conversation_forget"], query=SECRET)
+    assert "the application did not confirm" in text and len(memory) == 10
+    assert asked[-1].indices == (indices[2], indices[5]) and asked[-1].query == SECRET
+    assert SECRET in render(asked[-1].messages), "the application sees what would be deleted"
+    status, text = call(tools["conversation_forget"], indices=[indices[2]])
+    assert f"Forgot 1 archived message(s): {indices[2]}" in text and len(memory) == 9
+
+    single = tools_by_name(memory, max_forget_per_call=1)["conversation_forget"]
+    status, text = call(single, query=SECRET.split("-")[0] + "-")  # matches one message: allowed
+    assert "Forgot 1" in text and len(memory) == 8
+    with pytest.raises(ConfigurationError, match="max_forget_per_call"):
+        memory_tools(memory, max_forget_per_call=0)
+    with pytest.raises(ConfigurationError, match="confirm_forget"):
+        memory_tools(memory, confirm_forget="yes")
+
+
+def render(messages):
+    return "\n".join(json.dumps(m) for m in messages)
+
+
+def test_a_message_forgotten_while_still_in_the_active_context_never_comes_back(archive_factory, tmp_path):
+    from strands.session import FileSessionManager
+
+    def responder(messages, system_prompt, is_summary):
+        if is_summary:
+            return "Summary of earlier turns."
+        last = messages[-1]
+        if any("toolResult" in block for block in last["content"]):
+            return "Done, it is forgotten."
+        if "forget my card" in json.dumps(last):
+            return ToolCall("conversation_forget", {"query": SECRET})
+        return "Noted."
+
+    def build(memory):
+        manager = SemanticSummarizingConversationManager(memory=memory, preserve_recent_messages=4)
+        agent = Agent(
+            model=ScriptedModel(responder, max_input_chars=3000),
+            conversation_manager=manager,
+            tools=memory_tools(manager),
+            session_manager=FileSessionManager(session_id="forget-active", storage_dir=str(tmp_path)),
+            agent_id="assistant",
+            callback_handler=None,
+        )
+        return agent, manager
+
+    agent, manager = build(archive_factory())
+    agent(f"My card is {SECRET}, keep it for the hotel.")
+    agent("Please forget my card number.")
+    assert not manager.memory.find_text(SECRET), "nothing archived yet: it is still in the active context"
+    result = [b["toolResult"] for m in agent.messages for b in m["content"] if "toolResult" in b][-1]
+    assert "active conversation" in result["content"][0]["text"] and SECRET not in json.dumps(result)
+    for n in range(30):  # long enough for the card and the forget call to leave the active context
+        agent(f"Filler question {n} about the weather in Lyon and the train times. " * 3)
+    assert len(manager.memory) > 0 and manager.removed_message_count > 6
+    assert not manager.memory.find_text(SECRET)
+    assert all(SECRET not in json.dumps(h.message) for h in manager.memory.search(SECRET, top_k=20))
+
+    second, restored = build(archive_factory())  # a new process, the same session (and PostgreSQL namespace)
+    for n in range(10):
+        second(f"More filler {n} about the weather in Lyon. " * 3)
+    assert not restored.memory.find_text(SECRET)

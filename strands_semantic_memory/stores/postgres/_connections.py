@@ -9,12 +9,18 @@ Pooled connections (``psycopg_pool``) are in autocommit mode, so a read is one s
 writes open a transaction explicitly, and send their statements in a pipeline where they can. Because each call
 takes its own connection, the store is safe to call from several threads: a search does not queue behind a writer
 that waits for a lock.
+
+A restart of the server is invisible to callers: every pooled connection is checked as it is handed out, without a
+round trip (``_check_idle``). An idle connection has nothing to read, so one the server has written to (the notice
+a restarting server sends each session, or the end of the stream when its process is gone) is stale: it is closed,
+and the pool hands out another or opens a new one, within ``connect_timeout``.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import select
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -57,6 +63,30 @@ def check_options(namespace: Any, exact_search_below: Any, pending_check_interva
 
 def _milliseconds(seconds: float) -> str:
     return str(max(1, round(seconds * 1000)))
+
+
+def _check_idle(connection: Any) -> None:
+    """The pool's check of a connection it is about to hand out: cheap, no round trip.
+
+    An idle connection has nothing to read; if its socket is readable, the server has ended the session (a restart
+    sends each session a notice, then closes it; a process that is gone leaves the end of the stream) or sent
+    something unasked. Either way the connection is closed, so the pool discards it and opens another.
+
+    Raises:
+        psycopg.OperationalError: If the connection is closed or stale.
+    """
+    import psycopg
+
+    if not connection.closed:
+        try:
+            readable, _, _ = select.select([connection.fileno()], [], [], 0)
+        except (OSError, ValueError):
+            readable = [True]
+        if not readable:
+            return
+        connection.close()
+    logger.info("connection=<%s> | stale pooled connection closed (the server ended its session)", id(connection))
+    raise psycopg.OperationalError("the server ended this pooled connection's session")
 
 
 class Connections:
@@ -174,6 +204,7 @@ class Connections:
             max_size=self.pool_size,
             kwargs=kwargs,
             configure=self.configure,
+            check=_check_idle,
             timeout=self.connect_timeout,
             num_workers=1,
             name=f"ssm-{self.namespace}",

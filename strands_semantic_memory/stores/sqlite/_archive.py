@@ -36,7 +36,7 @@ from strands_semantic_memory.embeddings._base import Vectors
 from strands_semantic_memory.errors import ConfigurationError, EmbeddingModelMismatchError, StateError, StoreError
 from strands_semantic_memory.messages._codec import vector_id
 from strands_semantic_memory.messages._terms import count_terms
-from strands_semantic_memory.stores._protocol import NewRecord, StoreStats
+from strands_semantic_memory.stores._protocol import NewRecord, StoredRecord, StoreStats
 from strands_semantic_memory.stores._saved_state import STATE_FORMAT, STATE_VERSION, SavedArchive, load_state
 from strands_semantic_memory.stores.in_process._archive import InMemoryArchive
 from strands_semantic_memory.stores.in_process._records import TextOf, default_text_of
@@ -44,7 +44,7 @@ from strands_semantic_memory.stores.in_process._saved import columns_of_saved
 from strands_semantic_memory.stores.in_process.faiss._approximate import ApproximateIndex
 from strands_semantic_memory.stores.sqlite import _writes as writes
 from strands_semantic_memory.stores.sqlite._file import STORE_KIND, ArchiveFile, referenced_path
-from strands_semantic_memory.stores.sqlite._loading import open_memory
+from strands_semantic_memory.stores.sqlite._loading import open_memory, readable_message
 from strands_semantic_memory.stores.sqlite._reads import InProcessReads
 from strands_semantic_memory.stores.sqlite._schema import SCHEMA_VERSION, set_meta
 
@@ -106,6 +106,8 @@ class SqliteArchive(InProcessReads):
         self._model_id: str | None = None
         self._dimension: int | None = None
         self._training: ApproximateIndex | None = None  # the approximate index whose training the file holds
+        self._damaged: dict[int, str] = {}  # rows that cannot be read (see damaged_rows)
+        self._unchecked_below, self._checked = 0, bytearray()  # see get
         self._file = ArchiveFile(self._path, mode, self._timeout)
         self._memory = InMemoryArchive(text_of=text_of)
         try:
@@ -126,10 +128,21 @@ class SqliteArchive(InProcessReads):
 
     def _rebuild(self) -> None:
         """Load the in-process archive from the file (no embedding: the vectors and terms are in the file)."""
-        self._memory, meta = open_memory(self._file, self._text_of)
+        self._memory, loaded = open_memory(self._file, self._text_of)
         self._training = self._memory.approximate_index  # what the file holds now
-        self._model_id = meta.get("model_id")
-        self._dimension = meta.get("dimension")
+        self._model_id = loaded.meta.get("model_id")
+        self._dimension = loaded.meta.get("dimension")
+        self._damaged = loaded.damaged
+        self._unchecked_below = self._memory.stats().archived_total  # messages read from the file, not written here
+        self._checked = bytearray((self._unchecked_below + 7) // 8)  # one bit per index: its message decodes
+
+    @property
+    def damaged_rows(self) -> dict[int, str]:
+        """Rows of the file that cannot be read, left out of searches and reads: ``{index: what is wrong}``.
+
+        They stay in the file as they are (restore them from a backup); reading one alone raises ``StoreError``.
+        """
+        return dict(self._damaged)
 
     def _apply(self, change: Callable[[], _T], persist: Callable[[sqlite3.Connection, _T], None]) -> _T:
         """Apply a change in memory, then commit it to the file; if the commit fails, reload memory from the file."""
@@ -234,8 +247,12 @@ class SqliteArchive(InProcessReads):
 
     def _persist_eviction(self, connection: sqlite3.Connection, evicted: list[int]) -> None:
         if evicted:  # the oldest messages go first: every live row up to the newest evicted one is evicted
-            writes.delete_through(connection, max(evicted), writes.counters(self._memory.stats()))
+            newest, gone = max(evicted), set(evicted)
+            kept = [i for i in self._damaged if i <= newest and i not in gone]  # left out at open: stay as they are
+            writes.delete_through(connection, newest, writes.counters(self._memory.stats()), kept)
             self._persist_training(connection, [])
+            for index in gone.intersection(self._damaged):
+                del self._damaged[index]
 
     def enforce_limits(self, max_count: int | None, max_bytes: int | None) -> list[int]:
         """Evict the oldest messages while a limit is exceeded (the in-process accounting decides)."""
@@ -249,18 +266,55 @@ class SqliteArchive(InProcessReads):
         """Delete these messages for good, from memory and from the file.
 
         Deleted rows are overwritten with zeros (``secure_delete``) and the WAL is checkpointed and truncated, so
-        the forgotten text is no longer anywhere in the archive's files once this returns.
+        the forgotten text is no longer anywhere in the archive's files once this returns. Once the deletion is
+        committed it is reported as done: if the checkpoint then fails (a full disk), a warning says so and the
+        text may remain in the WAL file until the next checkpoint (the next forget, or ``close``).
         """
 
         def persist(connection: sqlite3.Connection, deleted: list[int]) -> None:
             if deleted:
                 writes.delete_messages(connection, deleted, writes.counters(self._memory.stats()))
                 self._persist_training(connection, [])
+                for index in set(deleted).intersection(self._damaged):
+                    del self._damaged[index]
 
         with self._lock, self._file.erasing():
             return self._apply(lambda: self._memory.forget(indices), persist)
 
     # ------------------------------------------------------------------ reading (the rest: InProcessReads)
+
+    def get(self, indices: Sequence[int]) -> dict[int, StoredRecord]:
+        """Live records by index; damaged rows are left out, and a read that finds only damaged rows fails.
+
+        A message read from the file is decoded the first time it is read here (opening does not decode messages:
+        that would double its time), so one whose bytes were damaged in the file is found before a caller decodes
+        it; a bit per index remembers those that decoded.
+
+        Raises:
+            StoreError: If every row found is damaged (the message names the file and the row).
+        """
+        with self._lock:
+            found = self._memory.get(indices)
+            checked, below = self._checked, self._unchecked_below
+            for index, stored in list(found.items()):
+                if index >= below or checked[index >> 3] & (1 << (index & 7)):
+                    continue
+                reason = readable_message(stored.data)
+                if reason is None:
+                    checked[index >> 3] |= 1 << (index & 7)
+                    continue
+                self._damaged[index] = reason
+                logger.warning("path=<%s>, row=<%d>, reason=<%s> | damaged archive row", self._path, index, reason)
+                del found[index]
+            if not found and self._damaged:
+                damaged = sorted({int(i) for i in indices if i in self._damaged})
+                if damaged:
+                    index = damaged[0]
+                    raise StoreError(
+                        f"the archive file '{self._path}' has a damaged row {index}: {self._damaged[index]}. The "
+                        "rest of the archive is readable; restore this row from a backup or forget it"
+                    )
+            return found
 
     def stats(self) -> StoreStats:
         """Counts and bytes (of the in-process indexes; the file is about the size of the messages and vectors)."""
@@ -281,33 +335,67 @@ class SqliteArchive(InProcessReads):
         }
 
     def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
-        """Restore from saved state; validated first, nothing changes on an error.
+        """Restore from saved state; validated first, nothing changes on an error, and nothing archived is deleted.
 
-        A reference to this file changes nothing (memory and file are the same archive); a reference to another
-        file opens that file instead; an in-process archive state (``InMemoryArchive.export_state``) replaces the
-        file's content with it, in one transaction (this is how a JSON session state moves into a file).
+        A reference to this file changes nothing (memory and file are the same archive). A reference to another
+        file is refused: the file the caller configured is the archive used (to open another file, build the
+        memory with its path). An in-process archive state (``InMemoryArchive.export_state``) moves into a file
+        that has never held a message, in one transaction (this is how a JSON session state moves into a file);
+        into a file that already holds every one of its messages, unchanged, it changes nothing (the same session
+        restored again); into any other file it is refused, since restoring it would delete what the file holds.
 
         Args:
             state: Saved state.
             reembed: Drop every vector and mark every message with text pending (another embedding model).
 
         Raises:
-            StateError: If the state is invalid, references a missing file or another kind of store.
-            StoreError: If a file cannot be read or written.
+            StateError: If the state is invalid, references another file or another kind of store, or would
+                replace messages the file holds.
+            StoreError: If the file cannot be read or written.
         """
         path = referenced_path(state)
         if path is None:
-            self._import(load_state(state), reembed)
+            saved = load_state(state)
+            if self._holds_all(saved):
+                if reembed:
+                    self._drop_vectors()
+                return
+            self._import(saved, reembed)
             return
         if not self._file.same_file(path):
-            if not os.path.isfile(os.path.expanduser(path)):
-                raise StateError(f"saved state references the archive file '{path}', which does not exist")
-            other = SqliteArchive(path, synchronous=self._synchronous, timeout=self._timeout, text_of=self._text_of)
-            with self._lock:
-                self.close()
-                self.__dict__.update({k: v for k, v in other.__dict__.items() if k != "_lock"})
+            raise StateError(
+                f"this state references another archive file, '{path}', but this memory's archive is "
+                f"'{self._path}': a restore never switches files (build the memory with archive_path='{path}' to "
+                "open that one)"
+            )
         if reembed:
             self._drop_vectors()
+
+    def _holds_all(self, saved: SavedArchive) -> bool:
+        """Whether every message of ``saved`` is live here, at its index, byte for byte.
+
+        Raises:
+            StateError: If the file has held messages and does not hold all of these (restoring would delete some).
+        """
+        with self._lock:
+            stats = self._memory.stats()
+            if stats.archived_total == 0:
+                return False  # a file that never held a message: the state moves in
+            live = self._memory.get([r.index for r in saved.records])
+            differing = [r.index for r in saved.records if r.index not in live or live[r.index].data != r.data]
+        if differing and stats.message_count:
+            raise StateError(
+                f"the archive file '{self._path}' already holds {stats.message_count} messages and lacks or differs "
+                f"at {len(differing)} of the saved state's (first: index {differing[0]}): restoring it would delete "
+                "what the file holds. Restore the session into a new archive_path"
+            )
+        if differing:
+            raise StateError(
+                f"the archive file '{self._path}' has archived {stats.archived_total} messages before (evicted or "
+                "forgotten since): the saved state's indices are taken, and restoring it would delete the file's "
+                "history. Restore the session into a new archive_path"
+            )
+        return True
 
     def _drop_vectors(self) -> None:
         with self._lock:

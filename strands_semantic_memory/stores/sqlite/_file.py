@@ -72,19 +72,39 @@ class ArchiveFile:
     def erasing(self) -> Iterator[None]:
         """Deletes in the block overwrite their rows with zeros; the WAL is checkpointed and truncated after it.
 
+        The block's own commit decides the outcome: once it has committed, a failing checkpoint (a full disk, say)
+        is logged, not raised, since the deletion is done. The deleted text may then remain in old frames of the WAL
+        file until the next checkpoint: the next forget, or closing the archive.
+
         Raises:
-            StoreError: If SQLite fails.
+            StoreError: If erasing cannot be switched on (nothing was deleted).
         """
         connection = self.connection
         try:
             connection.execute("PRAGMA secure_delete=ON")
-            yield
-            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as error:
             raise StoreError(f"writing the archive file '{self.path}' failed: {error}") from error
+        try:
+            yield
         finally:
-            if self._connection is not None:
-                self._connection.execute("PRAGMA secure_delete=OFF")
+            self._after_erasing()
+
+    def _after_erasing(self) -> None:
+        """Checkpoint and truncate the WAL, and stop erasing; failures are logged (the deletion is committed)."""
+        if self._connection is None:
+            return
+        for statement, what in (
+            (
+                "PRAGMA wal_checkpoint(TRUNCATE)",
+                "the WAL checkpoint after a deletion failed; deleted text may remain "
+                "in the WAL file until the next checkpoint (the next forget, or closing the archive)",
+            ),
+            ("PRAGMA secure_delete=OFF", "switching secure_delete off failed"),
+        ):
+            try:
+                self._connection.execute(statement)
+            except sqlite3.Error as error:
+                logger.warning("path=<%s>, error=<%s> | %s", self.path, error, what)
 
     def close(self) -> None:
         """Close the connection (the data stays in the file)."""

@@ -83,16 +83,47 @@ def set_meta(connection: sqlite3.Connection, values: Mapping[str, Any]) -> None:
     )
 
 
-def _prepare(connection: sqlite3.Connection, path: str) -> None:
-    """Create the tables of a new file, or check and migrate an existing one (inside a transaction)."""
+_REQUIRED_TABLES = {1: ("ssm_meta", "ssm_messages", "ssm_vectors"), 3: ("ssm_lists",)}
+"""The tables an archive of each schema version has (from that version on)."""
+
+
+def _inspect(connection: sqlite3.Connection, path: str) -> dict[str, Any] | None:
+    """Read what the file is, writing nothing: None for a file without tables (a new archive), else its meta.
+
+    Raises:
+        StoreError: If the file is a database but not an archive, is newer than this release, or is an archive
+            missing one of its tables.
+    """
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if tables and "ssm_meta" not in tables:
+    if not tables:
+        return None
+    meta = dict(connection.execute("SELECT key, value FROM ssm_meta").fetchall()) if "ssm_meta" in tables else {}
+    if meta.get("format") != FILE_FORMAT:
         raise StoreError(f"'{path}' is an SQLite database but not a strands-semantic-memory archive")
-    for statement in _TABLES.split(";"):
-        if statement.strip():
-            connection.execute(statement)
-    meta = dict(connection.execute("SELECT key, value FROM ssm_meta").fetchall())
-    if not meta:
+    version = meta.get("schema_version")
+    if not isinstance(version, int) or version < 1:
+        raise StoreError(f"the archive file '{path}' has an invalid schema version: {version!r}")
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the archive file '{path}' has schema version {version!r}, newer than this release's "
+            f"{SCHEMA_VERSION}: upgrade strands-semantic-memory"
+        )
+    required = [t for since, names in _REQUIRED_TABLES.items() if version >= since for t in names]
+    missing = [t for t in required if t not in tables]
+    if missing:
+        raise StoreError(
+            f"the archive file '{path}' is damaged: it has no {', '.join(missing)} table; it was left as it is "
+            "(restore it from a backup)"
+        )
+    return meta
+
+
+def _prepare(connection: sqlite3.Connection, meta: dict[str, Any] | None) -> None:
+    """Create the tables of a new file, or migrate an archive checked by ``_inspect`` (inside a transaction)."""
+    if meta is None:
+        for statement in _TABLES.split(";"):
+            if statement.strip():
+                connection.execute(statement)
         set_meta(
             connection,
             {
@@ -104,16 +135,11 @@ def _prepare(connection: sqlite3.Connection, path: str) -> None:
             },
         )
         return
-    version = meta.get("schema_version")
-    if meta.get("format") != FILE_FORMAT:
-        raise StoreError(f"'{path}' is not a strands-semantic-memory archive")
-    if not isinstance(version, int) or version < 1:
-        raise StoreError(f"the archive file '{path}' has an invalid schema version: {version!r}")
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"the archive file '{path}' has schema version {version!r}, newer than this release's "
-            f"{SCHEMA_VERSION}: upgrade strands-semantic-memory"
-        )
+    version = int(meta["schema_version"])
+    if version < SCHEMA_VERSION:
+        for statement in _TABLES.split(";"):  # tables added since: created empty
+            if statement.strip():
+                connection.execute(statement)
     while version < SCHEMA_VERSION:
         for statement in _MIGRATIONS[version]:
             connection.execute(statement)
@@ -135,13 +161,14 @@ def connect(path: str, synchronous: str, timeout: float) -> sqlite3.Connection:
         raise StoreError(f"cannot open the archive file '{path}': {error}") from error
     try:
         connection.execute("PRAGMA locking_mode=EXCLUSIVE")  # one owner: its in-memory indexes are the truth
+        meta = _inspect(connection, path)  # before anything is written: a file that is not ours stays as it is
         mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise StoreError(f"the archive file '{path}' cannot use a WAL journal (got {mode!r})")
         connection.execute(f"PRAGMA synchronous={synchronous}")
         connection.execute("BEGIN IMMEDIATE")  # takes the exclusive lock now, not at the first write
         try:
-            _prepare(connection, path)
+            _prepare(connection, meta)
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")

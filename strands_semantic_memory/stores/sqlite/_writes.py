@@ -194,11 +194,14 @@ def sync_training(
     return index
 
 
-def delete_through(connection: sqlite3.Connection, newest: int, counters: Mapping[str, Any]) -> None:
-    """Delete every message (and its vectors) up to ``newest`` (eviction: the oldest go first)."""
-    connection.execute("DELETE FROM ssm_vectors WHERE idx <= ?", (newest,))
-    connection.execute("DELETE FROM ssm_lists WHERE idx <= ?", (newest,))
-    connection.execute("DELETE FROM ssm_messages WHERE idx <= ?", (newest,))
+def delete_through(
+    connection: sqlite3.Connection, newest: int, counters: Mapping[str, Any], kept: Sequence[int] = ()
+) -> None:
+    """Delete every message (and its vectors) up to ``newest`` but ``kept`` (eviction: the oldest go first)."""
+    spare = ",".join(str(int(i)) for i in kept)
+    where = f"idx <= ? AND idx NOT IN ({spare})" if spare else "idx <= ?"
+    for table in ("ssm_vectors", "ssm_lists", "ssm_messages"):
+        connection.execute(f"DELETE FROM {table} WHERE {where}", (newest,))  # noqa: S608
     set_meta(connection, counters)
 
 

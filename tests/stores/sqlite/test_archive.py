@@ -340,15 +340,15 @@ def test_state_is_a_small_reference_that_reopens(path: Path, tmp_path: Path):
     other.add([record(message("the other archive"))])
     other_state = other.export_state("model-a")
     other.close()
-    archive.load_state(other_state, reembed=False)  # another file: opened instead
-    assert len(archive) == 1 and archive.path == str(other_path)
-    assert SqliteArchive(path, timeout=0.1).stats().message_count == 50  # the first file was released
-    with pytest.raises(StateError, match="does not exist"):
+    with pytest.raises(StateError, match="another archive file"):  # never switches to another file
+        archive.load_state(other_state, reembed=False)
+    with pytest.raises(StateError, match="another archive file"):
         archive.load_state({**other_state, "store": {**other_state["store"], "path": str(tmp_path / "gone")}}, False)
     with pytest.raises(StateError, match="pgvector"):
         archive.load_state({**other_state, "store": {"kind": "pgvector", "namespace": "n"}}, False)
-    assert len(archive) == 1
+    assert len(archive) == 50 and archive.path == str(path)
     archive.close()
+    assert SqliteArchive(other_path, timeout=0.1).stats().message_count == 1  # the other file was never opened
 
 
 def test_an_in_process_state_moves_into_the_file(path: Path):
@@ -359,7 +359,6 @@ def test_an_in_process_state_moves_into_the_file(path: Path):
     state = json.loads(json.dumps(source.export_state("model-a")))
 
     archive = SqliteArchive(path)
-    archive.add([record(message("replaced by the state"))])
     archive.load_state(state, reembed=False)
     expected = snapshot(archive)
     assert expected["stats"].message_count == 11 and expected["stats"].pending_count == 1
@@ -371,8 +370,25 @@ def test_an_in_process_state_moves_into_the_file(path: Path):
     assert snapshot(reopened) == expected
     with pytest.raises(StateError):
         reopened.load_state({**state, "records": "not a list"}, reembed=False)
+    reopened.load_state(state, reembed=False)  # the file holds every message of it already: nothing changes
     assert snapshot(reopened) == expected
     reopened.close()
+
+
+def test_an_in_process_state_never_replaces_what_a_file_holds(path: Path):
+    source = InMemoryArchive()
+    source.add([record(message(f"from the session {n}")) for n in range(3)])
+    state = json.loads(json.dumps(source.export_state("model-a")))
+    archive = SqliteArchive(path)
+    archive.add([record(message(f"in the file {n}")) for n in range(50)])
+    before = snapshot(archive)
+    with pytest.raises(StateError, match="would delete"):
+        archive.load_state(state, reembed=False)
+    assert snapshot(archive) == before
+    archive.evict_oldest(50)  # a file that held messages once: its indices are taken, the state cannot move in
+    with pytest.raises(StateError, match="would delete"):
+        archive.load_state(state, reembed=False)
+    archive.close()
 
 
 def test_reembedding_drops_every_vector_durably(path: Path):
