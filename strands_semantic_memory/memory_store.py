@@ -29,6 +29,7 @@ from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, M
 from strands.types.content import Message
 from strands.types.tools import AgentTool
 
+from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score, check_text
 from strands_semantic_memory.engine._memory import SemanticMemory
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.formatting._tool_output import render_windows
@@ -149,22 +150,23 @@ class SemanticMemoryStore(MemoryStore):
             raise ConfigurationError(
                 f"pass either memory= or options for a new memory, not both (got {sorted(memory_options)})"
             )
-        if memory is not None and not isinstance(memory, SemanticMemory):
-            raise ConfigurationError(f"memory must be a SemanticMemory, got {type(memory).__name__}")
-        if not isinstance(name, str) or not name.strip():
-            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
-        if max_search_results is not None and (
-            isinstance(max_search_results, bool) or not isinstance(max_search_results, int) or max_search_results < 1
-        ):
-            raise ConfigurationError(f"max_search_results must be an integer >= 1 or None, got {max_search_results!r}")
-        if isinstance(max_entry_chars, bool) or not isinstance(max_entry_chars, int) or max_entry_chars < 200:
-            raise ConfigurationError(f"max_entry_chars must be an integer >= 200, got {max_entry_chars!r}")
+        check_instance("memory", memory, SemanticMemory, "a SemanticMemory (for example manager.memory) or None")
+        check_text("name", name)
+        check_text("description", description, optional=True)
+        check_int("max_search_results", max_search_results, minimum=1, optional=True)
+        check_int("max_entry_chars", max_entry_chars, minimum=200)
+        if writable is not None:
+            check_flag("writable", writable)
+        check_int("context_radius", context_radius, minimum=0, optional=True)
+        min_score = check_score("min_score", min_score)
+        for flag, value in (("show_dates", show_dates), ("tools", tools), ("include_forget", include_forget)):
+            check_flag(flag, value)
         owns_memory = memory is None
         self._memory: SemanticMemory = memory if memory is not None else SemanticMemory(**memory_options)
         self.name: str = name
         self.description: str | None = description
         self.max_search_results: int | None = max_search_results
-        self.writable: bool = owns_memory if writable is None else bool(writable)
+        self.writable: bool = owns_memory if writable is None else writable
         if extraction not in (None, False) and not self.writable:
             raise ConfigurationError("extraction needs a writable store: pass writable=True")
         self.extraction: ExtractionConfig | bool | None = (

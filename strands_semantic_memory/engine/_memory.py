@@ -27,6 +27,7 @@ from typing import Any
 
 from strands.types.content import Message
 
+from strands_semantic_memory._validation import check_members
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from strands_semantic_memory.engine import _reading as reading
 from strands_semantic_memory.engine import _removal as removal
@@ -43,6 +44,9 @@ from strands_semantic_memory.stores._protocol import ArchiveStore, StoredRecord
 from strands_semantic_memory.stores._saved_state import constructor_arguments, export_memory
 
 __all__ = ["SearchHit", "SemanticMemory"]
+
+EMBEDDER_MEMBERS = ("model_id", "dimension", "embed_documents", "embed_queries")
+"""What an ``embedder=`` must have (``Embedder``), checked without evaluating the properties."""
 
 
 class SemanticMemory:
@@ -93,6 +97,8 @@ class SemanticMemory:
             max_memory_archived_messages=max_memory_archived_messages,
             **options,
         )
+        check_members("embedder", embedder, EMBEDDER_MEMBERS, "an Embedder")
+        check_members("reranker", reranker, ("rerank",), "a Reranker (an object with rerank(query, texts))")
         archive = resolve_store(store, archive_path)
         self.embedder: Embedder = embedder or resolve_embedder(
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
@@ -150,7 +156,8 @@ class SemanticMemory:
         """A copy of the archived message at ``index``.
 
         Raises:
-            KeyError: If no message has that index (never archived, evicted or forgotten).
+            MessageNotFoundError: If no message has that index (never archived, evicted or forgotten); it is a
+                ``KeyError`` too.
         """
         return self.record(index).message
 
@@ -158,7 +165,7 @@ class SemanticMemory:
         """The archived record at ``index`` (``.message`` decodes it; ``.role``, ``.archived_at``, ``.said_at``).
 
         Raises:
-            KeyError: If no message has that index.
+            MessageNotFoundError: If no message has that index (a ``KeyError`` too).
         """
         return self._parts.locked(reading.read_record, index)
 
@@ -230,6 +237,7 @@ class SemanticMemory:
             until: Only messages said (else archived) at or before this time.
 
         Raises:
+            ConfigurationError: If ``top_k`` or ``min_score`` breaks its option's rule (``top_k >= 1``; -1..1).
             EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
         """
         return self._parts.ready_recall().search(query, top_k, min_score, make_filter(roles, since, until))

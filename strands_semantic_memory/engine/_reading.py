@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from strands.types.content import Message
 
+from strands_semantic_memory.errors import MessageNotFoundError
 from strands_semantic_memory.messages._codec import decode_message
 from strands_semantic_memory.stores._protocol import ArchiveStore, StoredRecord
 
@@ -30,11 +31,11 @@ def read_record(store: ArchiveStore, index: int) -> StoredRecord:
     """The record at ``index``.
 
     Raises:
-        KeyError: If no message has that index (never archived, evicted or forgotten).
+        MessageNotFoundError: If no message has that index (never archived, evicted or forgotten); a ``KeyError``.
     """
     found = store.get([index]).get(index)
     if found is None:
-        raise KeyError(f"no archived message with index {index}")
+        raise MessageNotFoundError(index)
     return found
 
 

@@ -18,12 +18,13 @@ from strands_semantic_memory.errors import ConfigurationError
 __all__ = ["format_index_ranges", "format_time", "int_argument", "parse_time", "resolve_memory"]
 
 
-def resolve_memory(source: Any) -> SemanticMemory:
+def resolve_memory(source: Any, name: str = "source") -> SemanticMemory:
     """The ``SemanticMemory`` behind a memory, a conversation manager, or a ``SemanticMemoryStore``.
 
     Args:
         source: A ``SemanticMemory``, or any object whose ``memory`` attribute is one (the
             ``SemanticSummarizingConversationManager``, the ``SemanticMemoryStore``).
+        name: The argument's name, for the error message.
 
     Returns:
         The memory.
@@ -36,9 +37,10 @@ def resolve_memory(source: Any) -> SemanticMemory:
     memory = getattr(source, "memory", None)
     if isinstance(memory, SemanticMemory):
         return memory
+    shown = repr(source) if len(repr(source)) <= 60 else repr(source)[:57] + "..."
     raise ConfigurationError(
-        f"expected a SemanticMemory, a SemanticSummarizingConversationManager or a SemanticMemoryStore, "
-        f"got {type(source).__name__}"
+        f"{name} must be a SemanticMemory, a SemanticSummarizingConversationManager or a SemanticMemoryStore, "
+        f"got {type(source).__name__} {shown}"
     )
 
 

@@ -27,8 +27,8 @@ from typing import Any
 from strands.tools.decorator import tool
 from strands.types.tools import AgentTool
 
+from strands_semantic_memory._validation import check_flag, check_int, check_score
 from strands_semantic_memory.engine._memory import SemanticMemory
-from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.formatting._block import format_windows
 from strands_semantic_memory.formatting._tool_output import cut_message, read_window, render_windows
 from strands_semantic_memory.tools._arguments import (
@@ -313,11 +313,15 @@ def memory_tools(
         Strands tools, ready for ``Agent(tools=[...])``.
 
     Raises:
-        ConfigurationError: If ``source`` has no ``SemanticMemory`` or ``max_output_chars`` is below 1,000.
+        ConfigurationError: If ``source`` has no ``SemanticMemory``, or an option has the wrong type or is out of
+            range (``max_output_chars`` below 1,000, a flag that is not a bool, ...; the message names it).
     """
     memory = resolve_memory(source)
-    if isinstance(max_output_chars, bool) or not isinstance(max_output_chars, int) or max_output_chars < 1000:
-        raise ConfigurationError(f"max_output_chars must be an integer >= 1000, got {max_output_chars!r}")
+    check_int("max_output_chars", max_output_chars, minimum=1000)
+    check_flag("include_forget", include_forget)
+    check_flag("show_dates", show_dates)
+    check_int("context_radius", context_radius, minimum=0, optional=True)
+    min_score = check_score("min_score", min_score)
 
     def conversation_search(
         query: str, limit: int = 5, role: str | None = None, since: str | None = None, until: str | None = None
