@@ -82,7 +82,14 @@ class MemoryOptions:
             raise ConfigurationError(f"embedding_retry_interval must be a number >= 0, got {interval!r}")
 
     def replace(self, **changes: Any) -> MemoryOptions:
-        """A copy with some options changed (validated again)."""
+        """A copy with some options changed (validated again).
+
+        Raises:
+            ConfigurationError: If a name is not an option, or a value is invalid (the message names it).
+        """
+        unknown = set(changes) - self.names()
+        if unknown:
+            raise ConfigurationError(f"unknown option(s) {sorted(unknown)}; see MemoryOptions")
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
