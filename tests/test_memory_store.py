@@ -322,3 +322,20 @@ def test_last_enrichment_says_what_the_result_limit_left_out(embedder):
     assert run(store.search("   ")) == [] and store.last_enrichment.entries == []
     with pytest.raises(ConfigurationError, match="max_search_results must be an integer >= 1 or None, got 0"):
         run(store.search("hiking", {"max_search_results": 0}))
+
+
+def test_in_context_messages_are_recognised_as_the_extraction_filter_archived_them():
+    from strands_semantic_memory.memory_store import _ActiveContext
+
+    said = {
+        "role": "assistant",
+        "content": [
+            {"text": "Checking the weather."},
+            {"toolUse": {"toolUseId": "t1", "name": "weather", "input": {}}},
+        ],
+    }
+    archived = {"role": "assistant", "content": [{"text": "Checking the weather."}], "tracking_id": "x"}
+    assert _ActiveContext([said], {"toolUse", "toolResult"}).holds(archived)  # a filter that strips tool calls
+    assert not _ActiveContext([said], set()).holds(archived)  # kept tool calls: not the same message
+    assert not _ActiveContext([{**said, "role": "user"}], {"toolUse"}).holds(archived)
+    assert not _ActiveContext([], set())
