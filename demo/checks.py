@@ -7,7 +7,13 @@ Two jobs are judged separately, because they belong to different parties:
 - the answer (the model's job): did the model's reply contain the planted number?
 
 A summary is judged on what it says, not on its being there: it passes only when it names at least one of the
-topics of the turns it replaced, so a reply such as "I'm ready to help" fails.
+topics of the turns it replaced, so a reply such as "I'm ready to help" fails. A summary that could not be made at
+all (the model's call failed, or its structured output was cut short and does not parse) is a failed run: it is
+reported on its own RESULT line and the exit status says so (``EXIT_SUMMARY_FAILED``).
+
+Exit status of one run (``Outcome.exit_status``) and of several (``seeds_exit_status``): 0 when everything held;
+1 when retrieval failed; 4 when retrieval held and the summary failed; 3 when only the model's answer missed the
+number (2 is main.py's: the demo could not run).
 """
 
 from __future__ import annotations
@@ -15,6 +21,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+EXIT_OK = 0
+EXIT_RETRIEVAL_FAILED = 1
+EXIT_ANSWER_WRONG = 3
+EXIT_SUMMARY_FAILED = 4
 
 REFERENCE_PATTERN = re.compile(r"REF-\d{3,7}-[A-Z]\d{1,3}")  # also near misses: a digit dropped or added
 CONTEXT_LABEL_PATTERN = re.compile(r"\[Message \d+")
@@ -53,16 +64,46 @@ class SummaryCheck:
         replaced: Topics whose question left the active context in the reduction.
         named: The replaced topics the summary mentions.
         has_reference: The summary repeats the planted reference number.
+        error: Why no summary was made, when the summarization failed (then there is nothing else to judge).
     """
 
     replaced: list[Topic] = field(default_factory=list)
     named: list[Topic] = field(default_factory=list)
     has_reference: bool = False
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """True when no summary was made: the summarization raised."""
+        return self.error is not None
 
     @property
     def passed(self) -> bool:
         """True when the summary names at least one replaced topic (or nothing was replaced to name)."""
-        return bool(self.named) or not self.replaced
+        return not self.failed and (bool(self.named) or not self.replaced)
+
+    @property
+    def label(self) -> str:
+        """``ok``, ``empty`` (it names none of the topics it replaced) or ``FAILED`` (none was made)."""
+        return "FAILED" if self.failed else "ok" if self.passed else "empty"
+
+
+def failed_summary(error: BaseException) -> SummaryCheck:
+    """The check of a summary that could not be made, with the error's first line as the reason."""
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return SummaryCheck(error=reason)
+
+
+def summary_result(check: SummaryCheck | None) -> str | None:
+    """The RESULT line about the summary, or None when no summary was attempted."""
+    prefix = "RESULT summary (the model):     "
+    if check is None:
+        return None
+    if check.failed:
+        return f"{prefix}FAILED, no summary was made ({check.error}); the messages stayed in context, archived"
+    if check.passed:
+        return f"{prefix}ok, it names {len(check.named)} of the {len(check.replaced)} topics it replaced"
+    return f"{prefix}empty, it names none of the {len(check.replaced)} topics it replaced"
 
 
 def check_summary(summary: str, replaced_texts: Iterable[str], reference: str) -> SummaryCheck:
@@ -107,7 +148,8 @@ class Outcome:
         injected: The reference number was in the context the hook injected for the final question.
         still_in_context: The reference number was still in the active conversation (nothing to retrieve).
         answer: The model's final reply, in full.
-        summary: The summary check, or None when the summary failed.
+        summary: The summary check (``summary.failed`` when no summary could be made), or None when no
+            summary was attempted.
     """
 
     reference: str
@@ -143,11 +185,30 @@ class Outcome:
         return any(line.lstrip().startswith(">") for line in self.answer.splitlines())
 
     @property
+    def summary_failed(self) -> bool:
+        """No summary could be made in this run."""
+        return self.summary is not None and self.summary.failed
+
+    @property
     def exit_status(self) -> int:
-        """0: retrieved and answered; 3: retrieved, the model missed it; 1: retrieval failed."""
+        """1: retrieval failed; 4: retrieved, the summary failed; 3: the model missed the number; 0: all held."""
         if not self.retrieved:
-            return 1
-        return 0 if self.answered else 3
+            return EXIT_RETRIEVAL_FAILED
+        if self.summary_failed:
+            return EXIT_SUMMARY_FAILED
+        return EXIT_OK if self.answered else EXIT_ANSWER_WRONG
+
+
+def seeds_exit_status(outcomes: Sequence[Outcome]) -> int:
+    """The exit status of several runs: 1 if any run's retrieval failed, else 4 if any summary failed, else 0.
+
+    The model's answers are reported as a rate and do not change the status (a 135M model misses some).
+    """
+    if not all(o.retrieved for o in outcomes):
+        return EXIT_RETRIEVAL_FAILED
+    if any(o.summary_failed for o in outcomes):
+        return EXIT_SUMMARY_FAILED
+    return EXIT_OK
 
 
 def contains_reference(texts: Sequence[str], reference: str) -> bool:

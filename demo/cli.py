@@ -16,9 +16,10 @@ llama-cpp-python) and the embeddings come from the bundled all-MiniLM-L6-v2.
 Two results are reported separately: retrieval (the library's job: the planted number reached the model) and
 the answer (the model's job: its reply contains the number).
 
-Exit status: 0 when both succeed; 3 when retrieval succeeded and the model's answer missed the number; 1 when
-retrieval failed (with --seeds: 0 when every run retrieved the number, else 1); 2 when the demo cannot run (a
-missing model, feature or credentials: the message says what to do).
+Exit status: 0 when both succeed; 3 when retrieval succeeded and the model's answer missed the number; 4 when
+retrieval succeeded and no summary could be made (a third RESULT line says why); 1 when retrieval failed (with
+--seeds: 1 when a run did not retrieve the number, else 4 when a run's summary failed, else 0); 2 when the demo
+cannot run (a missing model, feature or credentials: the message says what to do).
 """
 
 from __future__ import annotations

@@ -15,7 +15,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from demo.checks import Outcome, check_summary, contains_reference
+from demo.checks import (
+    Outcome,
+    check_summary,
+    contains_reference,
+    failed_summary,
+    seeds_exit_status,
+    summary_result,
+)
 from demo.components import load_embedder, make_chat_model, make_manager, make_tools
 from demo.console import Console, shorten
 
@@ -140,6 +147,7 @@ def prepare_run(
         timings["summarize"] = step["seconds"]
     except Exception as error:  # a failing summary must not hide what the archive kept
         console.fail(f"the summary failed ({error}); the messages stay in context and are archived")
+        summary_check = failed_summary(error)
     removed = [m for m in before if not any(m is n for n in agent.messages)]
     new = [m for m in agent.messages if not any(m is b for b in before)]
     console.item(
@@ -264,6 +272,9 @@ def report_outcome(outcome: Outcome, console: Console) -> None:
         console.line("                                (the reply copies [Message N] labels of the injected context)")
     if outcome.copied_quote:
         console.line("                                (the reply copies a quoted line of the injected context)")
+    summary_line = summary_result(outcome.summary)
+    if summary_line is not None:
+        console.line(summary_line)
 
 
 def show_session_state(manager: Any, console: Console) -> None:
@@ -316,7 +327,7 @@ def run_seeds(args: argparse.Namespace, console: Console, chat_model: Any | None
         run_args = argparse.Namespace(**{**vars(args), "seed": seed})
         outcome = run_demo(run_args, Console(io.StringIO()), model, embedder)
         outcomes.append(outcome)
-        summary = "-" if outcome.summary is None else ("ok" if outcome.summary.passed else "empty")
+        summary = "-" if outcome.summary is None else outcome.summary.label
         console.item(
             f"seed {seed:>3} {outcome.reference}  retrieval {'ok' if outcome.retrieved else 'FAILED':<6} "
             f"answer {'ok' if outcome.answered else 'WRONG':<5} summary {summary:<5} "
@@ -334,4 +345,7 @@ def run_seeds(args: argparse.Namespace, console: Console, chat_model: Any | None
         console.line(f"                                {echoed}/{count} answers copy [Message N] labels")
     if copied:
         console.line(f"                                {copied}/{count} answers copy a quoted line of the context")
-    return 0 if retrieved == count else 1
+    failed = sum(o.summary_failed for o in outcomes)
+    if failed:
+        console.line(f"RESULT summary (the model):     {failed}/{count} runs made no summary")
+    return seeds_exit_status(outcomes)

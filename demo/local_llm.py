@@ -38,6 +38,8 @@ from strands_semantic_memory.messages._text import render_message
 logger = logging.getLogger(__name__)
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+STRUCTURED_MAX_TOKENS = 1024
+"""Token bound of a structured reply (JSON needs more room than prose); a reply cut there is an error."""
 
 
 class ModelNotInstalledError(RuntimeError):
@@ -139,7 +141,7 @@ class LocalLlamaModel(Model):
             options["stop"] = list(self.config["stop"])  # llama.cpp ends the reply before a stop string
         if schema is not None:
             # A JSON-schema grammar: the reply is valid JSON of this shape. JSON needs more room than prose.
-            options.update(response_format={"type": "json_object", "schema": schema}, max_tokens=1024)
+            options.update(response_format={"type": "json_object", "schema": schema}, max_tokens=STRUCTURED_MAX_TOKENS)
             options["repeat_penalty"] = 1.0  # a penalty on repeated tokens fights JSON's own punctuation
             options.pop("stop", None)
         try:
@@ -148,7 +150,15 @@ class LocalLlamaModel(Model):
             if "exceed context window" in str(error):
                 raise ContextWindowOverflowException(str(error)) from error
             raise
-        return str(result["choices"][0]["message"]["content"] or ""), dict(result.get("usage") or {})
+        choice = result["choices"][0]
+        text = str(choice["message"]["content"] or "")
+        if schema is not None and choice.get("finish_reason") == "length":
+            # The grammar keeps the JSON valid only up to the bound: what was written is an unfinished object.
+            raise ValueError(
+                f"the local model's JSON was cut off at the {STRUCTURED_MAX_TOKENS}-token bound of structured "
+                f"output ({len(text)} characters written, the object unfinished)"
+            )
+        return text, dict(result.get("usage") or {})
 
     async def _run(
         self, chat: list[dict[str, str]], schema: dict[str, Any] | None = None

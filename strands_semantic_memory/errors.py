@@ -13,6 +13,7 @@ __all__ = [
     "EmbeddingModelMismatchError",
     "InvalidMessageError",
     "InvalidMessageTypeError",
+    "MessageNotFoundError",
     "MissingDependencyError",
     "SemanticMemoryError",
     "StateError",
@@ -59,6 +60,31 @@ class InvalidMessageError(SemanticMemoryError, ValueError):
 
 class InvalidMessageTypeError(SemanticMemoryError, TypeError):
     """An argument has the wrong type (a dict where a list of messages is expected, say). Nothing changed."""
+
+
+class MessageNotFoundError(SemanticMemoryError, KeyError):
+    """No archived message has this index (never archived, evicted or forgotten).
+
+    A ``KeyError`` too, so ``except KeyError`` around a read by index keeps working.
+
+    Attributes:
+        index: The index that was asked for.
+    """
+
+    def __init__(self, index: int) -> None:
+        """Build the error.
+
+        Args:
+            index: The index that was asked for.
+        """
+        self.index = index
+        super().__init__(f"no archived message with index {index}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # KeyError's own str() would quote the message
+
+    def __reduce__(self) -> tuple[type, tuple[int]]:
+        return type(self), (self.index,)
 
 
 class EmbeddingError(SemanticMemoryError):

@@ -5,6 +5,10 @@ for that one model call, never into history), gives the model a ``search_memory`
 with extraction, hands it the conversation's messages in batches. This store answers with the engine's hybrid
 search, as merged context windows of verbatim messages, and archives the batches verbatim, without any model call.
 
+Strands escapes each entry as XML text, so an entry's own framing uses no ``<``, ``>`` or ``&`` (archived lines
+are quoted with ``"| "``), and messages the agent still has in its context are left out (the model sees them
+already). ``last_enrichment`` says what the last search returned and what it left out, and why.
+
 Example:
     ```python
     from strands import Agent
@@ -20,25 +24,48 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from strands.memory.extraction.triggers import InvocationTrigger
-from strands.memory.extraction.types import ExtractionConfig, MemoryMessageFilter
+from strands.memory.extraction.types import (
+    ExtractionConfig,
+    ExtractionTrigger,
+    ExtractionTriggerContext,
+    MemoryMessageFilter,
+)
 from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, Metadata, SearchOptions
 from strands.types.content import Message
 from strands.types.tools import AgentTool
 from typing_extensions import Unpack
 
+from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score, check_text
 from strands_semantic_memory.engine._memory import MemorySources, SemanticMemory
 from strands_semantic_memory.engine._options import DEFAULT_TOP_K, MemoryTunables
 from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.formatting._tool_output import render_windows
+from strands_semantic_memory.formatting._block import ENTRY_QUOTE
+from strands_semantic_memory.formatting._tool_output import render_windows, window_subset
+from strands_semantic_memory.messages._text import render_message
 from strands_semantic_memory.retrieval._windows import ContextWindow
 from strands_semantic_memory.tools._conversation_tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
 
+if TYPE_CHECKING:
+    from strands.agent.agent import Agent
+
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_DESCRIPTION", "KEEP_TOOL_TRAFFIC", "NewMemoryArguments", "SemanticMemoryStore"]
+__all__ = [
+    "DEFAULT_DESCRIPTION",
+    "KEEP_TOOL_TRAFFIC",
+    "LeftOut",
+    "NewMemoryArguments",
+    "SemanticMemoryStore",
+    "StoreEnrichment",
+]
 
 DEFAULT_DESCRIPTION = (
     "Verbatim archive of this conversation, including what was summarized away: earlier messages, tool calls and "
@@ -50,10 +77,96 @@ KEEP_TOOL_TRAFFIC = MemoryMessageFilter(exclude=[])
 that promises to forget nothing keeps them."""
 
 _RUN_NAMESPACE = uuid.UUID("6f6b1c2e-6c43-4d1b-9d0e-2a51b0f0a7c3")
+_IN_CONTEXT_LOOKAHEAD = 50
+"""At most this many extra hits are searched for, to replace hits the agent still has in its context."""
+
+LeftOutReason = Literal["in_context", "max_search_results"]
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A window the store found and did not return.
+
+    Attributes:
+        window: The window as found.
+        reason: ``"in_context"``: every hit in it is a message the agent still has in its active context (the
+            model sees it already). ``"max_search_results"``: more relevant windows filled the entries asked for.
+    """
+
+    window: ContextWindow
+    reason: LeftOutReason
+
+
+@dataclass
+class StoreEnrichment:
+    """What a ``SemanticMemoryStore`` answered for its last search (``last_enrichment``).
+
+    The search may have come from Strands' injection (the entries then reach the model inside its ``<memory>``
+    block, XML-escaped) or from the ``search_memory`` tool.
+
+    Attributes:
+        query: The text searched for.
+        entries: The entries returned, most relevant first.
+        windows: The window behind each entry, same order, as shown (without the messages left out as in context).
+        left_out: Windows found and not returned, each with the reason.
+        in_context_indices: Archive indices of messages left out because the agent still has them in its
+            context (from returned windows and left-out ones alike), ascending.
+        elapsed_ms: Time spent searching and formatting.
+    """
+
+    query: str
+    entries: list[MemoryEntry] = field(default_factory=list)
+    windows: list[ContextWindow] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
+    in_context_indices: list[int] = field(default_factory=list)
+    elapsed_ms: float = 0.0
 
 
 def _default_extraction() -> ExtractionConfig:
     return ExtractionConfig(trigger=[InvocationTrigger()], filter=KEEP_TOOL_TRAFFIC)
+
+
+class _AgentAwareTrigger(ExtractionTrigger):
+    """A store's extraction trigger that also tells the store which agent it serves.
+
+    Strands hands a store's search nothing but the query; the agent (and so its active context) reaches a store
+    only through ``ExtractionTrigger.attach``, which ``MemoryManager`` calls once per store when the agent is built.
+    """
+
+    def __init__(self, trigger: ExtractionTrigger, serve: Any) -> None:
+        self._trigger = trigger
+        self._serve = serve
+        self.name = trigger.name
+
+    def attach(self, context: ExtractionTriggerContext) -> None:
+        """Note the agent, then attach the wrapped trigger."""
+        self._serve(context.agent)
+        self._trigger.attach(context)
+
+
+class _ActiveContext:
+    """The messages an agent has in its context, as the store's extraction filter would archive them."""
+
+    def __init__(self, messages: Sequence[Message], exclude: set[str]) -> None:
+        self.size = len(messages)
+        self._contents: dict[tuple[str, str], list[list[Any]]] = {}
+        for message in messages:
+            content = [b for b in message.get("content") or [] if not (isinstance(b, dict) and _kind(b) in exclude)]
+            if content:
+                key = (str(message.get("role")), render_message({"role": message["role"], "content": content}))
+                self._contents.setdefault(key, []).append(content)
+
+    def __bool__(self) -> bool:
+        return bool(self._contents)
+
+    def holds(self, archived: Message) -> bool:
+        """Whether an archived message is (role and content equal) one the agent still has in its context."""
+        key = (str(archived.get("role")), render_message(archived))
+        return any(content == archived.get("content") for content in self._contents.get(key, ()))
+
+
+def _kind(block: Any) -> str:
+    return next(iter(block), "")
 
 
 def _resolve_extraction(extraction: ExtractionConfig | bool | None, writable: bool) -> ExtractionConfig | bool | None:
@@ -88,9 +201,19 @@ class SemanticMemoryStore(MemoryStore):
     """A Strands ``MemoryStore`` over a ``SemanticMemory``.
 
     **Search** returns merged context windows, most relevant first: each ``MemoryEntry``
-    holds one window's messages formatted like the hook's injected lines (``[Message N, role]: text``), and its
-    metadata holds ``indices``, ``roles``, ``timestamps`` (epoch seconds: when said if known, else when
-    archived), ``hit_indices``, ``start``, ``end`` and ``score``. Each entry is bounded (``max_entry_chars``).
+    holds one window's messages, a ``[Message N, role]`` line before each and every archived line quoted with
+    ``"| "``; its metadata holds ``indices``, ``roles``, ``timestamps`` (epoch seconds: when said if known, else
+    when archived), ``hit_indices``, ``start``, ``end`` and ``score``. Each entry is bounded (``max_entry_chars``).
+    Strands' ``MemoryManager`` escapes entries as XML text; nothing in an entry's own framing is escaped (a
+    ``"> "`` quote would reach the model as ``"&gt; "``), so the model reads the archived text as it was said.
+
+    **What the model already sees is left out.** Messages still in the agent's active context are removed from
+    the windows, and a window whose hits are all still in context is not returned (more hits are searched for to
+    take its place). Strands gives a store's search only the query; the store learns its agent when
+    ``MemoryManager`` attaches the store's extraction trigger, so this applies to a writable store with
+    extraction (the default for a store that owns its memory). A read-only store over a conversation manager's
+    archive needs no such check: that manager archives only messages that leave the context.
+    ``last_enrichment`` records each search: the entries, the windows behind them, what was left out and why.
 
     **Writing.** A writable store archives what Strands hands to ``add_messages`` verbatim, with no model
     call (server-side extraction in Strands' terms). Its default extraction config runs after every invocation and
@@ -154,32 +277,34 @@ class SemanticMemoryStore(MemoryStore):
                 ``archive_path``, ...). Not allowed together with ``memory``.
 
         Raises:
-            ConfigurationError: If an option is invalid, or ``memory`` and ``memory_options`` are both given.
+            ConfigurationError: If an option has the wrong type or is out of range (the message names the option
+                and the value), or ``memory`` and ``memory_options`` are both given.
         """
         if memory is not None and memory_options:
             raise ConfigurationError(
                 f"pass either memory= or options for a new memory, not both (got {sorted(memory_options)})"
             )
-        if memory is not None and not isinstance(memory, SemanticMemory):
-            raise ConfigurationError(f"memory must be a SemanticMemory, got {type(memory).__name__}")
-        if not isinstance(name, str) or not name.strip():
-            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
-        if max_search_results is not None and (
-            isinstance(max_search_results, bool) or not isinstance(max_search_results, int) or max_search_results < 1
-        ):
-            raise ConfigurationError(f"max_search_results must be an integer >= 1 or None, got {max_search_results!r}")
-        if isinstance(max_entry_chars, bool) or not isinstance(max_entry_chars, int) or max_entry_chars < 200:
-            raise ConfigurationError(f"max_entry_chars must be an integer >= 200, got {max_entry_chars!r}")
+        check_instance("memory", memory, SemanticMemory, "a SemanticMemory (for example manager.memory) or None")
+        check_text("name", name)
+        check_text("description", description, optional=True)
+        check_int("max_search_results", max_search_results, minimum=1, optional=True)
+        check_int("max_entry_chars", max_entry_chars, minimum=200)
+        if writable is not None:
+            check_flag("writable", writable)
+        check_int("context_radius", context_radius, minimum=0, optional=True)
+        min_score = check_score("min_score", min_score)
+        for flag, value in (("show_dates", show_dates), ("tools", tools), ("include_forget", include_forget)):
+            check_flag(flag, value)
         owns_memory = memory is None
         self._memory: SemanticMemory = memory if memory is not None else SemanticMemory(**memory_options)
         self.name: str = name
         self.description: str | None = description
         self.max_search_results: int | None = max_search_results
-        self.writable: bool = owns_memory if writable is None else bool(writable)
+        self.writable: bool = owns_memory if writable is None else writable
         if extraction not in (None, False) and not self.writable:
             raise ConfigurationError("extraction needs a writable store: pass writable=True")
         self.extraction: ExtractionConfig | bool | None = (
-            _resolve_extraction(extraction, self.writable) if self.writable else None
+            self._aware(_resolve_extraction(extraction, self.writable)) if self.writable else None
         )
         self.context_radius = context_radius
         self.min_score = min_score
@@ -188,6 +313,32 @@ class SemanticMemoryStore(MemoryStore):
         self._tools = tools
         self._include_forget = include_forget
         self._run_id = uuid.uuid4().hex
+        self._agent: weakref.ReferenceType[Agent] | None = None
+        self.last_enrichment: StoreEnrichment | None = None
+        """What the last search returned and left out (None before the first search)."""
+
+    def _aware(self, extraction: ExtractionConfig | bool | None) -> ExtractionConfig | bool | None:
+        """The extraction config with each trigger wrapped so that attaching it tells this store its agent."""
+        if not isinstance(extraction, dict) or "trigger" not in extraction:
+            return extraction
+        triggers = extraction["trigger"]
+        listed = triggers if isinstance(triggers, list) else [triggers]
+        aware: ExtractionConfig = ExtractionConfig(**extraction)
+        aware["trigger"] = [_AgentAwareTrigger(t, self._serve) for t in listed]
+        return aware
+
+    def _serve(self, agent: Agent) -> None:
+        self._agent = weakref.ref(agent)
+
+    def _active_context(self) -> _ActiveContext | None:
+        """The serving agent's context, or None when the store does not know its agent."""
+        agent = self._agent() if self._agent is not None else None
+        if agent is None:
+            return None
+        exclude: set[str] = set()
+        if isinstance(self.extraction, dict) and "filter" in self.extraction:
+            exclude = set(self.extraction["filter"].exclude)
+        return _ActiveContext(list(agent.messages), exclude)
 
     @property
     def memory(self) -> SemanticMemory:
@@ -201,32 +352,67 @@ class SemanticMemoryStore(MemoryStore):
     # ------------------------------------------------------------------ search
 
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
-        """Find the archived passages most relevant to ``query``.
+        """Find the archived passages most relevant to ``query``, leaving out what the agent still has in context.
 
         Args:
             query: What to look for.
             options: Strands' search options (``max_search_results``: how many windows at most).
 
         Returns:
-            One entry per merged context window, most relevant first (see the class docstring).
+            One entry per merged context window, most relevant first (see the class docstring). The search is
+            recorded in ``last_enrichment``.
 
         Raises:
-            ValueError: If ``max_search_results`` is below 1.
+            ConfigurationError: If ``max_search_results`` is not an integer >= 1 (a ``ValueError`` too).
         """
         requested = options.get("max_search_results") if options else None
-        if requested is not None and requested < 1:
-            raise ValueError(f"max_search_results must be >= 1, got {requested}")
+        check_int("max_search_results", requested, minimum=1, optional=True)
         limit = requested or self.max_search_results or DEFAULT_TOP_K
         if not isinstance(query, str) or not query.strip():
+            self.last_enrichment = StoreEnrichment(query=query if isinstance(query, str) else "")
             return []
+        started = time.perf_counter()
+        active = self._active_context()
+        extra = min(active.size, _IN_CONTEXT_LOOKAHEAD) if active else 0
         windows = await asyncio.to_thread(
-            self._memory.retrieve, query, top_k=limit, context_radius=self.context_radius, min_score=self.min_score
+            self._memory.retrieve,
+            query,
+            top_k=limit + extra,
+            context_radius=self.context_radius,
+            min_score=self.min_score,
         )
-        ranked = sorted(windows, key=lambda w: (-w.score, w.start))[:limit]
-        return [self._entry(window) for window in ranked]
+        record = StoreEnrichment(query=query)
+        in_context: set[int] = set()
+        for window in sorted(windows, key=lambda w: (-w.score, w.start)):
+            shown = window
+            if active:
+                kept = [p for p, message in enumerate(window.messages) if not active.holds(message)]
+                in_context.update(i for p, i in enumerate(window.indices) if p not in kept)
+                if not set(window.hit_indices) & {window.indices[p] for p in kept}:
+                    record.left_out.append(LeftOut(window, "in_context"))
+                    continue
+                if len(kept) < len(window.messages):
+                    shown = window_subset(window, kept)
+            if len(record.windows) >= limit:
+                record.left_out.append(LeftOut(window, "max_search_results"))
+                continue
+            record.windows.append(shown)
+        record.entries = [self._entry(window) for window in record.windows]
+        record.in_context_indices = sorted(in_context)
+        record.elapsed_ms = (time.perf_counter() - started) * 1000
+        self.last_enrichment = record
+        logger.debug(
+            "store=<%s>, entries=<%d>, in_context=<%d> | searched the archive",
+            self.name,
+            len(record.entries),
+            len(in_context),
+        )
+        return record.entries
 
     def _entry(self, window: ContextWindow) -> MemoryEntry:
-        text, shown, _ = render_windows([window], self.max_entry_chars, show_dates=self.show_dates)
+        text, shown, _ = render_windows(
+            [window], self.max_entry_chars, show_dates=self.show_dates, quote_prefix=ENTRY_QUOTE, fenced=False
+        )
         metadata: Metadata = {
             "start": window.start,
             "end": window.end,

@@ -233,3 +233,109 @@ def test_one_archive_serves_manager_hook_tools_and_memory_manager(embedder):
     entries = run(store.search("booking reference"))
     assert REFERENCE in entries[0].content
     assert SemanticMemory is type(store.memory) and store.memory is manager.memory
+
+
+# ---------------------------------------------------------------------------------------------- through MemoryManager
+
+
+def injected_entries(request: dict) -> list[str]:
+    """The text of each <entry> the model received in the last user message of one request."""
+    text = render_message(request["messages"][-1])
+    return [part.split("</entry>")[0] for part in text.split("<entry")[1:]]
+
+
+def recall_agent(store, model, **kwargs):
+    return Agent(model=model, memory_manager=MemoryManager(stores=[store]), callback_handler=None, **kwargs)
+
+
+def test_injected_entries_keep_their_framing_through_strands_escaping(embedder):
+    store = SemanticMemoryStore(embedder=embedder, context_radius=1)
+    store.memory.archive(
+        [
+            text_message("user", "Compare the two plans for me."),
+            text_message("assistant", "Plan A > plan B on cost & speed; see <notes>."),
+            text_message("user", PLANTED_TURN),
+            text_message("assistant", "Noted: I will remember it exactly."),
+        ]
+    )
+    model = ScriptedModel()
+    recall_agent(store, model)("What was my booking reference? And which plan was better, A or B?")
+    entries = injected_entries(model.chat_requests[0])
+    assert entries and REFERENCE in "".join(entries)
+    for entry in entries:
+        lines = entry.split(">", 1)[1].strip("\n").splitlines()  # after <entry source="...">
+        assert lines, entry
+        for line in lines:
+            # Every line is the library's label or a quoted archived line: no framing was escaped on the way.
+            assert line.startswith(("[Message ", "| ", "[... ")) or line == "|", line
+            if line.startswith("[Message "):
+                assert "&" not in line and "<" not in line, line
+    # Archived text itself is escaped by Strands, as it should be; the "| " quotes arrive as written.
+    joined = "\n".join(entries)
+    assert "| Plan A &gt; plan B on cost &amp; speed; see &lt;notes&gt;." in joined
+    assert "&gt; " + "My booking" not in joined and "| " + PLANTED_TURN in joined
+    enrichment = store.last_enrichment
+    assert enrichment is not None and enrichment.query.startswith("What was my booking reference?")
+    assert [e.content for e in enrichment.entries] and REFERENCE in enrichment.entries[0].content
+    assert enrichment.in_context_indices == [] and enrichment.elapsed_ms >= 0
+
+
+def test_messages_still_in_the_agents_context_are_left_out_until_they_leave(embedder):
+    from strands.agent.conversation_manager import SlidingWindowConversationManager
+
+    store = SemanticMemoryStore(embedder=embedder, context_radius=1)
+    model = ScriptedModel()
+    agent = recall_agent(store, model, conversation_manager=SlidingWindowConversationManager(window_size=8))
+    agent(PLANTED_TURN)  # archived after the invocation, and still in the agent's context
+    agent("What was my booking reference?")
+    assert "<memory>" not in render_message(model.chat_requests[-1]["messages"][-1])
+    enrichment = store.last_enrichment
+    planted = next(i for i, m in store.memory.messages() if REFERENCE in render_message(m))
+    assert enrichment.entries == [] and planted in enrichment.in_context_indices
+    assert {left.reason for left in enrichment.left_out} == {"in_context"}
+    assert any(planted in left.window.hit_indices for left in enrichment.left_out)
+
+    for turn in [t["content"][0]["text"] for t in distractor_conversation(12)[::2]]:
+        agent(turn)  # the sliding window lets the planted turn go
+    assert not any(REFERENCE in render_message(m) for m in agent.messages)
+    agent("What was my booking reference?")
+    entries = injected_entries(model.chat_requests[-1])
+    assert entries and REFERENCE in entries[0]
+    enrichment = store.last_enrichment
+    assert planted in enrichment.windows[0].hit_indices and planted not in enrichment.in_context_indices
+    # The messages the agent still has are not repeated, in any entry.
+    active = {render_message(m) for m in agent.messages}
+    for window in enrichment.windows:
+        assert not any(render_message(m) in active for m in window.messages)
+
+
+def test_last_enrichment_says_what_the_result_limit_left_out(embedder):
+    store = SemanticMemoryStore(embedder=embedder, context_radius=0)
+    store.memory.archive(distractor_conversation(30))
+    recall_agent(store, ScriptedModel())("Hello.")  # the store now knows its agent
+    entries = run(store.search("the hiking trip and the quarterly budget", {"max_search_results": 1}))
+    enrichment = store.last_enrichment
+    assert len(entries) == len(enrichment.windows) == 1
+    # Hits were searched for beyond the limit (to replace any the agent still sees); the spare ones are named.
+    limited = [left for left in enrichment.left_out if left.reason == "max_search_results"]
+    assert limited and all(left.window.score <= enrichment.windows[0].score for left in limited)
+    assert run(store.search("   ")) == [] and store.last_enrichment.entries == []
+    with pytest.raises(ConfigurationError, match="max_search_results must be an integer >= 1 or None, got 0"):
+        run(store.search("hiking", {"max_search_results": 0}))
+
+
+def test_in_context_messages_are_recognised_as_the_extraction_filter_archived_them():
+    from strands_semantic_memory.memory_store import _ActiveContext
+
+    said = {
+        "role": "assistant",
+        "content": [
+            {"text": "Checking the weather."},
+            {"toolUse": {"toolUseId": "t1", "name": "weather", "input": {}}},
+        ],
+    }
+    archived = {"role": "assistant", "content": [{"text": "Checking the weather."}], "tracking_id": "x"}
+    assert _ActiveContext([said], {"toolUse", "toolResult"}).holds(archived)  # a filter that strips tool calls
+    assert not _ActiveContext([said], set()).holds(archived)  # kept tool calls: not the same message
+    assert not _ActiveContext([{**said, "role": "user"}], {"toolUse"}).holds(archived)
+    assert not _ActiveContext([], set())

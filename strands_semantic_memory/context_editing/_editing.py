@@ -56,6 +56,7 @@ from strands.tools.decorator import tool
 from strands.types.content import ContentBlock, Message
 from strands.types.tools import ToolContext
 
+from strands_semantic_memory._validation import check_flag, check_int
 from strands_semantic_memory.context_editing._log import (
     LOG_VERSION,
     STATE_KEY,
@@ -113,11 +114,12 @@ class ContextEditor(Plugin):
             max_summary_chars: Longest summary ``context_summarize`` accepts.
 
         Raises:
-            ConfigurationError: If ``memory`` holds no ``SemanticMemory`` or ``max_summary_chars`` is below 1.
+            ConfigurationError: If ``memory`` holds no ``SemanticMemory``, ``show_ids`` is not a bool or
+                ``max_summary_chars`` is not an integer >= 1 (the message names the option and the value).
         """
         self._memory: SemanticMemory | None = None if memory is None else resolve_memory(memory, pass_as=_PASS_AS)
-        if isinstance(max_summary_chars, bool) or not isinstance(max_summary_chars, int) or max_summary_chars < 1:
-            raise ConfigurationError(f"max_summary_chars must be an integer >= 1, got {max_summary_chars!r}")
+        check_flag("show_ids", show_ids)
+        check_int("max_summary_chars", max_summary_chars, minimum=1)
         self.show_ids = show_ids
         self.max_summary_chars = max_summary_chars
         self._agent: Agent | None = None

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import inspect
-from typing import Literal, get_args
+import math
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 from strands.agent.conversation_manager import SummarizingConversationManager
+from strands.agent.conversation_manager.conversation_manager import DEFAULT_COMPRESSION_THRESHOLD
 
+from strands_semantic_memory._validation import check_instance, check_int, check_score
 from strands_semantic_memory.conversation_manager._summarizer import MessageFilter
+from strands_semantic_memory.engine._memory import SemanticMemory
 from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryError
 
 __all__ = [
@@ -17,7 +22,9 @@ __all__ = [
     "OnSummaryFailure",
     "SummaryFormat",
     "check_strands_compatibility",
+    "validate_archive_options",
     "validate_compaction_options",
+    "validate_strands_options",
 ]
 
 SummaryFormat = Literal["text", "structured"]
@@ -26,6 +33,9 @@ SUMMARY_FORMATS: tuple[SummaryFormat, ...] = get_args(SummaryFormat)
 OnSummaryFailure = Literal["raise", "drop_oldest"]
 """What a failed summary during overflow recovery does: fail the turn, or drop the oldest messages (archived)."""
 ON_SUMMARY_FAILURES: tuple[OnSummaryFailure, ...] = get_args(OnSummaryFailure)
+
+SUMMARY_RATIO_RANGE = (0.1, 0.8)
+"""Strands' range for ``summary_ratio``; Strands clamps a value outside it silently, this manager refuses it."""
 
 _HOOKED_METHODS = {
     "_generate_summary": ("messages", "agent"),
@@ -84,3 +94,78 @@ def validate_compaction_options(
         raise ConfigurationError(
             f"hard_limit ({hard_limit}) must not be below the proactive compression threshold ({threshold})"
         )
+
+
+def validate_strands_options(
+    *,
+    summary_ratio: Any,
+    preserve_recent_messages: Any,
+    summarization_agent: Any,
+    summarization_system_prompt: Any,
+    pin_first: Any,
+    proactive_compression: Any,
+) -> None:
+    """Raise ConfigurationError naming the first invalid option of Strands' ``SummarizingConversationManager``.
+
+    Strands clamps ``summary_ratio`` and ``pin_first`` silently and checks the rest late or not at all (a string
+    ``preserve_recent_messages`` fails only at the first reduction); these checks run before anything is built.
+    """
+    low, high = SUMMARY_RATIO_RANGE
+    if (
+        isinstance(summary_ratio, bool)
+        or not isinstance(summary_ratio, (int, float))
+        or not low <= summary_ratio <= high
+    ):
+        raise ConfigurationError(f"summary_ratio must be a number in {low}..{high}, got {summary_ratio!r}")
+    check_int("preserve_recent_messages", preserve_recent_messages, minimum=0)
+    check_int("pin_first", pin_first, minimum=0, optional=True)
+    if summarization_system_prompt is not None and not isinstance(summarization_system_prompt, str):
+        raise ConfigurationError(
+            f"summarization_system_prompt must be a string or None, got {summarization_system_prompt!r}"
+        )
+    if summarization_agent is not None:
+        from strands.agent.agent import Agent
+
+        check_instance("summarization_agent", summarization_agent, Agent, "a strands Agent or None")
+        if summarization_system_prompt is not None:
+            raise ConfigurationError(
+                "pass summarization_agent= or summarization_system_prompt=, not both: the agent has its own "
+                "system prompt"
+            )
+    _check_proactive_compression(proactive_compression)
+
+
+def _check_proactive_compression(value: Any) -> None:
+    if value is None or isinstance(value, bool):
+        return
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(
+            f"proactive_compression must be True, False, None or {{'compression_threshold': share}}, got {value!r}"
+        )
+    unknown = sorted(set(value) - {"compression_threshold"})
+    if unknown:
+        raise ConfigurationError(f"proactive_compression has unknown key(s) {unknown}; it takes compression_threshold")
+    threshold = value.get("compression_threshold", DEFAULT_COMPRESSION_THRESHOLD)
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float))
+        or not math.isfinite(threshold)
+        or not 0 < threshold <= 1
+    ):
+        raise ConfigurationError(
+            f"proactive_compression's compression_threshold must be a share of the context window in (0, 1], "
+            f"got {threshold!r}"
+        )
+
+
+def validate_archive_options(
+    *, message_context_radius: Any, semantic_search_top_k: Any, semantic_search_min_score: Any, memory: Any
+) -> None:
+    """Raise ConfigurationError naming the first invalid archive option, under the manager's own option names.
+
+    The other archive options keep their names in ``SemanticMemory``, which checks them.
+    """
+    check_int("message_context_radius", message_context_radius, minimum=0)
+    check_int("semantic_search_top_k", semantic_search_top_k, minimum=1)
+    check_score("semantic_search_min_score", semantic_search_min_score)
+    check_instance("memory", memory, SemanticMemory, "a SemanticMemory or None")

@@ -38,6 +38,7 @@ from strands_semantic_memory.conversation_manager._checks import (
     SummaryFormat,
     check_strands_compatibility,
     validate_compaction_options,
+    validate_strands_options,
 )
 from strands_semantic_memory.conversation_manager._drop_policy import (
     count_tokens,
@@ -97,6 +98,7 @@ class CompactingConversationManager(SummarizingConversationManager):
             SemanticMemoryError: If the installed Strands lacks the methods overridden here.
         """
         check_strands_compatibility()
+        validate_strands_options(**strands_options)
         super().__init__(**strands_options)
         threshold = self._compression_threshold
         validate_compaction_options(

@@ -16,7 +16,7 @@ from strands.types.content import Message
 from typing_extensions import override
 
 from strands_semantic_memory.budget import ContextBudget
-from strands_semantic_memory.conversation_manager._checks import OnSummaryFailure, SummaryFormat
+from strands_semantic_memory.conversation_manager._checks import OnSummaryFailure, SummaryFormat, validate_archive_options
 from strands_semantic_memory.conversation_manager._compaction import (
     DEFAULT_STATE_BUDGET,
     CompactingConversationManager,
@@ -158,9 +158,18 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
                 ``SemanticMemoryHook`` of the same agent spends that share.
 
         Raises:
-            ConfigurationError: If an option is invalid, or ``memory`` is given together with archive options.
+            ConfigurationError: If an option has the wrong type or is out of range (the message names the option
+                and the value: ``summary_ratio`` outside 0.1..0.8, which Strands would clamp silently, a
+                ``preserve_recent_messages`` that is not an integer >= 0, ...), or ``memory`` is given together
+                with archive options.
             SemanticMemoryError: If the installed Strands lacks the methods this manager overrides.
         """
+        validate_archive_options(
+            message_context_radius=message_context_radius,
+            semantic_search_top_k=semantic_search_top_k,
+            semantic_search_min_score=semantic_search_min_score,
+            memory=memory,
+        )
         super().__init__(
             summary_ratio=summary_ratio,
             preserve_recent_messages=preserve_recent_messages,

@@ -13,15 +13,18 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 
-from strands.types.content import Message
+from strands.types.content import Message, Role
 
 from strands_semantic_memory.errors import InvalidMessageError, InvalidMessageTypeError
 from strands_semantic_memory.messages._codec import encode_message, record_key, searchable_text
 from strands_semantic_memory.messages._text import render_message
 from strands_semantic_memory.retrieval._recall import TimeBound, to_epoch
 from strands_semantic_memory.stores._protocol import ArchiveStore, NewRecord
+
+ROLES: tuple[str, ...] = get_args(Role)
+"""The roles of a Strands message (``strands.types.content.Role``); anything else is refused before archiving."""
 
 
 def said_at(message: Mapping[str, Any], given: TimeBound, position: int) -> float | None:
@@ -45,7 +48,8 @@ def validate(messages: Sequence[Message], timestamps: Sequence[TimeBound] | None
 
     Raises:
         InvalidMessageTypeError: If ``messages`` is not a list of dicts.
-        InvalidMessageError: If a message lacks a string role or a content list, or a timestamp is unreadable.
+        InvalidMessageError: If a message's role is not ``"user"`` or ``"assistant"`` (Strands' ``Role``), its
+            content is not a list, or a timestamp is unreadable.
     """
     if isinstance(messages, (Mapping, str, bytes)) or not isinstance(messages, Sequence):
         raise InvalidMessageTypeError(f"archive() takes a list of messages, got {type(messages).__name__}")
@@ -54,8 +58,11 @@ def validate(messages: Sequence[Message], timestamps: Sequence[TimeBound] | None
     for position, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise InvalidMessageTypeError(f"messages[{position}] is a {type(message).__name__}, not a message")
-        if not isinstance(message.get("role"), str):
-            raise InvalidMessageError(f"messages[{position}] has no string 'role'")
+        if message.get("role") not in ROLES:
+            raise InvalidMessageError(
+                f"messages[{position}] has role {message.get('role')!r}; a Strands message's role is 'user' or "
+                "'assistant'"
+            )
         if not isinstance(message.get("content"), list):
             raise InvalidMessageError(
                 f"messages[{position}] 'content' must be a list of content blocks, "

@@ -34,6 +34,7 @@ from typing import Any, TypedDict
 from strands.types.content import Message
 from typing_extensions import Unpack
 
+from strands_semantic_memory._validation import check_members
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
 from strands_semantic_memory.engine._intake import AddedCounter, new_records
@@ -46,7 +47,7 @@ from strands_semantic_memory.engine._options import (
 )
 from strands_semantic_memory.engine._query_encoder import Encoder
 from strands_semantic_memory.engine._stats import MemoryStats, build_stats
-from strands_semantic_memory.errors import ConfigurationError, InvalidMessageError, InvalidMessageTypeError
+from strands_semantic_memory.errors import MessageNotFoundError, ConfigurationError, InvalidMessageError, InvalidMessageTypeError
 from strands_semantic_memory.messages._codec import decode_message
 from strands_semantic_memory.retrieval._recall import Recall, SearchHit, TimeBound, make_filter
 from strands_semantic_memory.retrieval._rerank import Reranker
@@ -81,6 +82,9 @@ class MemorySources(TypedDict, total=False):
 
 class MemoryArguments(OptionChanges, MemorySources, total=False):
     """Every keyword ``SemanticMemory`` takes (what ``from_state`` may override)."""
+
+EMBEDDER_MEMBERS = ("model_id", "dimension", "embed_documents", "embed_queries")
+"""What an ``embedder=`` must have (``Embedder``), checked without evaluating the properties."""
 
 
 class SemanticMemory:
@@ -132,6 +136,8 @@ class SemanticMemory:
             max_memory_archived_messages=max_memory_archived_messages,
             **options,
         )
+        check_members("embedder", embedder, EMBEDDER_MEMBERS, "an Embedder")
+        check_members("reranker", reranker, ("rerank",), "a Reranker (an object with rerank(query, texts))")
         archive = resolve_store(store, archive_path)
         self.embedder: Embedder = embedder or resolve_embedder(
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
@@ -207,7 +213,8 @@ class SemanticMemory:
         """A copy of the archived message at ``index``.
 
         Raises:
-            KeyError: If no message has that index (never archived, evicted or forgotten).
+            MessageNotFoundError: If no message has that index (never archived, evicted or forgotten); it is a
+                ``KeyError`` too.
         """
         return self.record(index).message
 
@@ -215,12 +222,12 @@ class SemanticMemory:
         """The archived record at ``index`` (``.message`` decodes it; ``.role``, ``.archived_at``, ``.said_at``).
 
         Raises:
-            KeyError: If no message has that index.
+            MessageNotFoundError: If no message has that index (a ``KeyError`` too).
         """
         with self._store_lock:
             found = self._archive.get([index]).get(index)
         if found is None:
-            raise KeyError(f"no archived message with index {index}")
+            raise MessageNotFoundError(index)
         return found
 
     def messages(self, start: int | None = None, end: int | None = None) -> list[tuple[int, Message]]:
@@ -392,6 +399,7 @@ class SemanticMemory:
             until: Only messages said (else archived) at or before this time.
 
         Raises:
+            ConfigurationError: If ``top_k`` or ``min_score`` breaks its option's rule (``top_k >= 1``; -1..1).
             EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
         """
         return self._ready_recall().search(query, top_k, min_score, make_filter(roles, since, until))

@@ -7,13 +7,13 @@ option lists; the options are saved with the archive state, so a restored memory
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from typing_extensions import Unpack
 
+from strands_semantic_memory._validation import check_int, check_score
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages._codec import MAX_CHUNKS
 from strands_semantic_memory.retrieval._ranking_options import RETRIEVAL_MODES, RankingOptions, Retrieval
@@ -109,18 +109,12 @@ class MemoryOptions:
         elif not isinstance(self.ranking, RankingOptions):
             raise ConfigurationError(f"ranking must be a RankingOptions or a dict, got {self.ranking!r}")
         for name in ("top_k", "rerank_candidates", "chunk_chars", "embedding_batch_size"):
-            _positive_int(name, getattr(self, name))
-        _positive_int("context_radius", self.context_radius, 0)
-        _positive_int("query_cache_size", self.query_cache_size, 0)
-        if self.min_score is not None:
-            value = self.min_score
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ConfigurationError(f"min_score must be a finite number or None, got {value!r}")
-            if not -1.0 <= value <= 1.0:
-                raise ConfigurationError(f"min_score is a cosine similarity and must be in -1..1, got {value!r}")
-            object.__setattr__(self, "min_score", float(value))
-        _optional_limit("max_num_archived_messages", self.max_num_archived_messages)
-        _optional_limit("max_memory_archived_messages", self.max_memory_archived_messages)
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("context_radius", self.context_radius, minimum=0)
+        check_int("query_cache_size", self.query_cache_size, minimum=0)
+        object.__setattr__(self, "min_score", check_score("min_score", self.min_score))
+        check_int("max_num_archived_messages", self.max_num_archived_messages, minimum=1, optional=True)
+        check_int("max_memory_archived_messages", self.max_memory_archived_messages, minimum=1, optional=True)
         chunks = self.max_chunks_per_message
         if not isinstance(chunks, int) or isinstance(chunks, bool) or not 1 <= chunks <= MAX_CHUNKS:
             raise ConfigurationError(f"max_chunks_per_message must be in 1..{MAX_CHUNKS}, got {chunks!r}")

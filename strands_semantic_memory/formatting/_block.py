@@ -35,6 +35,11 @@ make a model provider reject the request; the archive itself keeps them.
 
 Nothing in this library parses the block back: the user's message in history is never rewritten (see
 ``SemanticMemoryHook``), so there is nothing to strip.
+
+The same lines, without the fences and quoted with ``"| "`` (``ENTRY_QUOTE``), are a ``SemanticMemoryStore``'s
+entries for Strands' ``MemoryManager``, which puts each entry in an XML element and escapes ``<``, ``>`` and ``&``:
+a ``"> "`` would reach the model as ``"&gt; "``, while every character this module writes in an entry's own framing
+passes through unchanged.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ __all__ = [
     "ARCHIVE_BEGIN",
     "ARCHIVE_END",
     "CONTEXT_HEADER",
+    "ENTRY_QUOTE",
     "QUESTION_PREFIX",
     "QUOTE",
     "format_body",
@@ -81,6 +87,9 @@ QUESTION_PREFIX = "Current question: "
 QUOTE = "> "
 """Prefix of every archived line."""
 
+ENTRY_QUOTE = "| "
+"""Prefix of every archived line in a Strands memory entry (Strands escapes ``>``, never ``|``)."""
+
 _ROLE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")
 _UNSAFE = re.compile("[\x00\ud800-\udfff]")
 
@@ -90,17 +99,18 @@ def _safe(text: str) -> str:
     return _UNSAFE.sub("\ufffd", text)
 
 
-def quote(text: str) -> str:
-    """Quote archived text: every line starts with ``"> "`` (an empty line is ``">"``).
+def quote(text: str, prefix: str = QUOTE) -> str:
+    """Quote archived text: every line starts with ``prefix`` (an empty line is ``prefix`` without its space).
 
     Args:
         text: Any text.
+        prefix: ``QUOTE`` (the hook's block) or ``ENTRY_QUOTE`` (a Strands memory entry).
 
     Returns:
         The quoted lines joined by newlines; at least one line, even for empty text.
     """
     lines = _safe(text).splitlines() or [""]
-    return "\n".join(QUOTE + line if line else QUOTE.rstrip() for line in lines)
+    return "\n".join(prefix + line if line else prefix.rstrip() for line in lines)
 
 
 def _role(role: Any) -> str:
@@ -124,6 +134,7 @@ def format_message(
     timestamp: float | None = None,
     include_metadata: bool = True,
     show_dates: bool = False,
+    quote_prefix: str = QUOTE,
 ) -> str:
     """One archived message: a ``[Message N, role(, date)]`` line, then its quoted text.
 
@@ -134,6 +145,7 @@ def format_message(
         timestamp: When the message was said or archived (seconds since the epoch), shown with ``show_dates``.
         include_metadata: Show the index and role.
         show_dates: Show the date (UTC, to the minute) when ``timestamp`` is known.
+        quote_prefix: The prefix of each archived line (``QUOTE`` or ``ENTRY_QUOTE``).
 
     Returns:
         The message's lines. Without metadata and dates there is no header line, only the quoted text.
@@ -145,11 +157,13 @@ def format_message(
     date = _date(timestamp) if show_dates else None
     if date is not None:
         parts.append(date)
-    body = quote(render_message(message) if isinstance(message, dict) else str(message))
+    body = quote(render_message(message) if isinstance(message, dict) else str(message), quote_prefix)
     return f"[{', '.join(parts)}]\n{body}" if parts else body
 
 
-def format_window(window: ContextWindow, *, include_metadata: bool = True, show_dates: bool = False) -> str:
+def format_window(
+    window: ContextWindow, *, include_metadata: bool = True, show_dates: bool = False, quote_prefix: str = QUOTE
+) -> str:
     """The lines of one window: its messages in conversation order.
 
     A message shown without a header line (no metadata, no known date) is separated from the previous one by an
@@ -159,6 +173,7 @@ def format_window(window: ContextWindow, *, include_metadata: bool = True, show_
         window: A retrieved window.
         include_metadata: Show ``[Message N, role]`` lines.
         show_dates: Show dates from ``window.timestamps``.
+        quote_prefix: The prefix of each archived line (``QUOTE`` or ``ENTRY_QUOTE``).
 
     Returns:
         The window's lines joined by newlines.
@@ -178,17 +193,18 @@ def format_window(window: ContextWindow, *, include_metadata: bool = True, show_
             timestamp=timestamps[i] if aligned_times else None,
             include_metadata=include_metadata,
             show_dates=show_dates,
+            quote_prefix=quote_prefix,
         )
         for i, (index, message) in enumerate(zip(indices, window.messages, strict=False))
     ]
-    return _join_messages(texts)
+    return _join_messages(texts, quote_prefix)
 
 
-def _join_messages(texts: Sequence[str]) -> str:
+def _join_messages(texts: Sequence[str], quote_prefix: str) -> str:
     """Join formatted messages; one without a header line is kept apart from the previous by an empty line."""
     pieces: list[str] = []
     for position, text in enumerate(texts):
-        if position and text.startswith(QUOTE.rstrip()):
+        if position and text.startswith(quote_prefix.rstrip()):
             pieces.append("")
         pieces.append(text)
     return "\n".join(pieces)
@@ -216,6 +232,7 @@ def format_body(
     include_metadata: bool = True,
     show_dates: bool = False,
     texts: Sequence[str] | None = None,
+    quote_prefix: str = QUOTE,
 ) -> str:
     """The lines between the fences: windows in the order given, gap lines between non-adjacent ones.
 
@@ -224,6 +241,7 @@ def format_body(
         include_metadata: Show ``[Message N, role]`` lines.
         show_dates: Show dates.
         texts: Already formatted windows (``format_window`` of each), to avoid formatting twice.
+        quote_prefix: The prefix of each archived line (``QUOTE`` or ``ENTRY_QUOTE``).
 
     Returns:
         The body of the block; empty for no windows.
@@ -231,7 +249,10 @@ def format_body(
     rendered = (
         list(texts)
         if texts is not None
-        else [format_window(w, include_metadata=include_metadata, show_dates=show_dates) for w in windows]
+        else [
+            format_window(w, include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix)
+            for w in windows
+        ]
     )
     pieces: list[str] = []
     for position, (window, text) in enumerate(zip(windows, rendered, strict=True)):
@@ -239,26 +260,36 @@ def format_body(
             gap = gap_line(windows[position - 1], window)
             if gap is not None:
                 pieces.append(gap)
-            elif text.startswith(QUOTE.rstrip()):
+            elif text.startswith(quote_prefix.rstrip()):
                 pieces.append("")  # adjacent windows without header lines: keep their messages apart
         pieces.append(text)
     return "\n".join(pieces)
 
 
-def format_windows(windows: Sequence[ContextWindow], *, include_metadata: bool = True, show_dates: bool = False) -> str:
+def format_windows(
+    windows: Sequence[ContextWindow],
+    *,
+    include_metadata: bool = True,
+    show_dates: bool = False,
+    quote_prefix: str = QUOTE,
+    fenced: bool = True,
+) -> str:
     """Archived windows, fenced and quoted so their text cannot close or forge the block.
 
     Args:
         windows: Windows in conversation order.
         include_metadata: Show a ``[Message N, role]`` line before each message.
         show_dates: Show the date of each message (from ``window.timestamps``) when known.
+        quote_prefix: The prefix of each archived line (``QUOTE`` or ``ENTRY_QUOTE``).
+        fenced: Put the fences around the body (a Strands memory entry has its own: the XML element).
 
     Returns:
         ``[archive]``, the body (see ``format_body``), ``[end of archive]``; empty for no windows.
     """
     if not windows:
         return ""
-    return _fenced(format_body(windows, include_metadata=include_metadata, show_dates=show_dates))
+    body = format_body(windows, include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix)
+    return _fenced(body) if fenced else body
 
 
 def _fenced(body: str) -> str:

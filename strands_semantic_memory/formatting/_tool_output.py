@@ -13,11 +13,11 @@ from typing import Any
 
 from strands.types.content import Message
 
-from strands_semantic_memory.formatting._block import format_windows
+from strands_semantic_memory.formatting._block import QUOTE, format_windows
 from strands_semantic_memory.messages._text import render_message
 from strands_semantic_memory.retrieval._windows import ContextWindow
 
-__all__ = ["cut_message", "read_window", "render_windows"]
+__all__ = ["cut_message", "read_window", "render_windows", "window_subset"]
 
 
 def cut_message(message: Message, max_chars: int, index: int) -> Message:
@@ -31,8 +31,8 @@ def cut_message(message: Message, max_chars: int, index: int) -> Message:
     return cut
 
 
-def _single_window(window: ContextWindow, positions: Sequence[int]) -> ContextWindow:
-    """The messages at ``positions`` of ``window`` as one window (keeps aligned per-message lists aligned)."""
+def window_subset(window: ContextWindow, positions: Sequence[int]) -> ContextWindow:
+    """The messages at ``positions`` (ascending) of ``window`` as one window, per-message lists kept aligned."""
     indices = [window.indices[p] for p in positions]
     changes: dict[str, Any] = {
         "start": indices[0],
@@ -59,6 +59,8 @@ def render_windows(
     *,
     include_metadata: bool = True,
     show_dates: bool = False,
+    quote_prefix: str = QUOTE,
+    fenced: bool = True,
 ) -> tuple[str, list[ContextWindow], int]:
     """Render the most relevant windows that fit in ``max_chars``, in conversation order.
 
@@ -70,6 +72,8 @@ def render_windows(
         max_chars: Size bound of the rendered text.
         include_metadata: Label each message ``[Message N, role]``.
         show_dates: Add each message's date to its label.
+        quote_prefix: The prefix of each archived line (``QUOTE``, or ``ENTRY_QUOTE`` for a Strands memory entry).
+        fenced: Put the ``[archive]`` fences around the windows.
 
     Returns:
         ``(text, windows shown, how many windows were left out)``.
@@ -77,7 +81,9 @@ def render_windows(
 
     def render(chosen: Sequence[ContextWindow]) -> str:
         ordered = sorted(chosen, key=lambda w: w.start)
-        return format_windows(ordered, include_metadata=include_metadata, show_dates=show_dates)
+        return format_windows(
+            ordered, include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix, fenced=fenced
+        )
 
     candidates: list[ContextWindow] = []
     for window in sorted(windows, key=lambda w: (-w.score, w.start)):
@@ -88,7 +94,7 @@ def render_windows(
             continue
         hit_positions = [p for p, i in enumerate(window.indices) if i in set(window.hit_indices)] or [0]
         for position in hit_positions:
-            single = _single_window(window, [position])
+            single = window_subset(window, [position])
             if len(render([single])) > max_chars:
                 message = cut_message(single.messages[0], max_chars - 200, single.indices[0])
                 single = _with_messages(single, [message])

@@ -30,6 +30,7 @@ from strands.middleware import InvokeModelContext, InvokeModelStage, TypedEvent
 from strands.plugins import Plugin
 from strands.types.exceptions import ContextWindowOverflowException
 
+from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score
 from strands_semantic_memory.budget import ContextBudget
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError
@@ -60,6 +61,30 @@ def search_depth(memory_tokens: int) -> int:
 
 
 DEFAULT_BUDGET = ContextBudget()
+
+
+def _optional_count(minimum: int) -> Callable[[str, Any], int | None]:
+    return lambda name, value: check_int(name, value, minimum=minimum, optional=True)
+
+
+def _memory_option(name: str, value: Any) -> SemanticMemory | None:
+    return check_instance(name, value, SemanticMemory, "a SemanticMemory (for example manager.memory) or None")
+
+
+_OPTION_CHECKS: dict[str, Callable[[str, Any], Any]] = {
+    "enabled": check_flag,
+    "max_context_length": _optional_count(1),
+    "include_metadata": check_flag,
+    "top_k": _optional_count(1),
+    "context_radius": _optional_count(0),
+    "min_score": check_score,
+    "keep_injected_context": check_flag,
+    "memory": _memory_option,
+    "max_context_tokens": _optional_count(1),
+    "show_dates": check_flag,
+    "budget": lambda name, value: check_instance(name, value, ContextBudget, "a ContextBudget or None"),
+}
+"""The hook's options and their checks: at construction, on assignment and in ``configure``."""
 
 
 class SemanticMemoryHook(Plugin, HookProvider):
@@ -136,15 +161,13 @@ class SemanticMemoryHook(Plugin, HookProvider):
                 model call's messages no longer hold, such as what Strands' ``ContextManager`` summarized away.
 
         Raises:
-            ConfigurationError: If ``max_context_length`` or ``max_context_tokens`` is not positive, or ``memory``
-                and ``storage`` are two different memories.
+            ConfigurationError: If an option has the wrong type or is out of range (the message names the option
+                and the value). The flags must be ``True`` or ``False``; ``top_k``, ``max_context_length`` and
+                ``max_context_tokens`` at least 1, ``context_radius`` at least 0 (or None); ``min_score`` in -1..1
+                (or None); ``memory`` a ``SemanticMemory``, ``budget`` a ``ContextBudget`` (or None); ``memory`` and
+                ``storage`` not two different memories. Setting an option later (``hook.enabled = False``, or
+                ``configure``) is checked the same way.
         """
-        if max_context_length is not None and max_context_length < 1:
-            raise ConfigurationError(f"max_context_length must be >= 1 or None, got {max_context_length}")
-        if max_context_tokens is not None and max_context_tokens < 1:
-            raise ConfigurationError(f"max_context_tokens must be >= 1 or None, got {max_context_tokens}")
-        if budget is not None and not isinstance(budget, ContextBudget):
-            raise ConfigurationError(f"budget must be a ContextBudget, got {type(budget).__name__}")
         self.enabled = enabled
         self.max_context_length = max_context_length
         self.max_context_tokens = max_context_tokens
@@ -182,6 +205,29 @@ class SemanticMemoryHook(Plugin, HookProvider):
         if memory is not None and memory is not found:
             raise ConfigurationError("memory and storage are two different memories: pass one of them")
         return found
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Set an attribute; an option (see ``__init__``) is checked first, and refused as it would be there."""
+        check = _OPTION_CHECKS.get(name)
+        super().__setattr__(name, value if check is None else check(name, value))
+
+    def configure(self, **changes: Any) -> None:
+        """Change several options at once, in effect from the next model call; all are checked before any changes.
+
+        Args:
+            **changes: Options of ``__init__`` (``enabled``, ``top_k``, ``max_context_length``, ...).
+
+        Raises:
+            ConfigurationError: If a name is not an option, or a value is invalid; then nothing changed.
+        """
+        unknown = sorted(set(changes) - set(_OPTION_CHECKS))
+        if unknown:
+            raise ConfigurationError(
+                f"unknown SemanticMemoryHook option(s) {unknown}; options: {sorted(_OPTION_CHECKS)}"
+            )
+        checked = {name: _OPTION_CHECKS[name](name, value) for name, value in changes.items()}
+        for name, value in checked.items():
+            super().__setattr__(name, value)
 
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
         """Register the callbacks; the model-call middleware is added when the agent is initialized."""

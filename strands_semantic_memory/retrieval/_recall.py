@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from strands_semantic_memory._validation import check_int, check_score
 from strands_semantic_memory.embeddings._base import Vectors
 from strands_semantic_memory.engine._query_encoder import Encoder
-from strands_semantic_memory.errors import ConfigurationError, InvalidMessageTypeError, SemanticMemoryError
+from strands_semantic_memory.errors import InvalidMessageTypeError, SemanticMemoryError
 from strands_semantic_memory.messages._codec import decode_message
 from strands_semantic_memory.messages._text import render_message
 from strands_semantic_memory.retrieval._assembly import build_windows, window_ranges
@@ -99,6 +100,25 @@ def make_filter(roles: Collection[str] | None, since: TimeBound, until: TimeBoun
     return None if search_filter.is_empty else search_filter
 
 
+def per_call(
+    options: MemoryOptions, top_k: int | None, context_radius: int | None, min_score: float | None
+) -> tuple[int, int, float | None]:
+    """``(top_k, context_radius, min_score)`` for one call: each argument, or the option when it is None.
+
+    An argument follows the option's own rule (``top_k >= 1``, ``context_radius >= 0``, ``min_score`` in -1..1):
+    ``search(top_k=0)`` is refused as ``SemanticMemory(top_k=0)`` is, rather than answered with nothing.
+
+    Raises:
+        ConfigurationError: If an argument breaks its option's rule (the message names it and the value).
+    """
+    k = options.top_k if top_k is None else check_int("top_k", top_k, minimum=1)
+    radius = (
+        options.context_radius if context_radius is None else check_int("context_radius", context_radius, minimum=0)
+    )
+    threshold = options.min_score if min_score is None else check_score("min_score", min_score)
+    return k, radius, threshold
+
+
 def split_covered(candidates: Candidates, needed: list[int]) -> tuple[list[int], list[int]]:
     """``(covered, missing)``: the needed indices the store answered in ``candidates.context``, and the others."""
     context = candidates.context
@@ -160,10 +180,8 @@ class Recall:
         """
         if not isinstance(query, str):
             raise InvalidMessageTypeError(f"query must be a string, got {type(query).__name__}")
-        if threshold is not None and not -1.0 <= threshold <= 1.0:
-            raise ConfigurationError(f"min_score is a cosine similarity and must be in -1..1, got {threshold!r}")
         options = self._options()
-        if k < 1 or not query.strip():
+        if not query.strip():
             return []
         mode = options.retrieval
         ranking = options.ranking
@@ -269,9 +287,7 @@ class Recall:
         self, query: str, top_k: int | None, min_score: float | None, search_filter: SearchFilter | None
     ) -> list[SearchHit]:
         """Hits, best first: at most ``top_k`` (None: the options' ``top_k``; ``min_score`` likewise)."""
-        options = self._options()
-        k = options.top_k if top_k is None else top_k
-        threshold = options.min_score if min_score is None else min_score
+        k, _, threshold = per_call(self._options(), top_k, None, min_score)
         return self._search(query, k, threshold, search_filter, 0)[0][:k]
 
     def _rerank(self, query: str, hits: list[SearchHit]) -> list[SearchHit]:
@@ -298,12 +314,7 @@ class Recall:
         The records are read once, for the merged ranges (which hold the hits); with a reranker, which needs the
         candidates' messages first, the ranges' other records are read in a second call.
         """
-        options = self._options()
-        k = options.top_k if top_k is None else top_k
-        radius = options.context_radius if context_radius is None else context_radius
-        threshold = options.min_score if min_score is None else min_score
-        if radius < 0:
-            raise ConfigurationError(f"context_radius must be >= 0, got {radius}")
+        k, radius, threshold = per_call(self._options(), top_k, context_radius, min_score)
         if self.reranker is None:
             records: dict[int, StoredRecord] = {}
             ranked = [(i, s) for i, s, _ in self._ranked(query, k, threshold, search_filter, 3 * k, records)]

@@ -33,6 +33,7 @@ from strands.tools.decorator import tool
 from strands.types.content import Message
 from strands.types.tools import AgentTool, ToolContext
 
+from strands_semantic_memory._validation import check_flag, check_int, check_score
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryError
 from strands_semantic_memory.formatting._block import format_windows
@@ -458,14 +459,17 @@ def memory_tools(
         Strands tools, ready for ``Agent(tools=[...])``.
 
     Raises:
-        ConfigurationError: If ``source`` has no ``SemanticMemory``, ``max_output_chars`` is below 1,000,
-            ``max_forget_per_call`` below 1 or ``confirm_forget`` not callable.
+        ConfigurationError: If ``source`` has no ``SemanticMemory``, or an option has the wrong type or is out of
+            range (``max_output_chars`` below 1,000, ``max_forget_per_call`` below 1, a flag that is not a bool,
+            ``confirm_forget`` not callable, ...; the message names it).
     """
     memory = resolve_memory(source, pass_as="memory_tools(memory)")
-    if isinstance(max_output_chars, bool) or not isinstance(max_output_chars, int) or max_output_chars < 1000:
-        raise ConfigurationError(f"max_output_chars must be an integer >= 1000, got {max_output_chars!r}")
-    if isinstance(max_forget_per_call, bool) or not isinstance(max_forget_per_call, int) or max_forget_per_call < 1:
-        raise ConfigurationError(f"max_forget_per_call must be an integer >= 1, got {max_forget_per_call!r}")
+    check_int("max_output_chars", max_output_chars, minimum=1000)
+    check_int("max_forget_per_call", max_forget_per_call, minimum=1)
+    check_flag("include_forget", include_forget)
+    check_flag("show_dates", show_dates)
+    check_int("context_radius", context_radius, minimum=0, optional=True)
+    min_score = check_score("min_score", min_score)
     if confirm_forget is not None and not callable(confirm_forget):
         raise ConfigurationError(f"confirm_forget must be callable, got {confirm_forget!r}")
 

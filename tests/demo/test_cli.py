@@ -276,3 +276,45 @@ def test_main_py_runs_the_demo_cli():
     )
     assert cli.__doc__.split("\n\n")[0] in " ".join(shown.stdout.split()), "the description of demo/cli.py"
     assert "--embedding-test-only" in shown.stdout
+
+
+class FailingStructured(ScriptedModel):
+    """A chat model whose structured summary fails as the local model's does when its JSON is cut off."""
+
+    async def structured_output(self, output_model, prompt, system_prompt=None, **kwargs):
+        self.requests.append({"messages": prompt, "system_prompt": system_prompt, "is_summary": True})
+        raise ValueError(
+            "the local model's JSON was cut off at the 1024-token bound of structured output (3200 characters "
+            "written, the object unfinished)"
+        )
+        yield {}  # pragma: no cover - makes this an async generator, as Model.structured_output is
+
+
+def test_a_failed_structured_summary_is_reported_and_fails_the_exit_status():
+    status, output, model = run(["--seed", "8", "--turns", "6", "--structured"], model=FailingStructured(reading))
+    reference = conversation.reference_number(8)
+    assert model.summary_requests, "the summary was asked for"
+    assert "[xx] the summary failed (the local model's JSON was cut off" in output
+    assert f"RESULT retrieval (the library): ok, {reference} reached the model" in output
+    assert f"RESULT answer (the model):      ok, the reply contains {reference}" in output
+    assert flat(
+        "RESULT summary (the model):     FAILED, no summary was made (the local model's JSON was cut off at the "
+        "1024-token bound"
+    ) in flat(output)
+    assert status == 4, output
+
+
+def test_a_failed_summary_in_any_seed_fails_the_seeds_exit_status():
+    status, output, _ = run(
+        ["--seeds", "2", "--seed", "1", "--turns", "6", "--structured"], model=FailingStructured(reading)
+    )
+    assert "RESULT retrieval (the library): 2/2 runs put the number in front of the model" in output
+    assert "RESULT summary (the model):     2/2 runs made no summary" in output
+    assert "summary FAILED" in output
+    assert status == 4, output
+
+
+def test_a_summary_that_was_made_adds_its_own_result_line():
+    status, output, _ = run(["--seed", "5", "--turns", "10"], reading)
+    assert status == 0, output
+    assert "RESULT summary (the model):     ok, it names 4 of the" in output

@@ -135,3 +135,12 @@ def test_text_beyond_the_last_chunk_is_archived_with_a_warning(embedder, caplog)
     assert "not searchable" in caplog.text
     assert memory.get(0) == long
     assert memory.get_memory_usage_stats()["vector_count"] == 2
+
+
+def test_configure_refuses_an_unknown_or_bad_option_and_changes_nothing(embedder):
+    memory = SemanticMemory(embedder=embedder, top_k=4)
+    with pytest.raises(ConfigurationError, match=r"unknown option\(s\) \['topk'\]"):
+        memory.configure(topk=3)
+    with pytest.raises(ConfigurationError, match="top_k must be an integer >= 1, got '3'"):
+        memory.configure(top_k="3", context_radius=0)
+    assert memory.top_k == 4 and memory.context_radius == 2
