@@ -161,8 +161,8 @@ class Outcome:
 
     @property
     def retrieved(self) -> bool:
-        """The library's job: the planted number reached the model through the hook."""
-        return self.injected
+        """The library's job: the planted number reached the model, through the hook or still in the context."""
+        return self.injected or self.still_in_context
 
     @property
     def answered(self) -> bool:

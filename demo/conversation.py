@@ -253,9 +253,14 @@ def report_summary(check: Any, reference: str, console: Console) -> None:
 def report_outcome(outcome: Outcome, console: Console) -> None:
     """The two verdicts, each on its own line, saying whose job it was."""
     console.line()
-    if outcome.retrieved:
+    if outcome.injected:
         console.line(
             f"RESULT retrieval (the library): ok, {outcome.reference} reached the model in the injected context"
+        )
+    elif outcome.retrieved:
+        console.line(
+            f"RESULT retrieval (the library): ok, {outcome.reference} reached the model: it is still in the active "
+            "context (the hook does not repeat what the model already sees)"
         )
     elif outcome.searched:
         console.line(

@@ -16,7 +16,11 @@ from strands.types.content import Message
 from typing_extensions import override
 
 from strands_semantic_memory.budget import ContextBudget
-from strands_semantic_memory.conversation_manager._checks import OnSummaryFailure, SummaryFormat, validate_archive_options
+from strands_semantic_memory.conversation_manager._checks import (
+    OnSummaryFailure,
+    SummaryFormat,
+    validate_archive_options,
+)
 from strands_semantic_memory.conversation_manager._compaction import (
     DEFAULT_STATE_BUDGET,
     CompactingConversationManager,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import reprlib
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -47,7 +48,12 @@ from strands_semantic_memory.engine._options import (
 )
 from strands_semantic_memory.engine._query_encoder import Encoder
 from strands_semantic_memory.engine._stats import MemoryStats, build_stats
-from strands_semantic_memory.errors import MessageNotFoundError, ConfigurationError, InvalidMessageError, InvalidMessageTypeError
+from strands_semantic_memory.errors import (
+    ConfigurationError,
+    InvalidMessageError,
+    InvalidMessageTypeError,
+    MessageNotFoundError,
+)
 from strands_semantic_memory.messages._codec import decode_message
 from strands_semantic_memory.retrieval._recall import Recall, SearchHit, TimeBound, make_filter
 from strands_semantic_memory.retrieval._rerank import Reranker
@@ -82,6 +88,7 @@ class MemorySources(TypedDict, total=False):
 
 class MemoryArguments(OptionChanges, MemorySources, total=False):
     """Every keyword ``SemanticMemory`` takes (what ``from_state`` may override)."""
+
 
 EMBEDDER_MEMBERS = ("model_id", "dimension", "embed_documents", "embed_queries")
 """What an ``embedder=`` must have (``Embedder``), checked without evaluating the properties."""
@@ -523,7 +530,7 @@ def resolve_memory(source: object, *, pass_as: str) -> SemanticMemory:
     elif manager is not None:
         got = f"an agent whose conversation manager is a {type(manager).__name__}, which has no SemanticMemory"
     else:
-        got = f"a {type(source).__name__}, which has no SemanticMemory"
+        got = f"a {type(source).__name__} ({reprlib.repr(source)}), which has no SemanticMemory"
     raise ConfigurationError(
         f"{pass_as.split('(')[0]} expected a SemanticMemory, got {got}. Pass {pass_as}, or give the agent "
         "conversation_manager=SemanticSummarizingConversationManager(...); that manager or a SemanticMemoryStore "

@@ -463,7 +463,7 @@ def memory_tools(
             range (``max_output_chars`` below 1,000, ``max_forget_per_call`` below 1, a flag that is not a bool,
             ``confirm_forget`` not callable, ...; the message names it).
     """
-    memory = resolve_memory(source, pass_as="memory_tools(memory)")
+    memory = resolve_memory(source, pass_as="memory_tools(source)")
     check_int("max_output_chars", max_output_chars, minimum=1000)
     check_int("max_forget_per_call", max_forget_per_call, minimum=1)
     check_flag("include_forget", include_forget)
