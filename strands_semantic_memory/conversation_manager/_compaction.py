@@ -9,12 +9,9 @@ of which calls ``_archive`` for every message before it leaves the context:
   when compaction fails or is not enough;
 * ``on_summary_failure="drop_oldest"``: a failing summarizer drops the oldest messages instead of failing the turn.
 
-``SemanticSummarizingConversationManager`` supplies the archive. What the
-summarizer sees and how it is asked live in ``summarizer``.
-
-The manager orders the steps; its parts live beside it: ``compaction_checks`` (Strands compatibility and option
-checks), ``structured_summary`` (merging into the structured state) and ``drop_policy`` (where to cut
-when messages are dropped, and the overflow error's wording).
+``SemanticSummarizingConversationManager`` supplies the archive. What the summarizer sees and how it is asked:
+``_summarizer``; the Strands compatibility and option checks: ``_checks``; merging into the structured state:
+``_structured_summary``; where to cut when messages are dropped, and the overflow error's wording: ``_drop_policy``.
 """
 
 from __future__ import annotations
