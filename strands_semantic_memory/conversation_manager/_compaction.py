@@ -11,12 +11,9 @@ of which calls ``_archive`` for every message before it leaves the context:
 * ``state_budget``: the structured state never takes more than this share of the model's context window (its oldest
   items give way, their messages stay archived), so a state the model made too large cannot wedge the conversation.
 
-``SemanticSummarizingConversationManager`` supplies the archive. What the
-summarizer sees and how it is asked live in ``summarizer``.
-
-The manager orders the steps; its parts live beside it: ``compaction_checks`` (Strands compatibility and option
-checks), ``structured_summary`` (merging into the structured state) and ``drop_policy`` (where to cut
-when messages are dropped, and the overflow error's wording).
+``SemanticSummarizingConversationManager`` supplies the archive. What the summarizer sees and how it is asked:
+``_summarizer``; the Strands compatibility and option checks: ``_checks``; merging into the structured state:
+``_structured_summary``; where to cut when messages are dropped, and the overflow error's wording: ``_drop_policy``.
 """
 
 from __future__ import annotations

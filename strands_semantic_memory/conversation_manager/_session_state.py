@@ -6,7 +6,7 @@ the context, and returns the updated state. It reaches the chat model as one com
 the prose summary, and the archive still holds every word (each fact names the archive messages it came from).
 
 This module holds the default schema, how a state is written into the conversation, how it is kept within a
-budget (``trim_state``) and how it is saved with a session; ``summarizer`` asks the model for it.
+budget (``trim_state``) and how it is saved with a session; ``_summarizer`` asks the model for it.
 """
 
 from __future__ import annotations

@@ -1,52 +1,95 @@
-"""PostgreSQL restarting under a live store: the first calls afterwards succeed, on connections made anew.
+"""Bounded waits: lock and statement timeouts on every connection, an unreachable database named clearly."""
 
-The server here is a PostgreSQL of its own (from the pgserver package, as ``pg_uri``'s), restarted with ``pg_ctl``
-while the store's pool holds connections to the old server process.
-"""
+import threading
+import time
 
-from __future__ import annotations
-
-import concurrent.futures
-
+import psycopg
 import pytest
 
-from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory import SemanticMemory, SemanticSummarizingConversationManager
+from strands_semantic_memory.errors import StoreError
 from strands_semantic_memory.stores.postgres import PostgresArchive
-from tests.support.conversations import distractor_conversation, text_message
+from tests.support.conversations import PLANTED_TURN, TOPIC_TURNS, make_agent, text_message
+from tests.support.postgres import make_record
+from tests.support.scripted_model import ScriptedModel
 from tests.support.stores import new_namespace
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    pgserver = pytest.importorskip("pgserver")
+def wait_for_lock_waiter(uri, namespace, seconds=20.0):
+    deadline = time.monotonic() + seconds
+    with psycopg.connect(uri, autocommit=True) as watcher:
+        while time.monotonic() < deadline:
+            (waiting,) = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE %s",
+                ("%FOR UPDATE%",),
+            ).fetchone()
+            if waiting:
+                return
+            time.sleep(0.02)
+    raise AssertionError(f"no writer of {namespace} ever waited for the lock")
+
+
+def test_a_blocked_writer_fails_after_lock_timeout_while_a_search_returns(make_store, pg_uri):
+    """A writer waits at most lock_timeout, commits nothing, and never blocks searches."""
+    store = make_store(lock_timeout=4.0)
+    store.add([make_record("first message about the harbour")])
+    blocker = psycopg.connect(pg_uri)
+    blocker.execute("SELECT 1 FROM ssm_namespaces WHERE namespace = %s FOR UPDATE", (store.namespace,))
+    outcome = {}
+
+    def write():
+        try:
+            outcome["indices"] = store.add([make_record("blocked message")])
+        except StoreError as error:
+            outcome["error"] = error
+
+    writer = threading.Thread(target=write)
+    writer.start()
     try:
-        started = pgserver.get_server(str(tmp_path_factory.mktemp("pgrestart")), cleanup_mode="stop")
-        started.psql("CREATE EXTENSION IF NOT EXISTS vector;")
-    except Exception as error:  # pragma: no cover - depends on the machine
-        pytest.skip(f"PostgreSQL with pgvector could not start here: {error}")
-    yield started
-    del started
+        wait_for_lock_waiter(pg_uri, store.namespace)
+        found = store.candidates(None, "harbour", 0, 5)
+        records = store.get([0])
+        assert writer.is_alive(), "the search returned while the writer was still waiting"
+        assert list(found.lexical) == [0] and records[0].index == 0
+        writer.join(60)
+    finally:
+        blocker.rollback()
+        blocker.close()
+    assert "lock_timeout" in str(outcome["error"]) and "nothing was committed" in str(outcome["error"])
+    assert len(store) == 1
+    assert store.add([make_record("after the lock")]) == [1], "no index was consumed by the failed call"
 
 
-def restart(server) -> None:
-    """Restart the server (fast shutdown: every session is terminated), waiting until it accepts connections."""
-    from pgserver._commands import pg_ctl
+def test_reads_are_bounded_too_and_timeouts_are_set_on_every_connection(make_store, pg_uri):
+    connection = psycopg.connect(pg_uri, autocommit=True)
+    store = make_store(connection=connection, lock_timeout=0.3, statement_timeout=7.5)
+    assert not store.thread_safe, "a single given connection serializes calls"
+    store.add([make_record("x")])
+    assert connection.execute("SHOW lock_timeout").fetchone() == ("300ms",)
+    assert connection.execute("SHOW statement_timeout").fetchone() == ("7500ms",)
+    pooled = make_store(namespace=store.namespace, lock_timeout=0.3)
+    with psycopg.connect(pg_uri) as blocker:
+        blocker.execute("LOCK TABLE ssm_archive IN ACCESS EXCLUSIVE MODE")
+        with pytest.raises(StoreError, match="lock_timeout"):
+            pooled.candidates(None, "x", 0, 5)
+        blocker.rollback()
+    assert list(pooled.candidates(None, "x", 0, 5).lexical) == [0]
 
-    pg_ctl(["-w", "-m", "fast", "restart"], pgdata=server.pgdata, user=server.system_user, timeout=60)
+
+def unreachable_store() -> PostgresArchive:
+    return PostgresArchive("postgresql://nobody@127.0.0.1:9/none", new_namespace("down"), connect_timeout=2)
 
 
-def test_the_first_calls_after_a_restart_succeed(server, embedder):
-    store = PostgresArchive(server.get_uri(), new_namespace("restart"), pool_size=3, connect_timeout=20)
-    memory = SemanticMemory(embedder=embedder, store=store)
-    memory.archive(distractor_conversation(10))
-    with concurrent.futures.ThreadPoolExecutor(3) as pool:  # several pooled connections, all about to go stale
-        list(pool.map(lambda n: memory.search(f"meeting {n}"), range(6)))
-    for round in range(3):
-        restart(server)
-        assert len(memory) == 10 + round  # a read
-        assert memory.search("meeting on Thursday")  # the search statement
-        memory.archive([text_message("user", f"after restart {round}")])  # a write
-        with concurrent.futures.ThreadPoolExecutor(3) as pool:
-            assert all(pool.map(lambda n: memory.search(f"update {n}"), range(6)))
-    assert [m["content"][0]["text"] for _, m in memory.messages()][-3:] == [f"after restart {n}" for n in range(3)]
-    store.close()
+def test_unreachable_database_is_a_clear_error_and_the_conversation_keeps_its_messages(embedder):
+    memory = SemanticMemory(embedder=embedder, store=unreachable_store())
+    with pytest.raises(StoreError, match="cannot connect to PostgreSQL"):
+        memory.archive([text_message("user", "kept")])
+    manager = SemanticSummarizingConversationManager(
+        embedder=embedder, store=unreachable_store(), preserve_recent_messages=4
+    )
+    agent = make_agent(ScriptedModel(max_input_chars=1200), manager)
+    with pytest.raises(StoreError):
+        for turn in [PLANTED_TURN, *TOPIC_TURNS]:
+            agent(turn)
+    assert agent.messages[0]["content"][0]["text"] == PLANTED_TURN, "nothing left the conversation"
+    assert manager.removed_message_count == 0
