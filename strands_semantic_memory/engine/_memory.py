@@ -98,6 +98,8 @@ class SemanticMemory:
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
         )
         self._parts = MemoryParts.build(archive, self.embedder, lambda: self._options, reranker)
+        if self._options.embedding == "background":  # what a durable archive left pending is embedded now
+            self._parts.queue.catch_up(archive, self._parts.store_lock)
 
     @property
     def options(self) -> MemoryOptions:
@@ -182,12 +184,45 @@ class SemanticMemory:
         return archive_messages(self._parts, self._options, messages, timestamps)
 
     def embed_pending(self) -> int:
-        """Embed every pending message now (ignoring the retry interval); returns how many were embedded.
+        """Embed every pending message now and wait for the background thread's batch; returns how many were embedded.
+
+        Ignores the retry interval after a failure. With ``embedding="background"``, call it before anything that
+        needs the vectors (a dense search, ``min_score``, a test).
 
         Raises:
             EmbeddingError: If the embedder fails (the messages stay archived and pending).
+            ModelUnavailableError: If the model cannot be loaded.
         """
         return self._parts.embed_pending()
+
+    def warm_up(self, *, wait: bool = True) -> None:
+        """Load the embedding model now, so the first user turn does not wait for it (see docs/guides).
+
+        Args:
+            wait: True (default): load here and raise what fails. False: load in a daemon thread and return at once
+                (a call that needs the model meanwhile waits for that load, never starts another).
+
+        Raises:
+            ModelUnavailableError: If the model cannot be loaded (``wait=True``).
+            EmbeddingError: If the embedder fails otherwise (``wait=True``).
+        """
+        self._parts.encoder.warm_up(wait=wait)
+
+    def close(self) -> None:
+        """Stop the background embedding thread after its batch, then close the store.
+
+        Messages still pending stay pending: a durable archive embeds them when it is opened again.
+        """
+        self._parts.queue.close()
+        self._parts.archive.close()
+
+    def __enter__(self) -> SemanticMemory:
+        """The memory itself; ``close`` runs on exit."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Close the memory."""
+        self.close()
 
     def evict_oldest(self, count: int = 1) -> list[int]:
         """Evict the ``count`` oldest messages from the archive and the indexes together; returns their indices."""

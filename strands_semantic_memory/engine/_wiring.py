@@ -64,7 +64,9 @@ class MemoryParts:
         encoder = Encoder(embedder, lambda: archive.dimension, options().query_cache_size)
         queue = EmbeddingQueue.for_options(encoder.documents, options())
         recall = Recall(archive, encoder, store_lock, options, reranker)
-        return cls(archive, encoder, queue, recall, lock, store_lock)
+        parts = cls(archive, encoder, queue, recall, lock, store_lock)
+        queue.attach(archive, store_lock, parts.changed)
+        return parts
 
     def reconfigure(self, options: MemoryOptions) -> None:
         """Apply changed options to the queue (claims kept) and the query cache (the least recent evicted)."""
@@ -94,12 +96,11 @@ class MemoryParts:
         Raises:
             EmbeddingError: If the embedder fails (the messages stay archived and pending).
         """
-        return self.changed(self.queue.run(self.archive, self.store_lock, raise_errors=True))
+        return self.changed(self.queue.drain(self.archive, self.store_lock))
 
     def embed_due(self) -> None:
-        """After archiving: embed what is pending if no failure is recent (never raises)."""
-        if self.queue.due():
-            self.changed(self.queue.run_contained(self.archive, self.store_lock))
+        """After archiving: embed what is pending now or in the background (``EmbeddingQueue.after_archive``)."""
+        self.changed(self.queue.after_archive(self.archive, self.store_lock))
 
     def ready_recall(self) -> Recall:
         """Before a search: count it, embed what is pending if a run is due; returns the recall path."""
