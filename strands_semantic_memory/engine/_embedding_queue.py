@@ -404,7 +404,8 @@ class EmbeddingQueue:
             self.failures += 1
             self.embedded += updated
         failed = sum(1 for i in ids if i not in vectors)
-        (logger.debug if streak else logger.warning)(
+        # an unavailable model was logged once by the encoder, which also shows it in stats().degraded
+        (logger.debug if streak or self._blocked else logger.warning)(
             "pending=<%d>, embedded=<%d>, error=<%s> | embedding failed; the messages are archived, searchable "
             "lexically, and will be embedded %s",
             failed,

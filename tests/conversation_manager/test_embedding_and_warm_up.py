@@ -41,14 +41,16 @@ def test_reductions_archive_at_once_and_embed_only_in_the_background_thread(embe
 
     manager.reduce_context = reduce_context
     _run_until_reduced(manager)
+    assert recording.started.wait(60), "the archived messages were handed to the background thread"
+    during_turns = list(recording.threads)
     archived = len(manager.memory)
     assert archived == manager.removed_message_count
-    assert [h.index for h in manager.memory.search(REFERENCE, top_k=1)] == [0], "searchable before any wait"
-    manager.memory.embed_pending()
+    assert 0 in [h.index for h in manager.memory.search(REFERENCE, top_k=2)], "searchable before any wait"
+    assert turn_threads and WORKER not in turn_threads
+    assert set(during_turns) == {WORKER}, "no document was embedded on the turn's thread"
+    manager.memory.embed_pending()  # (in this thread: what the background thread has not claimed yet)
     assert manager.memory.stats().pending_embedding_count == 0
     assert recording.documents_embedded == archived
-    assert turn_threads and WORKER not in turn_threads
-    assert set(recording.threads) == {WORKER}, "no document was embedded on the turn's thread"
     manager.memory.close()
 
 

@@ -53,10 +53,26 @@ def test_searches_leave_pending_messages_to_the_background_thread(embedder):
     assert held.started.wait(60)
     memory.archive([text_message("user", "a fourth note about the garden")])  # arrives while the batch is held
     for _ in range(3):
-        memory.search("garden")
+        assert memory.search("garden")
+    assert held.threads == [WORKER], "no search embedded a document"
     held.release.set()
     assert memory.embed_pending() == 4
-    assert held.threads == [WORKER, WORKER] and held.documents_embedded == 4, "one thread, batches, no double work"
+    assert held.document_calls == 2 and held.documents_embedded == 4, "the later message in its own batch, once"
+    memory.close()
+
+
+def test_configure_switches_a_memory_to_background_embedding(embedder):
+    recording = RecordingEmbedder(embedder)
+    memory = SemanticMemory(embedder=recording)
+    memory.archive([text_message("user", "embedded inline")])
+    assert recording.threads == ["MainThread"]
+    recording.started.clear()
+    recording.release.clear()  # holds the next call until the test looks at it
+    memory.configure(embedding="background")
+    memory.archive([text_message("user", "embedded in the background")])
+    assert recording.started.wait(60) and recording.threads == ["MainThread", WORKER]
+    recording.release.set()
+    assert memory.embed_pending() == 1
     memory.close()
 
 
@@ -128,7 +144,7 @@ def test_inline_mode_embeds_before_archive_returns_on_the_callers_thread(embedde
     memory = SemanticMemory(embedder=recording)
     memory.archive([text_message("user", "inline by default")])
     assert recording.threads == [threading.current_thread().name] and memory.stats().pending_embedding_count == 0
-    assert not [t for t in threading.enumerate() if t.name == WORKER]
+    assert memory._parts.queue._worker is None, "no background thread was started"
 
 
 def test_an_unavailable_model_degrades_to_lexical_search_visibly_and_is_not_retried(tmp_path, caplog):
@@ -181,7 +197,7 @@ class _NeverEmbeds:
     dimension = 384
 
     def embed_documents(self, texts):
-        print(json.dumps({"embedding": len(texts)}), flush=True)
+        os.write(1, (json.dumps({"embedding": len(texts)}) + "\n").encode())  # one write: never interleaved
         threading.Event().wait()
 
     def embed_queries(self, texts):
@@ -189,7 +205,7 @@ class _NeverEmbeds:
 
 
 KILLED_BEFORE_EMBEDDING = """
-import json, sys, threading
+import json, os, sys, threading
 from strands_semantic_memory import SemanticMemory
 from tests.engine.test_embedding_queue import _NeverEmbeds
 from tests.support.conversations import text_message
@@ -201,7 +217,7 @@ else:
     store = PostgresArchive({uri!r}, {namespace!r})
 memory = SemanticMemory(embedder=_NeverEmbeds(), store=store, embedding="background")
 memory.archive([text_message("user", f"fact {{i}}: the vault code is VC-{{i}}0{{i}}") for i in range(5)])
-print(json.dumps({{"archived": len(memory)}}), flush=True)
+os.write(1, (json.dumps({{"archived": len(memory)}}) + chr(10)).encode())
 threading.Event().wait()
 """
 
