@@ -231,23 +231,26 @@ from benchmarks.dataset import filler_messages
 memory = SemanticMemory(archive_path=sys.argv[1])
 memory.archive(filler_messages(200, seed=3))
 memory.close()
+print("{}")
 """
 
 
-def first_turn(folder: Path, *, runs: int = 3, pauses: Sequence[float] = (0.0, 1.0)) -> tuple[FirstTurn, ...]:
+def first_turn(
+    folder: Path, cache: Path, *, runs: int = 3, pauses: Sequence[float] = (0.0, 1.0)
+) -> tuple[FirstTurn, ...]:
     """The first turn of new processes over a reopened durable archive, with and without ``warm_up``.
 
     Args:
-        folder: A scratch folder (the archive and a warm cache).
+        folder: A scratch folder (for the archive).
+        cache: The graph cache the processes use (filled by the archive's process if empty).
         runs: Processes per setting.
         pauses: Seconds between building the agent and the first turn.
 
     Returns:
         One row per (``warm_up``, pause).
     """
-    cache = folder / "first-turn-cache"
     archive = folder / "archive.sqlite3"
-    _child(_FILL_ARCHIVE, cache, str(archive))  # also fills the cache
+    _child(_FILL_ARCHIVE, cache, str(archive))
     rows: list[FirstTurn] = []
     for pause in pauses:
         for warm_up in (False, True):
@@ -335,7 +338,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="cold-start-") as scratch:
         base = folder or Path(scratch)
         cold = cold_start(base, empty_runs=empty_runs, warm_runs=warm_runs)
-        first = first_turn(base, runs=first_turn_runs)
+        first = first_turn(base, base / "warm", runs=first_turn_runs)
         previous = os.environ.get(CACHE_ENV)
         os.environ[CACHE_ENV] = str(base / "warm")  # this process loads the graphs the cold runs cached
         try:

@@ -199,8 +199,8 @@ class SemanticMemory:
         """Load the embedding model now, so the first user turn does not wait for it (see docs/guides).
 
         Args:
-            wait: True (default): load here and raise what fails. False: load in a daemon thread and return at once
-                (a call that needs the model meanwhile waits for that load, never starts another).
+            wait: True (default): load here and raise what fails. False: load in a thread and return at once (a
+                call that needs the model meanwhile waits for that load, never starts another).
 
         Raises:
             ModelUnavailableError: If the model cannot be loaded (``wait=True``).

@@ -96,7 +96,9 @@ class Encoder:
         """Load the model and run it once (the embedder's own ``warm_up`` if it has one, else one query).
 
         Args:
-            wait: True: here, raising what fails. False: in a daemon thread, logging what fails.
+            wait: True: here, raising what fails. False: in a thread of its own, logging what fails. That thread
+                is not a daemon: a process that ends meanwhile waits for the load to finish, since native code
+                still running in a thread the interpreter abandons at exit can abort the process.
 
         Raises:
             ModelUnavailableError, MissingDependencyError: If the model cannot be loaded (``wait=True``).
@@ -105,7 +107,7 @@ class Encoder:
         if wait:
             self._warm_up()
             return
-        threading.Thread(target=self._warm_up_logged, name="semantic-memory-warm-up", daemon=True).start()
+        threading.Thread(target=self._warm_up_logged, name="semantic-memory-warm-up", daemon=False).start()
 
     def _warm_up(self) -> None:
         started = time.perf_counter()

@@ -269,3 +269,35 @@ def test_a_process_killed_before_embedding_loses_nothing_and_the_archive_is_embe
     hits = reopened.search("what is the vault code?", top_k=5)
     assert len(hits) == 5 and all(h.similarity is not None for h in hits)
     reopened.close()
+
+
+ENDS_WHILE_WORKING = """
+from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.stores import SqliteArchive
+memory = SemanticMemory(store=SqliteArchive({path!r}), embedding="background")
+memory.warm_up(wait=False)
+memory.archive([{{"role": "user", "content": [{{"text": f"note {{i}}: " + "the garden needs water " * 40}}]}}
+                for i in range(200)])
+"""
+
+
+def test_a_process_ending_while_the_threads_work_exits_cleanly_and_loses_nothing(tmp_path, embedder):
+    """Native code left running in a thread the interpreter abandons at exit can abort the process: the warm-up
+    thread is joined and the embedding thread stopped after its batch, so the process ends normally."""
+    path = str(tmp_path / "archive.sqlite3")
+    result = subprocess.run(
+        [sys.executable, "-c", ENDS_WHILE_WORKING.format(path=path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    from strands_semantic_memory.stores import SqliteArchive
+
+    reopened = SemanticMemory(embedder=embedder, store=SqliteArchive(path))
+    assert len(reopened) == 200
+    reopened.embed_pending()
+    assert reopened.stats().pending_embedding_count == 0
+    reopened.close()
