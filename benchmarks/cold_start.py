@@ -268,7 +268,7 @@ def first_turn(
     return tuple(rows)
 
 
-def reduction_turns(manager: Manager, *, turns: int = 60, max_input_chars: int = 4000, seed: int = 5) -> TurnLatency:
+def reduction_turns(manager: Manager, *, turns: int = 60, max_input_chars: int = 2000, seed: int = 5) -> TurnLatency:
     """Time every turn of a scripted conversation through a real ``Agent`` (the model warmed up first).
 
     Args:
