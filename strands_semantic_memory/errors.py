@@ -15,6 +15,7 @@ __all__ = [
     "InvalidMessageTypeError",
     "MessageNotFoundError",
     "MissingDependencyError",
+    "ModelUnavailableError",
     "SemanticMemoryError",
     "StateError",
     "StoreError",
@@ -89,6 +90,32 @@ class MessageNotFoundError(SemanticMemoryError, KeyError):
 
 class EmbeddingError(SemanticMemoryError):
     """The embedding model could not be loaded or failed to embed (the original exception is chained)."""
+
+
+class ModelUnavailableError(ConfigurationError, EmbeddingError):
+    """The embedding model is not on this machine, or cannot be loaded from it. Retrying does not help.
+
+    Raised when the memory is built (a name found neither as a folder nor in the Hugging Face cache) or when the
+    model is first loaded (damaged files, a model the backend cannot run). The library never downloads a model.
+
+    Attributes:
+        model: The model name or folder as configured.
+        reason: What is wrong and how to fix it.
+    """
+
+    def __init__(self, model: str, reason: str) -> None:
+        """Build the error.
+
+        Args:
+            model: The model name or folder as configured.
+            reason: What is wrong and how to fix it.
+        """
+        self.model = model
+        self.reason = reason
+        super().__init__(f"embedding model '{model}' is unavailable: {reason}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return type(self), (self.model, self.reason)
 
 
 class DimensionMismatchError(SemanticMemoryError, ValueError):

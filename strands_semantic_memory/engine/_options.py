@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict, get_args
 
 from typing_extensions import Unpack
 
@@ -24,6 +24,9 @@ memory or searches one (the manager's ``semantic_search_top_k``, the memory stor
 DEFAULT_CONTEXT_RADIUS = 2
 """Neighbouring messages added on each side of a hit when the caller does not say (``MemoryOptions.context_radius``,
 the manager's ``message_context_radius``)."""
+EmbeddingMode = Literal["inline", "background"]
+"""When ``archive`` embeds: ``"inline"`` before it returns, ``"background"`` in the memory's embedding thread."""
+EMBEDDING_MODES: tuple[str, ...] = get_args(EmbeddingMode)
 
 
 def _positive_int(name: str, value: Any, minimum: int = 1) -> None:
@@ -50,6 +53,7 @@ class MemoryTunables(TypedDict, total=False):
     query_cache_size: int
     embedding_retry_interval: float
     embedding_batch_size: int
+    embedding: EmbeddingMode
 
 
 class OptionChanges(MemoryTunables, total=False):
@@ -83,6 +87,10 @@ class MemoryOptions:
         query_cache_size: Query embeddings kept (repeated questions skip the embedder); 0 disables.
         embedding_retry_interval: Seconds between automatic retries of pending embeddings after a failure.
         embedding_batch_size: At most this many messages are embedded in one call of the embedder.
+        embedding: ``"inline"`` (default): ``archive`` embeds before it returns, so a search right after it
+            uses the vectors. ``"background"``: ``archive`` returns after the commit (the messages are searchable
+            lexically at once) and a background thread embeds them in batches; ``embed_pending()`` waits for it.
+            The conversation manager archives in the background whatever this says (see its ``embedding``).
     """
 
     top_k: int = DEFAULT_TOP_K
@@ -98,6 +106,7 @@ class MemoryOptions:
     query_cache_size: int = 256
     embedding_retry_interval: float = 30.0
     embedding_batch_size: int = 256
+    embedding: EmbeddingMode = "inline"
 
     def __post_init__(self) -> None:
         """Validate every field; the error names the option and the value."""
@@ -120,6 +129,8 @@ class MemoryOptions:
             raise ConfigurationError(f"max_chunks_per_message must be in 1..{MAX_CHUNKS}, got {chunks!r}")
         if self.retrieval not in RETRIEVAL_MODES:
             raise ConfigurationError(f"retrieval must be 'hybrid', 'dense' or 'lexical', got {self.retrieval!r}")
+        if self.embedding not in EMBEDDING_MODES:
+            raise ConfigurationError(f"embedding must be one of {EMBEDDING_MODES}, got {self.embedding!r}")
         interval = self.embedding_retry_interval
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= 0:
             raise ConfigurationError(f"embedding_retry_interval must be a number >= 0, got {interval!r}")

@@ -42,6 +42,8 @@ class MemoryStats:
         searches: Searches run.
         query_cache_hits: Searches whose query embedding came from the cache.
         embedding_failures: Failed embedding calls.
+        degraded: Why searches are lexical only and archived messages wait for their vectors (the embedding model
+            is unavailable; a warning was logged once); None while the model works or was not needed yet.
     """
 
     message_count: int
@@ -67,6 +69,7 @@ class MemoryStats:
     searches: int
     query_cache_hits: int
     embedding_failures: int
+    degraded: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The statistics as a plain dict (the shape of ``get_memory_usage_stats()``)."""
@@ -109,4 +112,5 @@ def build_stats(
         searches=searches,
         query_cache_hits=encoder.cache_hits,
         embedding_failures=queue.failures,
+        degraded=encoder.unavailable,
     )

@@ -17,7 +17,8 @@ import threading
 from functools import lru_cache
 
 import snowballstemmer
-from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+from strands_semantic_memory.messages._stopwords import STOPWORDS_EN_PLUS
 
 __all__ = ["TOKENIZER_VERSION", "count_terms", "stem", "tokenize"]
 

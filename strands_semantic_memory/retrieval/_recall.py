@@ -162,7 +162,8 @@ class Recall:
         except SemanticMemoryError as error:
             if mode == "dense":
                 raise
-            logger.warning("error=<%s> | query embedding failed; using lexical results only", error)
+            log = logger.debug if self._encoder.unavailable else logger.warning  # an unavailable model: logged once
+            log("error=<%s> | query embedding failed; using lexical results only", error)
             return None
 
     def _ranked(

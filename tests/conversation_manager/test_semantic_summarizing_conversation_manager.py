@@ -267,6 +267,7 @@ def test_stats_and_summary(embedder):
     agent = make_agent(model, manager)
     for turn in [PLANTED_TURN, *TOPIC_TURNS]:
         agent(turn)
+    manager.memory.embed_pending()  # the reductions embedded in the background
     stats = agent.conversation_manager.get_memory_usage_stats()
     assert stats["message_count"] == len(manager.memory) > 0
     assert stats["total_memory"] > stats["embedding_bytes"] > 0

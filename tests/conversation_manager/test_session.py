@@ -24,7 +24,8 @@ ROOT = REPO_ROOT
 
 def first_session(embedder, storage_dir):
     model = ScriptedModel(max_input_chars=1200)
-    manager = SemanticSummarizingConversationManager(embedder=embedder, preserve_recent_messages=4)
+    # inline: every vector exists when the session is saved (in the background, the last ones could still be pending)
+    manager = SemanticSummarizingConversationManager(embedder=embedder, preserve_recent_messages=4, embedding="inline")
     session = FileSessionManager(session_id="conv-1", storage_dir=str(storage_dir))
     agent = make_agent(model, manager, session_manager=session, agent_id="assistant")
     for turn in [PLANTED_TURN, *TOPIC_TURNS]:
@@ -45,6 +46,7 @@ def test_second_agent_restores_archive_without_reembedding(embedder, tmp_path):
     assert [render_message(m) for m in second.messages] == [render_message(m) for m in first.messages]
     restored = len(manager.memory)
     second("What was my booking reference?")
+    manager.memory.embed_pending()
     # Only messages archived after the restore (if this turn overflowed again) were embedded; none restored.
     assert counting.documents_embedded == len(manager.memory) - restored
     assert REFERENCE in render_message(model.chat_requests[-1]["messages"][-1])

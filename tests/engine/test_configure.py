@@ -88,19 +88,24 @@ def test_shrinking_the_query_cache_evicts_the_least_recent(embedder):
 
 
 def test_configure_during_an_embedding_run_keeps_its_claims(embedder):
-    """Vectors being computed while the chunking changes are stored once; nobody embeds those messages twice."""
+    """Vectors being computed while the chunking changes are stored once; nobody embeds those messages twice, and
+    ``embed_pending`` returns only once the run in flight has stored them."""
     pausing = PausingEmbedder(embedder)
     memory = SemanticMemory(embedder=pausing)
     messages = [text_message("user", f"note {i} about the garden") for i in range(4)]
     archiving = threading.Thread(target=memory.archive, args=(messages,))
+    pending_after: list[int] = []
+    waiting = threading.Thread(target=lambda: [memory.embed_pending(), pending_after.append(_pending(memory))])
     archiving.start()
     try:
         assert pausing.started.wait(60)
         memory.configure(chunk_chars=500, embedding_batch_size=2)
-        assert memory.embed_pending() == 0, "the messages are claimed by the run in flight"
+        waiting.start()  # the messages are claimed by the run in flight: it waits for that run
     finally:
         pausing.release.set()
         archiving.join(60)
+        waiting.join(60)
+    assert pending_after == [0]
     assert pausing.batches == [4] and pausing.documents_embedded == 4
     assert memory.stats().pending_embedding_count == 0 and memory.stats().vector_count == 4
     assert [h.index for h in memory.search("note 2 about the garden", top_k=1)] == [2]
@@ -142,3 +147,7 @@ def test_the_typed_option_bags_name_exactly_the_options():
     assert set(OptionChanges.__optional_keys__) == fields
     assert set(MemoryTunables.__optional_keys__) == fields - named
     assert set(MemoryArguments.__optional_keys__) == named | fields
+
+
+def _pending(memory: SemanticMemory) -> int:
+    return memory.stats().pending_embedding_count

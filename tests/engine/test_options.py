@@ -28,6 +28,7 @@ from tests.support.stores import restored as restored_memory
         {"max_chunks_per_message": 300},
         {"max_num_archived_messages": 0},
         {"embedding_retry_interval": -1},
+        {"embedding": "later"},
     ],
 )
 def test_bad_options_are_refused_with_their_name(bad):

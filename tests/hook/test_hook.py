@@ -39,6 +39,7 @@ def conversation(embedder, hook, *, embedder_override=None, turns=None, retrieva
     for turn in turns or [PLANTED_TURN, *TOPIC_TURNS]:
         agent(turn)
     assert REFERENCE not in "\n".join(render_message(m) for m in agent.messages)
+    manager.memory.embed_pending()  # the reductions embedded in the background; dense searches need the vectors
     model.max_input_chars = ROOMY
     return agent, model, manager
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 from strands_semantic_memory.embeddings import SentenceTransformerEmbedder, Vectors
@@ -50,3 +51,35 @@ class FlakyEmbedder(CountingEmbedder):
         if self.failing:
             raise ConnectionError("embedding service unavailable")
         return super().embed_queries(texts)
+
+
+class RecordingEmbedder(CountingEmbedder):
+    """The real model; records the thread of each document call and can hold those calls until ``release`` is set."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder, *, hold: bool = False) -> None:
+        super().__init__(inner)
+        self.threads: list[str] = []
+        self.started = threading.Event()
+        self.release = threading.Event()
+        if not hold:
+            self.release.set()
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.threads.append(threading.current_thread().name)
+        self.started.set()
+        assert self.release.wait(60), "the test never released the embedder"
+        return super().embed_documents(texts)
+
+
+class WarmUpRecorder(CountingEmbedder):
+    """The real model with its ``warm_up``; records the thread that warmed it up and signals when it is done."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        super().__init__(inner)
+        self.warmed_on: list[str] = []
+        self.warmed = threading.Event()
+
+    def warm_up(self) -> None:
+        self.inner.warm_up()
+        self.warmed_on.append(threading.current_thread().name)
+        self.warmed.set()

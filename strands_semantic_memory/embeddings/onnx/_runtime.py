@@ -23,10 +23,11 @@ What runs where:
   43.7/54.1/67.4/76.9 with fp32 queries (within 0.5 points; one scale per tensor, the query graph before row
   scaling: cosine 0.9940 mean, 0.9887 min, R@10 1.3 points off). ``query_precision="float32"`` keeps fp32 queries.
 
-Files: none by default. The graph is exported in memory (a few seconds, once per process) from the PyTorch
-model, which is then dropped. With ``cache_dir=`` (a folder the caller chooses) the exported graphs are kept
-there, keyed by a digest of the model folder, and later processes load them without importing PyTorch or
-sentence-transformers (well under a second).
+Files: the exported graphs are kept in a cache (``_cache``: the platform's user cache folder, moved or turned off by
+the ``STRANDS_SEMANTIC_MEMORY_CACHE`` environment variable, or ``cache_dir=``). The first process on a machine
+exports the model from PyTorch (6-7 s on a quiet 2-core machine); later processes load the cached graphs without
+importing PyTorch or sentence-transformers (well under a second). With the cache turned off, every process exports
+in memory and writes nothing.
 
 Needs the ``onnx`` extra (``onnxruntime``, and ``onnx`` to export and quantize).
 """
@@ -45,9 +46,16 @@ import numpy as np
 import numpy.typing as npt
 
 from strands_semantic_memory.embeddings._base import Vectors
-from strands_semantic_memory.embeddings._local import DEFAULT_MODEL, resolve_local_model
-from strands_semantic_memory.embeddings.onnx._export import prepare_graphs, require_package
-from strands_semantic_memory.errors import ConfigurationError, EmbeddingError
+from strands_semantic_memory.embeddings._local import DEFAULT_MODEL, locate_model
+from strands_semantic_memory.embeddings.onnx._cache import onnx_cache_dir, prepare_graphs
+from strands_semantic_memory.embeddings.onnx._export import require_package
+from strands_semantic_memory.errors import (
+    ConfigurationError,
+    EmbeddingError,
+    MissingDependencyError,
+    ModelUnavailableError,
+    SemanticMemoryError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -84,12 +92,17 @@ def _session(graph: bytes, threads: int) -> Any:
 
 
 def _load_runtime(
-    load_target: str, query_precision: str, cache_dir: Path | None, document_threads: int, query_threads: int
+    load_target: str,
+    model_id: str,
+    query_precision: str,
+    cache_dir: Path | None,
+    document_threads: int,
+    query_threads: int,
 ) -> _Runtime:
     require_package("onnxruntime")
     from tokenizers import Tokenizer
 
-    exported, int8 = prepare_graphs(load_target, query_precision == "int8", cache_dir)
+    exported, int8 = prepare_graphs(load_target, model_id, query_precision == "int8", onnx_cache_dir(cache_dir))
     tokenizer = Tokenizer.from_str(exported.tokenizer)
     tokenizer.no_padding()
     tokenizer.enable_truncation(exported.max_seq_length)
@@ -111,7 +124,7 @@ class OnnxEmbedder:
         from strands_semantic_memory import SemanticMemory
         from strands_semantic_memory.embeddings import OnnxEmbedder
 
-        memory = SemanticMemory(embedder=OnnxEmbedder(cache_dir="~/.cache/my-app/onnx"))
+        memory = SemanticMemory(embedder=OnnxEmbedder(query_precision="float32"))
         ```
     """
 
@@ -133,8 +146,9 @@ class OnnxEmbedder:
             model_name_or_path: A sentence-transformers model (Transformer, mean or cls Pooling, Normalize).
             query_precision: ``"int8"`` (default, about 2x faster per short query than fp32 on one thread) or
                 ``"float32"``.
-            cache_dir: A folder to keep the exported graphs in (created if missing); None writes no files and
-                exports in memory in each process.
+            cache_dir: The folder to keep the exported graphs in (created if missing). None (default): the
+                library's cache, ``<user cache folder>/strands-semantic-memory/onnx``, which the
+                ``STRANDS_SEMANTIC_MEMORY_CACHE`` environment variable moves (a folder) or turns off (``off``).
             batch_size: Documents per run; documents are sorted by length first so a batch pads little.
             document_threads: ONNX Runtime threads for documents (default: up to 2, the CPUs available).
             query_threads: Threads for a query (default 1). One short query has too little work to share:
@@ -146,6 +160,7 @@ class OnnxEmbedder:
 
         Raises:
             ConfigurationError: For an unknown precision or a non-positive size or thread count.
+            ModelUnavailableError: If the model is not on this machine (it is never downloaded).
         """
         if query_precision not in QUERY_PRECISIONS:
             raise ConfigurationError(f"query_precision must be one of {QUERY_PRECISIONS}, got {query_precision!r}")
@@ -158,7 +173,7 @@ class OnnxEmbedder:
             raise ConfigurationError(
                 f"thread counts must be > 0, got document_threads={document_threads}, query_threads={query_threads}"
             )
-        self._load_target, self._model_id = resolve_local_model(model_name_or_path)
+        self._load_target, self._model_id = locate_model(model_name_or_path)
         self.query_precision = query_precision
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
         self.batch_size = batch_size
@@ -166,6 +181,7 @@ class OnnxEmbedder:
         self.query_threads = query_threads
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
+        self._load_error: SemanticMemoryError | None = None
 
     @property
     def model_id(self) -> str:
@@ -174,15 +190,50 @@ class OnnxEmbedder:
 
     @property
     def _runtime(self) -> _Runtime:
-        key = (self._load_target, self.query_precision, self.cache_dir, self.document_threads, self.query_threads)
+        """The loaded sessions, shared in the process by embedders of the same model, precision and threads.
+
+        A failed load is remembered: later calls raise the same error at once instead of exporting again
+        (``warm_up`` tries again).
+        """
+        key = (self._load_target, self.query_precision, self.document_threads, self.query_threads)
+        runtime = _runtimes.get(key)
+        if runtime is not None:
+            return runtime
+        if self._load_error is not None:
+            raise self._load_error.with_traceback(None)
         with _runtimes_lock:
             runtime = _runtimes.get(key)
             if runtime is None:
-                runtime = _load_runtime(
-                    self._load_target, self.query_precision, self.cache_dir, self.document_threads, self.query_threads
-                )
+                try:
+                    runtime = _load_runtime(
+                        self._load_target,
+                        self._model_id,
+                        self.query_precision,
+                        self.cache_dir,
+                        self.document_threads,
+                        self.query_threads,
+                    )
+                except (MissingDependencyError, ModelUnavailableError) as error:
+                    self._load_error = error
+                    raise
+                except Exception as error:
+                    self._load_error = ModelUnavailableError(
+                        self._model_id, f"ONNX Runtime could not load it ({type(error).__name__}: {error})"
+                    )
+                    raise self._load_error from error
                 _runtimes[key] = runtime
         return runtime
+
+    def warm_up(self) -> None:
+        """Load (or export) the model now and run both graphs once, so the first real call does not pay for it.
+
+        Raises:
+            ModelUnavailableError: If the model cannot be loaded or exported.
+            MissingDependencyError: If the ``onnx`` extra is not installed.
+        """
+        self._load_error = None
+        self.embed_queries(["warm up"])
+        self.embed_documents(["warm up"])
 
     @property
     def dimension(self) -> int:

@@ -58,12 +58,13 @@ def exported(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cache_dir(tmp_path_factory, exported) -> Path:
     """A cache folder filled from the export (so the embedders below load without exporting again)."""
-    from strands_semantic_memory.embeddings.onnx._export import _folder_digest, _ModelCache, quantize_weights_int8
+    from strands_semantic_memory.embeddings.onnx._cache import GraphCache
+    from strands_semantic_memory.embeddings.onnx._export import quantize_weights_int8
 
     folder = tmp_path_factory.mktemp("onnx-cache")
     model_folder = bundled_model_path()
     assert model_folder is not None
-    _ModelCache(folder, _folder_digest(model_folder)).save(exported, quantize_weights_int8(exported.graph))
+    assert GraphCache(folder, model_folder, "all-MiniLM-L6-v2").save(exported, quantize_weights_int8(exported.graph))
     return folder
 
 
@@ -226,39 +227,6 @@ def test_cached_model_loads_in_a_new_process_without_pytorch(cache_dir, onnx_emb
     assert report["torch"] is False and report["st"] is False
     np.testing.assert_allclose(report["vector"], onnx_embedder.embed_queries(["Where did the cat sit?"])[0], atol=1e-6)
     assert result.stderr == ""
-
-
-@needs_onnx
-def test_a_damaged_cache_entry_is_ignored(tmp_path, exported):
-    from strands_semantic_memory.embeddings.onnx._export import _ModelCache
-
-    cache = _ModelCache(tmp_path, "0" * 64)
-    cache.save(exported, None)
-    assert cache.load(want_int8=False) is not None
-    (tmp_path / f"{'0' * 32}.json").write_text("{not json", encoding="utf-8")
-    assert cache.load(want_int8=False) is None
-    assert _ModelCache(tmp_path, "1" * 64).load(want_int8=False) is None  # another model's key
-
-
-@needs_onnx
-def test_a_query_graph_of_another_version_is_not_served_and_is_replaced(tmp_path, exported):
-    from strands_semantic_memory.embeddings.onnx._export import _folder_digest, _ModelCache, prepare_graphs
-    from strands_semantic_memory.embeddings.onnx._quantize import QUERY_GRAPH_VERSION
-
-    model_folder = bundled_model_path()
-    assert model_folder is not None and QUERY_GRAPH_VERSION == 2
-    cache = _ModelCache(tmp_path, _folder_digest(model_folder))
-    cache.save(exported, None)
-    key = cache.digest[:32]
-    stale = tmp_path / f"{key}.int8.onnx"  # where version 1 (per-tensor scales) kept its query graph
-    stale.write_bytes(b"a query graph built with other settings")
-    found = cache.load(want_int8=True)
-    assert found is not None and found[1] is None  # the fp32 entry is served, the stale query graph is not
-    loaded, int8 = prepare_graphs(str(model_folder), True, tmp_path)  # no export: the fp32 graph is cached
-    assert loaded.graph == exported.graph and int8 is not None and _op_counts(int8).get("ReduceMax", 0) == 18
-    assert not stale.exists() and (tmp_path / f"{key}.int8-v2.onnx").read_bytes() == int8
-    again = _ModelCache(tmp_path, cache.digest).load(want_int8=True)
-    assert again is not None and again[1] == int8
 
 
 @needs_onnx
