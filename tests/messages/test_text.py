@@ -131,3 +131,30 @@ def test_long_messages_are_cut_between_sentences():
     assert len(chunks) > 1
     assert all(c.endswith(".") for c in chunks)
     assert " ".join(chunks) == " ".join(sentences)
+
+
+def test_every_part_of_a_long_message_can_be_found(embedder):
+    """A fact in the last paragraph of a 600-word message: past what one vector of the model reads, found by its
+    chunk (dense search alone), and lost when the whole message is one chunk."""
+    from transformers import AutoTokenizer
+
+    from strands_semantic_memory import SemanticMemory
+    from strands_semantic_memory.embeddings._local import bundled_model_path
+    from tests.support.long_text import handover_note
+
+    fact = "The spare key to the server cage is kept in the blue lockbox behind reception."
+    note = handover_note(7, fact)
+    others = [handover_note(seed, "") for seed in range(20, 40)]
+    tokenizer = AutoTokenizer.from_pretrained(str(bundled_model_path()))
+    assert 550 <= len(note.split()) <= 700
+    assert len(tokenizer(note)["input_ids"]) > 2 * 256, "one vector would read less than half of the note"
+    assert note.rindex(fact) > len(note) * 0.9
+
+    def rank_of_note(**options):
+        memory = SemanticMemory(embedder=embedder, retrieval="dense", **options)
+        memory.archive([{"role": "user", "content": [{"text": t}]} for t in [*others[:10], note, *others[10:]]])
+        hits = [h.index for h in memory.search("Where is the spare key to the server cage kept?", top_k=21)]
+        return hits.index(10)
+
+    assert rank_of_note() == 0
+    assert rank_of_note(chunk_chars=100_000, max_chunks_per_message=1) > 0
