@@ -82,7 +82,10 @@ class MemoryOptions:
         ranking: How candidates are scored and fused (``RankingOptions``;
             a dict of its fields is accepted). The defaults were chosen on the LoCoMo development half.
         rerank_candidates: How many candidates a configured reranker sees.
-        chunk_chars: A message's text is embedded in chunks of at most this many characters.
+        chunk_chars: A message's text is embedded in chunks of at most this many characters, cut between
+            paragraphs or sentences (see ``chunk_text``). 600 characters of English are about the 128 word pieces
+            the bundled model was trained on; with 1000, a fact in the last paragraph of a long message was lost
+            among the other sentences of its chunk in dense search.
         max_chunks_per_message: At most this many chunks of one message are embedded (1..256).
         query_cache_size: Query embeddings kept (repeated questions skip the embedder); 0 disables.
         embedding_retry_interval: Seconds between automatic retries of pending embeddings after a failure.
@@ -101,7 +104,7 @@ class MemoryOptions:
     retrieval: Retrieval = "hybrid"
     ranking: RankingOptions = field(default_factory=RankingOptions)
     rerank_candidates: int = 20
-    chunk_chars: int = 1000
+    chunk_chars: int = 600
     max_chunks_per_message: int = 64
     query_cache_size: int = 256
     embedding_retry_interval: float = 30.0

@@ -110,11 +110,33 @@ def render_message(message: Mapping[str, Any]) -> str:
     return "\n".join(text for text in (render_block(b) for b in content) if text)
 
 
-def chunk_text(text: str, size: int, max_chunks: int) -> tuple[list[str], bool]:
-    """Split text into pieces of at most ``size`` characters, at whitespace where there is some.
+_BREAKS = ("\n\n", "\n", ". ", "? ", "! ", "; ", ", ", " ")
+"""Where a chunk may end, best first: a paragraph, a line, a sentence, a clause, a word."""
 
-    Embedding models read a bounded number of tokens (256 word pieces for all-MiniLM-L6-v2); a long message is
-    embedded as several chunks so its end is as findable as its start.
+
+def chunk_end(text: str, start: int, size: int) -> int:
+    """Where the chunk that starts at ``start`` ends: at most ``size`` characters on, at the best break.
+
+    The best break (``_BREAKS``, in order) in the second half of the window wins, so a chunk holds whole
+    paragraphs or sentences where the text has them; a run without any break is cut at ``size``.
+    """
+    end = min(len(text), start + size)
+    if end == len(text):
+        return end
+    for mark in _BREAKS:
+        cut = text.rfind(mark, start + size // 2, end)
+        if cut > start:
+            return cut + len(mark.rstrip())  # keep the sentence's full stop, leave the space
+    return end
+
+
+def chunk_text(text: str, size: int, max_chunks: int) -> tuple[list[str], bool]:
+    """Split text into pieces of at most ``size`` characters, at paragraph, sentence or word boundaries.
+
+    A long message is embedded as several chunks so that every part of it can be found: a vector stands for
+    the mean of its word pieces, and the sentence models this library bundles read at most 256 of them
+    (all-MiniLM-L6-v2 was trained on 128), so one vector for a message of several hundred words would lose its
+    end and blur one fact among many. The search scores a message by its best chunk.
 
     Args:
         text: The rendered message.
@@ -127,11 +149,7 @@ def chunk_text(text: str, size: int, max_chunks: int) -> tuple[list[str], bool]:
     chunks: list[str] = []
     start, length = 0, len(text)
     while start < length and len(chunks) < max_chunks:
-        end = min(length, start + size)
-        if end < length:
-            cut = text.rfind(" ", start + size // 2, end)
-            if cut > start:
-                end = cut
+        end = chunk_end(text, start, size)
         piece = text[start:end].strip()
         if piece:
             chunks.append(piece)

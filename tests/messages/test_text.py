@@ -1,3 +1,6 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from strands_semantic_memory.formatting._block import render_context_block
 from strands_semantic_memory.messages import _text as rendering
 from strands_semantic_memory.messages._text import chunk_text, render_message
@@ -87,3 +90,71 @@ def test_chunk_text_covers_all_text_and_respects_size():
 def test_chunk_text_reports_truncation():
     chunks, truncated = chunk_text("x" * 1000, 100, 3)
     assert len(chunks) == 3 and truncated
+
+
+prose = st.lists(
+    st.one_of(
+        st.text(alphabet="abcdefghij", min_size=1, max_size=12),
+        st.sampled_from([". ", ", ", "\n", "\n\n", "? ", " ", "; "]),
+    ),
+    max_size=120,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(prose, st.integers(2, 90))
+def test_chunks_cover_the_text_within_the_size(text, size):
+    chunks, truncated = chunk_text(text, size, 10_000)
+    assert not truncated
+    assert all(0 < len(c) <= size for c in chunks)
+    assert "".join("".join(chunks).split()) == "".join(text.split())  # nothing lost but whitespace
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(prose, st.integers(8, 90))
+def test_a_chunk_ends_at_the_best_break_in_the_second_half_of_its_window(text, size):
+    start = 0
+    while start < len(text):
+        end = rendering.chunk_end(text, start, size)
+        assert start < end <= start + size
+        window = text[start + size // 2 : start + size]
+        if end < len(text) and "\n\n" in window:
+            assert text[end : end + 2] == "\n\n"
+        elif end < len(text) and ". " in window and "\n" not in window:
+            assert text[end - 1 : end + 1] == ". "
+        start = end
+
+
+def test_long_messages_are_cut_between_sentences():
+    sentences = [f"Sentence number {n} says something about topic {n}." for n in range(40)]
+    chunks, _ = chunk_text(" ".join(sentences), 300, 64)
+    assert len(chunks) > 1
+    assert all(c.endswith(".") for c in chunks)
+    assert " ".join(chunks) == " ".join(sentences)
+
+
+def test_every_part_of_a_long_message_can_be_found(embedder):
+    """A fact in the last paragraph of a 600-word message: past what one vector of the model reads, found by its
+    chunk (dense search alone), and lost when the whole message is one chunk."""
+    from transformers import AutoTokenizer
+
+    from strands_semantic_memory import SemanticMemory
+    from strands_semantic_memory.embeddings._local import bundled_model_path
+    from tests.support.long_text import handover_note
+
+    fact = "The spare key to the server cage is kept in the blue lockbox behind reception."
+    note = handover_note(7, fact)
+    others = [handover_note(seed, "") for seed in range(20, 40)]
+    tokenizer = AutoTokenizer.from_pretrained(str(bundled_model_path()))
+    assert 550 <= len(note.split()) <= 700
+    assert len(tokenizer(note)["input_ids"]) > 2 * 256, "one vector would read less than half of the note"
+    assert note.rindex(fact) > len(note) * 0.9
+
+    def rank_of_note(**options):
+        memory = SemanticMemory(embedder=embedder, retrieval="dense", **options)
+        memory.archive([{"role": "user", "content": [{"text": t}]} for t in [*others[:10], note, *others[10:]]])
+        hits = [h.index for h in memory.search("Where is the spare key to the server cage kept?", top_k=21)]
+        return hits.index(10)
+
+    assert rank_of_note() == 0
+    assert rank_of_note(chunk_chars=100_000, max_chunks_per_message=1) > 0
