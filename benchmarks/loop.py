@@ -59,6 +59,7 @@ __all__ = [
 
 LOCOMO_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 SUMMARY_REQUEST = "Please summarize this conversation."
+CONTEXT_SUMMARY_PROMPT = "You are a summarization assistant."  # how Strands' ContextManager asks for a summary
 QUESTION_REPLY = "I will answer from what I can see."
 _WORD = re.compile(r"[A-Za-z]+")
 _QUOTE = re.compile(r"^> ?", re.MULTILINE)
@@ -187,8 +188,11 @@ class LoopModel(Model):
             self.overflows += 1
             raise ContextWindowOverflowException(f"input of {len(text)} characters exceeds {self.window}")
         is_summary = bool(messages) and render_message(messages[-1]) == SUMMARY_REQUEST
+        is_context_summary = bool(messages) and (system_prompt or "").startswith(CONTEXT_SUMMARY_PROMPT)
         if is_summary:
             reply = lossy_summary(messages[:-1])
+        elif is_context_summary:  # Strands' ContextManager summarizes content blocks in one user message
+            reply = lossy_summary(messages)
         else:
             reply, self.last_input = self.reply, text
         yield {"messageStart": {"role": "assistant"}}
@@ -247,11 +251,38 @@ def _semantic(model: LoopModel, embedder: Any) -> Setup:
     return Setup(agent, manager.memory)
 
 
+def _context_manager(model: LoopModel, embedder: Any) -> Setup:
+    from strands.experimental.context_manager import ContextManager
+
+    manager = ContextManager(strategies=["proactive_summarization"])
+    return Setup(Agent(model=model, context_manager=manager, callback_handler=None))
+
+
+def _context_manager_storage(model: LoopModel, embedder: Any) -> Setup:
+    from strands.experimental.context_manager import ContextManager
+
+    from strands_semantic_memory import SemanticStorage
+
+    storage = SemanticStorage(embedder=embedder)
+    agent = Agent(
+        model=model,
+        context_manager=ContextManager(strategies=["proactive_summarization"]),
+        storage=storage,
+        plugins=[SemanticMemoryHook(storage=storage)],
+        callback_handler=None,
+    )
+    # The storage's own key table follows its archive: what a question stashes stays (an earlier question can be
+    # found by a later one, which changes no evidence figure).
+    return Setup(agent, storage.memory, {"keep_archive": True})
+
+
 ROWS: dict[str, Callable[[LoopModel, Any], Setup]] = {
     "Strands sliding window": _sliding,
     "Strands summarizing": _summarizing,
     "Strands MemoryManager + SemanticMemoryStore": _memory_manager,
     "semantic manager + hook": _semantic,
+    "Strands ContextManager (proactive summarization)": _context_manager,
+    "ContextManager + SemanticStorage + hook": _context_manager_storage,
 }
 
 
@@ -280,7 +311,7 @@ def _ask(setup: Setup, model: LoopModel, question: LoopQuestion) -> tuple[float,
     agent.messages[:] = saved_messages
     vars(manager).clear()
     vars(manager).update(saved_manager)
-    if memory is not None:
+    if memory is not None and not setup.extra.get("keep_archive"):
         added = sorted(set(memory.indices) - before)
         if added:
             memory.forget(added)

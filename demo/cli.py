@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None, *, chat_model: Any | None = None, out: T
         console.fail(str(error), error.hint)
         return 2
     except SemanticMemoryError as error:
-        console.fail(str(error), "see the README's configuration section")
+        console.fail(str(error), "see docs/troubleshooting.md (the embedding model)")
         return 2
     except KeyboardInterrupt:
         console.fail("interrupted")

@@ -26,8 +26,8 @@ Guarantees, each tested:
   front of the first message the agent had at its last invocation. A snapshot session manager saves the edited
   messages directly; replaying is then a no-op.
 
-The plugin wires the parts together: ``context_ranges`` (message ids and which ranges may be edited) and
-``edit_log`` (applying an edit, and the log sessions replay).
+The plugin wires the parts together: ``_ranges`` (message ids and which ranges may be edited) and ``_log``
+(applying an edit, and the log sessions replay).
 
 Example:
     ```python

@@ -141,7 +141,7 @@ def load_sentence_transformer(load_target: str, device: str) -> SentenceTransfor
 def load_sentence_transformer_uncached(
     load_target: str, device: str, model_kwargs: dict[str, Any] | None = None
 ) -> SentenceTransformer:
-    """Load a new sentence-transformers model instance, printing nothing (see ``quiet``).
+    """Load a new sentence-transformers model instance, printing nothing (see ``_quiet``).
 
     Args:
         load_target: A folder or hub name.

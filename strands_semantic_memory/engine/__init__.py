@@ -2,8 +2,8 @@
 
 Modules: ``_memory`` (``SemanticMemory``: its running parts and the write transaction), ``_options`` (the
 frozen, validated tunables), ``_intake`` (checking and encoding what is offered), ``_embedding_queue`` (vectors
-computed outside the lock), ``_query_encoder`` (query embeddings and their cache), ``_stats`` (what ``stats``
-reports).
+computed outside the lock, inline or in a background thread), ``_query_encoder`` (query embeddings and their
+cache), ``_stats`` (what ``stats`` reports).
 """
 
 from strands_semantic_memory.engine._memory import MemoryArguments, SemanticMemory

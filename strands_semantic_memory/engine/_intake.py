@@ -26,6 +26,10 @@ from strands_semantic_memory.stores._protocol import ArchiveStore, NewRecord
 ROLES: tuple[str, ...] = get_args(Role)
 """The roles of a Strands message (``strands.types.content.Role``); anything else is refused before archiving."""
 
+STORAGE_ROLE = "stored"
+"""The role of a ``SemanticStorage`` entry: archived by the storage itself, refused from any caller of ``archive``
+(so no message handed to the library can pass for a storage entry)."""
+
 
 def said_at(message: Mapping[str, Any], given: TimeBound, position: int) -> float | None:
     """The caller's time for a message: the ``timestamps`` argument, else ``metadata.custom.timestamp``."""
@@ -43,7 +47,9 @@ def said_at(message: Mapping[str, Any], given: TimeBound, position: int) -> floa
         raise InvalidMessageError(str(error)) from error
 
 
-def validate(messages: Sequence[Message], timestamps: Sequence[TimeBound] | None) -> list[float | None]:
+def validate(
+    messages: Sequence[Message], timestamps: Sequence[TimeBound] | None, roles: Sequence[str] = ROLES
+) -> list[float | None]:
     """Check every message (and the timestamps) and return when each was said, if known.
 
     Raises:
@@ -58,7 +64,7 @@ def validate(messages: Sequence[Message], timestamps: Sequence[TimeBound] | None
     for position, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise InvalidMessageTypeError(f"messages[{position}] is a {type(message).__name__}, not a message")
-        if message.get("role") not in ROLES:
+        if message.get("role") not in roles:
             raise InvalidMessageError(
                 f"messages[{position}] has role {message.get('role')!r}; a Strands message's role is 'user' or "
                 "'assistant'"
@@ -72,9 +78,11 @@ def validate(messages: Sequence[Message], timestamps: Sequence[TimeBound] | None
     return [said_at(m, t, p) for p, (m, t) in enumerate(zip(messages, given, strict=True))]
 
 
-def new_records(messages: Sequence[Message], timestamps: Sequence[TimeBound] | None = None) -> list[NewRecord]:
+def new_records(
+    messages: Sequence[Message], timestamps: Sequence[TimeBound] | None = None, roles: Sequence[str] = ROLES
+) -> list[NewRecord]:
     """Validated, encoded, rendered and keyed records for ``messages`` (see the module docstring)."""
-    said = validate(messages, timestamps)
+    said = validate(messages, timestamps, roles)
     now = time.time()
     records = []
     for message, said_at_ in zip(messages, said, strict=True):

@@ -38,7 +38,7 @@ from typing_extensions import Unpack
 from strands_semantic_memory._validation import check_members
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
-from strands_semantic_memory.engine._intake import AddedCounter, new_records
+from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records
 from strands_semantic_memory.engine._options import (
     DEFAULT_CONTEXT_RADIUS,
     DEFAULT_TOP_K,
@@ -53,6 +53,7 @@ from strands_semantic_memory.errors import (
     InvalidMessageError,
     InvalidMessageTypeError,
     MessageNotFoundError,
+    SemanticMemoryError,
 )
 from strands_semantic_memory.messages._codec import decode_message
 from strands_semantic_memory.retrieval._recall import Recall, SearchHit, TimeBound, make_filter
@@ -164,7 +165,10 @@ class SemanticMemory:
         self._searches = 0
         self._queue.attach(archive, self._store_lock, self._changed)
         if self._options.embedding == "background":  # what a durable archive left pending is embedded now
-            self._queue.catch_up(archive, self._store_lock)
+            try:
+                self._queue.catch_up(archive, self._store_lock)
+            except SemanticMemoryError as error:  # an unreachable store fails the first call that needs it, not this
+                logger.warning("error=<%s> | pending messages not checked at open; they are embedded later", error)
 
     # ------------------------------------------------------------------------------------------- options
 
@@ -273,7 +277,14 @@ class SemanticMemory:
         Raises:
             InvalidMessageError, InvalidMessageTypeError, StoreError: Nothing is archived.
         """
-        records = new_records(messages, timestamps)
+        return self._archive_records(new_records(messages, timestamps))
+
+    def _archive_entries(self, messages: Sequence[Message]) -> list[int]:
+        """``archive`` for ``SemanticStorage``: its entries have the storage role, which ``archive`` refuses."""
+        return self._archive_records(new_records(messages, None, (*ROLES, STORAGE_ROLE)))
+
+    def _archive_records(self, records: Sequence[NewRecord]) -> list[int]:
+        """Commit checked records, then embed what is due and enforce the limits (the second half of ``archive``)."""
         with self._store_lock:
             indices, added = self._commit(records)
         self._changed(added)

@@ -6,9 +6,9 @@ to what the model receives on that turn's model calls only, through Strands' mod
 user's message in ``agent.messages``, in the session, in the archive and in summaries stays exactly as the user
 sent it, so there is nothing to restore or strip afterwards.
 
-The hook orchestrates; its parts live beside it: ``turn_state`` (per-agent and per-turn records, and
-``Enrichment``), ``turn_search`` (the archive search for a turn), ``context_budget`` (which windows
-fit a call) and ``model_call`` (the messages a call receives, and shrinking them after a context overflow).
+The hook orchestrates; its parts live beside it: ``_turn`` (per-agent and per-turn records, and ``Enrichment``),
+``_search`` (the archive search for a turn), ``_budget`` (which messages fit a call) and ``_model_call`` (the
+messages a call receives, and shrinking them after a context overflow).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """What the hook remembers per agent and per user turn, and how it recognises a user turn.
 
 ``Enrichment`` is public (``SemanticMemoryHook.last_enrichment``); the other records are the hook's internal
-bookkeeping, shared by the hook, the window selection (``context_budget``) and the model-call middleware
-(``model_call``).
+bookkeeping, shared by the hook, the window selection (``_budget``) and the model-call middleware
+(``_model_call``).
 """
 
 from __future__ import annotations

@@ -34,12 +34,13 @@ from typing import Any, cast
 
 from strands.types.content import Message
 
+from strands_semantic_memory.engine._intake import STORAGE_ROLE
 from strands_semantic_memory.messages import render_message
 
 __all__ = ["ROLE", "entry_bytes", "entry_key", "entry_message", "entry_text", "texts_in"]
 
-ROLE = "stored"
-"""The role of every archived storage entry."""
+ROLE = STORAGE_ROLE
+"""The role of every archived storage entry (one that ``SemanticMemory.archive`` refuses from any caller)."""
 
 FIELD = "strands_storage"
 """The ``metadata.custom`` field that marks an archived record as a storage entry."""

@@ -90,7 +90,7 @@ class KeyTable:
         """
         with self._lock:
             self._catch_up()
-            (index,) = self._memory.archive([message])
+            (index,) = self._memory._archive_entries([message])
             self._note(key, index)
             self._forget_older(key, index)
             return index

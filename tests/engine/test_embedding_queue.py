@@ -98,7 +98,7 @@ def test_a_failure_in_the_background_is_logged_once_and_loses_nothing(embedder, 
     with caplog.at_level(logging.WARNING, logger="strands_semantic_memory.engine._embedding_queue"):
         memory.archive([text_message("user", "the wifi password is hunter2-blue")])
         assert flaky.started.wait(60)
-        memory._parts.queue.close()  # the thread finishes its failing run, then stops
+        memory._queue.close()  # the thread finishes its failing run, then stops
     failures = [r for r in caplog.records if "embedding failed" in r.getMessage()]
     assert len(failures) == 1 and failures[0].levelno == logging.WARNING
     assert memory.stats().pending_embedding_count == 1 and memory.stats().last_embedding_error
@@ -129,7 +129,7 @@ def test_close_lets_the_batch_in_hand_finish_and_keeps_the_rest_pending(embedder
     memory.archive([text_message("user", "first batch")])
     assert held.started.wait(60)
     memory.archive([text_message("user", "second batch, still waiting")])
-    queue = memory._parts.queue
+    queue = memory._queue
     worker = queue._worker
     queue.close(timeout=0)  # asks the thread to stop while it still holds the first batch
     held.release.set()
@@ -144,7 +144,7 @@ def test_inline_mode_embeds_before_archive_returns_on_the_callers_thread(embedde
     memory = SemanticMemory(embedder=recording)
     memory.archive([text_message("user", "inline by default")])
     assert recording.threads == [threading.current_thread().name] and memory.stats().pending_embedding_count == 0
-    assert memory._parts.queue._worker is None, "no background thread was started"
+    assert memory._queue._worker is None, "no background thread was started"
 
 
 def test_an_unavailable_model_degrades_to_lexical_search_visibly_and_is_not_retried(tmp_path, caplog):

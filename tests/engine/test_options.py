@@ -144,4 +144,4 @@ def test_configure_refuses_an_unknown_or_bad_option_and_changes_nothing(embedder
         memory.configure(topk=3)
     with pytest.raises(ConfigurationError, match="top_k must be an integer >= 1, got '3'"):
         memory.configure(top_k="3", context_radius=0)
-    assert memory.top_k == 4 and memory.context_radius == 2
+    assert memory.options.top_k == 4 and memory.options.context_radius == 2

@@ -251,7 +251,7 @@ def test_memory_tools_take_a_memory_a_manager_or_a_store(embedder):
         "conversation_search",
         "conversation_read",
     ]
-    with pytest.raises(ConfigurationError, match="source must be a SemanticMemory"):
+    with pytest.raises(ConfigurationError, match="memory_tools expected a SemanticMemory"):
         memory_tools(object())
     with pytest.raises(ConfigurationError, match="max_output_chars"):
         memory_tools(memory, max_output_chars=10)
