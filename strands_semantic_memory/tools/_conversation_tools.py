@@ -521,12 +521,12 @@ def memory_tools(
         return answer(lambda: read_text(memory, start, end, max_chars=max_output_chars, show_dates=show_dates))
 
     def conversation_forget(
-        tool_context: ToolContext, indices: ModelIndices | None = None, query: ModelText | None = None
+        tool_context: ToolContext | None = None, indices: ModelIndices | None = None, query: ModelText | None = None
     ) -> str:
         """Permanently delete archived messages.
 
         Args:
-            tool_context: Supplied by Strands.
+            tool_context: Supplied by Strands (None when the tool is called directly: no agent, no active context).
             indices: Archive indices of the messages to delete (the N of [Message N]).
             query: Delete every archived message containing this text (case-insensitive, at least 3 characters).
         """

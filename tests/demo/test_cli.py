@@ -220,7 +220,8 @@ def test_embedding_test_only_checks_the_local_model():
 def test_unknown_local_embedding_model_is_explained(tmp_path):
     out = io.StringIO()
     assert cli.main(["--embedding-test-only", "--embedding-model", str(tmp_path / "nope")], out=out) == 2
-    assert "is unavailable: no folder at" in out.getvalue() and "Traceback" not in out.getvalue()
+    text = flat(out.getvalue())
+    assert "is unavailable: no folder at" in text and "Traceback" not in text
 
 
 def test_missing_local_chat_model_runtime_is_explained(monkeypatch):
