@@ -22,9 +22,9 @@ QUESTION = "What was my booking reference again?"
 def question_sent(embedder, *, as_plugin: bool) -> str:
     """What the model receives for the question after the booking reference was summarized away."""
     model = ScriptedModel(max_input_chars=LIMIT)
-    manager = SemanticSummarizingConversationManager(
-        embedder=embedder, preserve_recent_messages=4, semantic_search_top_k=2, message_context_radius=1
-    )
+    # Embedded inline, so both runs search the same vectors (the manager embeds in the background by default).
+    memory = SemanticMemory(embedder=embedder, top_k=2, context_radius=1, embedding="inline")
+    manager = SemanticSummarizingConversationManager(memory=memory, preserve_recent_messages=4)
     hook = SemanticMemoryHook()
     wiring = {"plugins": [hook]} if as_plugin else {"hooks": [hook]}
     agent = Agent(model=model, conversation_manager=manager, callback_handler=None, **wiring)
