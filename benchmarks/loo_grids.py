@@ -12,15 +12,16 @@ REFERENCE = "default"
 
 ALONE = {"neighbour_weights": (), "neighbour_hits": 0}
 """Each message scored on its own (no conversation context)."""
-PREVIOUS = {"context_floor": 0, "prefer_later": 0.0}
-"""The ranking options added by this study, off (the ranking before it)."""
+WEIGHTS = ((-3, 0.2), (-2, 0.28), (-1, 0.4), (1, 0.3), (2, 0.21), (3, 0.15))
+"""Neighbour weights three turns each way (the previous default): the turn before 0.4, the turn after 0.3, each
+further turn 0.7 times the nearer one."""
+PREVIOUS = {"context_floor": 0, "prefer_later": 0.0, "neighbour_weights": WEIGHTS}
+"""The ranking before this study."""
 
 
 def _weights(scale: float, reach: int) -> tuple[tuple[int, float], ...]:
-    """The default neighbour weights up to ``reach`` turns each way, times ``scale``."""
-    from strands_semantic_memory.retrieval import RankingOptions
-
-    return tuple((o, round(w * scale, 4)) for o, w in RankingOptions().neighbour_weights if abs(o) <= reach)
+    """The neighbour weights up to ``reach`` turns each way, times ``scale``."""
+    return tuple((o, round(w * scale, 4)) for o, w in WEIGHTS if abs(o) <= reach)
 
 
 def chunking() -> list[Candidate]:
@@ -57,13 +58,15 @@ def references() -> list[Candidate]:
 
 
 def final() -> list[Candidate]:
-    """The grid the defaults are chosen from: context floor x BM25 ``b``, then later-first and the fusion weights
-    around the middle of it (the references are measured beside it, not chosen from)."""
+    """The grid the defaults are chosen from: BM25 ``b`` x context floor x context reach, and later-first and the
+    fusion weights around the middle of it (the references are measured beside it, not chosen from)."""
     out = []
-    for b in (0.4, 0.6, 0.75):
-        for n in (0, 25, 50, 100):
-            out.append(Candidate(f"b {b} floor {n}", {"ranking": {**PREVIOUS, "context_floor": n}}, bm25=(0.9, b)))
-    base = {**PREVIOUS, "context_floor": 50}
+    for b in (0.4, 0.75):
+        for n in (0, 50):
+            for reach in (3, 2):
+                ranking = {**PREVIOUS, "context_floor": n, "neighbour_weights": _weights(1.0, reach)}
+                out.append(Candidate(f"b {b}, floor {n}, reach {reach}", {"ranking": ranking}, bm25=(0.9, b)))
+    base = {**PREVIOUS, "context_floor": 50, "neighbour_weights": _weights(1.0, 2)}
     for label, change in (
         ("later 0.05", {"prefer_later": 0.05}),
         ("later 0.1", {"prefer_later": 0.1}),
@@ -71,7 +74,7 @@ def final() -> list[Candidate]:
         ("dense 0.6", {"dense_weight": 0.6}),
         ("power 1.5", {"lexical_power": 1.5}),
     ):
-        out.append(Candidate(f"b 0.75 floor 50 {label}", {"ranking": {**base, **change}}, bm25=(0.9, 0.75)))
+        out.append(Candidate(f"b 0.75, floor 50, reach 2, {label}", {"ranking": {**base, **change}}, bm25=(0.9, 0.75)))
     return out
 
 
@@ -83,6 +86,7 @@ def ablation() -> list[Candidate]:
         Candidate("dense only", {"retrieval": "dense", "ranking": ALONE}),
         Candidate("fusion, no context", {"ranking": ALONE}),
         Candidate("fusion + context, no floor", {"ranking": {"context_floor": 0}}),
+        Candidate("context three turns each way (was)", {"ranking": {"neighbour_weights": WEIGHTS}}),
         Candidate("BM25 + context", {"retrieval": "lexical"}),
         Candidate("dense + context", {"retrieval": "dense"}),
         Candidate("BM25 b 0.4 (was)", bm25=(0.9, 0.4)),

@@ -7,8 +7,8 @@ Python), after the stopwords are removed; a compound's whole form is kept as wri
 development half (``benchmarks/locomo.py``): stemming lifts BM25 recall@5/@50 from 54.0/71.0 to 57.6/77.3 %. The
 index's ``k1=0.9, b=0.75`` were chosen by leave-one-conversation-out on LoCoMo and on long assistant-heavy task
 conversations (``benchmarks/loo.py``): in the hybrid ranking, ``b=0.75`` (against Anserini's 0.4) costs LoCoMo,
-whose turns are all short, 0.8 points of recall@5 and lifts the task conversations, whose long answers otherwise
-outscore the short turn that states a fact, by 3.4. A speaker prefix such as ``"Caroline: "`` is indexed like any
+whose turns are all short, 1.0 point of recall@5 and lifts the task conversations, whose long answers otherwise
+outscore the short turn that states a fact, by 3.9. A speaker prefix such as ``"Caroline: "`` is indexed like any
 word: removing it cost 2.9 points of BM25 recall@5 on LoCoMo, since questions name the person whose turn answers
 them.
 """

@@ -9,15 +9,13 @@ from strands_semantic_memory.errors import ConfigurationError
 
 FUSIONS = ("weighted", "rrf")
 DEFAULT_NEIGHBOUR_WEIGHTS: tuple[tuple[int, float], ...] = (
-    (-3, 0.2),
     (-2, 0.28),
     (-1, 0.4),
     (1, 0.3),
     (2, 0.21),
-    (3, 0.15),
 )
-"""``(offset, weight)``: the turn before counts 0.4, the turn after 0.3, each further turn 0.7 times the nearer one,
-three turns each way."""
+"""``(offset, weight)``: the turn before counts 0.4, the turn after 0.3, the next turn each way 0.7 times the nearer
+one (two turns each way: see ``_ranking``)."""
 
 
 def _is_number(value: object) -> bool:

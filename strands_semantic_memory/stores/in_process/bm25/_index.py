@@ -44,8 +44,8 @@ class LexicalIndex:
 
         Args:
             k1: BM25 term-frequency saturation.
-            b: BM25 length normalization (0.75: long answers do not outscore the short turn that states a fact
-                for matching more words; see ``_terms``).
+            b: BM25 length normalization (0.75, so that long answers do not outscore the short turn that states
+                a fact by matching more words; see ``_terms``).
             compact_ratio: Trim evicted postings once evicted documents exceed this share of live ones.
         """
         self.k1 = k1
