@@ -142,12 +142,13 @@ def measure(
             for conversation in dataset.conversations:
                 memory = SemanticMemory(embedder=embedder, **dict(key))
                 memory.archive(conversation.messages, timestamps=timestamps_of(conversation))
+                lexical = getattr(memory.archive_store, "_lexical", None)
+                defaults: tuple[float, float] = (lexical.k1, lexical.b) if lexical is not None else (0.0, 0.0)
                 for candidate in members:
                     options = {k: v for k, v in candidate.options.items() if k not in REBUILD}
                     memory.configure(**{"retrieval": "hybrid", "ranking": {}, **options})
-                    lexical = getattr(memory.archive_store, "_lexical", None)
-                    if lexical is not None:
-                        lexical.k1, lexical.b = candidate.bm25 or (0.9, 0.4)
+                    if lexical is not None:  # a study knob: the in-process index's own k1 and b
+                        lexical.k1, lexical.b = candidate.bm25 or defaults
                     rows = []
                     found: dict[str, list[int]] = {}
                     for question in conversation.questions:
@@ -210,7 +211,13 @@ class Fold:
 
 
 def leave_one_out(
-    scores: Scores, datasets: Sequence[Dataset], *, folds: int = 5, reference: str = "", tolerance: float = 0.1
+    scores: Scores,
+    datasets: Sequence[Dataset],
+    *,
+    folds: int = 5,
+    reference: str = "",
+    tolerance: float = 0.1,
+    among: Sequence[str] | None = None,
 ) -> list[Fold]:
     """Choose the best candidate on each fold's training conversations and score it on the fold's own.
 
@@ -220,6 +227,7 @@ def leave_one_out(
         folds: How many folds (5: one LoCoMo conversation each).
         reference: A candidate to score beside the chosen one (the current default).
         tolerance: Candidates within this many points of the best training objective are listed as ``close``.
+        among: The candidates to choose from (default: all of ``scores``).
 
     Returns:
         One ``Fold`` per fold. Ties on the training objective go to the candidate listed first.
@@ -229,7 +237,8 @@ def leave_one_out(
     for number in range(folds):
         train = {d.name: [c.name for c in d.conversations if where[(d.name, c.name)] != number] for d in datasets}
         test = {d.name: [c.name for c in d.conversations if where[(d.name, c.name)] == number] for d in datasets}
-        ranked = sorted(scores, key=lambda name: -objective(scores[name], train))  # stable: first listed wins ties
+        pool = list(among) if among is not None else list(scores)
+        ranked = sorted(pool, key=lambda name: -objective(scores[name], train))  # stable: first listed wins ties
         best = objective(scores[ranked[0]], train)
         close = [name for name in ranked if objective(scores[name], train) >= best - tolerance]
 
@@ -356,16 +365,17 @@ def cached_default_embedder(directory: Path) -> CachedEmbedder:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m benchmarks.loo [--locomo PATH] [--devset] [--grid NAME] [--json OUT]``."""
-    from .loo_grids import GRIDS, REFERENCE
+    from .loo_grids import GRIDS, REFERENCE, references
 
     parser = argparse.ArgumentParser(description="Leave-one-conversation-out choice of ranking constants")
     parser.add_argument("--locomo", type=Path, default=None, help="LoCoMo file (the development half)")
     parser.add_argument("--devset", action="store_true", help="also the generated second development set")
-    parser.add_argument("--grid", default="default", choices=sorted(GRIDS), help="which candidates to measure")
+    parser.add_argument("--grid", default="final", choices=sorted(GRIDS), help="which candidates to measure")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="embedding cache folder")
     parser.add_argument("--json", type=Path, default=None, help="also write the raw scores here")
     parser.add_argument("--from-json", type=Path, default=None, help="report scores measured earlier (no search)")
+    parser.add_argument("--references", action="store_true", help="also measure the references (not chosen from)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -373,21 +383,28 @@ def main(argv: list[str] | None = None) -> int:
     if not datasets:
         parser.error("nothing to measure: give --locomo PATH and/or --devset")
     candidates = GRIDS[args.grid]()
+    shown = [*candidates, *(references() if args.references else [])]
     if args.from_json is not None:
         saved = json.loads(args.from_json.read_text(encoding="utf-8"))
         measured = Measured(saved["scores"], saved.get("orders", {}))
-        candidates = [c for c in candidates if c.name in measured.scores]
+        shown = [c for c in shown if c.name in measured.scores]
     else:
-        measured = measure(datasets, candidates, cached_default_embedder(args.cache))
+        measured = measure(datasets, shown, cached_default_embedder(args.cache))
+        if args.json is not None:
+            args.json.write_text(json.dumps({"scores": measured.scores, "orders": measured.orders}), encoding="utf-8")
     scores = measured.scores
-    reference = REFERENCE if REFERENCE in scores else candidates[0].name
-    fold_list = leave_one_out(scores, datasets, folds=args.folds, reference=reference)
-    print(summary_table(scores, datasets))
+    choosable = [c.name for c in candidates if c.name in scores]
+    reference = next((name for name in ("previous default", REFERENCE) if name in scores), choosable[0])
+    fold_list = leave_one_out(scores, datasets, folds=args.folds, reference=reference, among=choosable)
+    print(summary_table(scores, datasets, [c.name for c in shown]))
     from .devset import CATEGORIES as DEVSET_CATEGORIES
     from .locomo import CATEGORIES as LOCOMO_CATEGORIES
 
     labels = {"locomo": LOCOMO_CATEGORIES, "devset": DEVSET_CATEGORIES}
-    print(category_table(scores, datasets, [c.name for c in candidates][:6], labels))
+    picked = list(
+        dict.fromkeys([reference, *(f.chosen for f in fold_list), *(c.name for c in shown[len(candidates) :])])
+    )
+    print(category_table(scores, datasets, picked, labels))
     print(fold_table(fold_list, datasets, reference))
     estimate = pooled_held_out(scores, datasets, fold_list, args.folds)
     print("\nLeft-out questions pooled (each scored with its fold's choice):")
@@ -399,16 +416,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{sorted(set.intersection(*(set(f.close) for f in fold_list)))}"
     )
     if measured.orders:
-        print(
-            "\nKnowledge updates (devset): later statement ranked above the earlier one, when both are in the 50 hits"
-        )
-        for candidate in candidates:
+        print("\nKnowledge updates (devset): the later statement ranked above the earlier one, when both are hits")
+        for candidate in shown:
             total, both, first = update_summary(measured.orders.get(candidate.name, {}))
             if total:
                 print(f"- {candidate.name}: {first} of {both} (of {total} updates)")
-    if args.json is not None:
-        raw = {"scores": scores, "orders": measured.orders, "folds": [f.__dict__ for f in fold_list]}
-        args.json.write_text(json.dumps(raw), encoding="utf-8")
     return 0
 
 

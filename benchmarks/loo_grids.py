@@ -10,87 +10,95 @@ REFERENCE = "default"
 """The candidate every fold is compared with: the library's default configuration."""
 
 
-def components() -> list[Candidate]:
-    """The retrieval modes and the ranking's parts switched off one at a time."""
-    return [
-        Candidate("default"),
-        Candidate("lexical", {"retrieval": "lexical", "ranking": {"neighbour_weights": (), "neighbour_hits": 0}}),
-        Candidate("dense", {"retrieval": "dense", "ranking": {"neighbour_weights": (), "neighbour_hits": 0}}),
-        Candidate("fusion", {"ranking": {"neighbour_weights": (), "neighbour_hits": 0}}),
-        Candidate("lexical+context", {"retrieval": "lexical"}),
-        Candidate("dense+context", {"retrieval": "dense"}),
-        Candidate("bm25 1.2/0.75", bm25=(1.2, 0.75)),
-        Candidate(
-            "lexical 1.2/0.75",
-            {"retrieval": "lexical", "ranking": {"neighbour_weights": (), "neighbour_hits": 0}},
-            bm25=(1.2, 0.75),
-        ),
-    ]
+ALONE = {"neighbour_weights": (), "neighbour_hits": 0}
+"""Each message scored on its own (no conversation context)."""
+WEIGHTS = ((-3, 0.2), (-2, 0.28), (-1, 0.4), (1, 0.3), (2, 0.21), (3, 0.15))
+"""Neighbour weights three turns each way (the previous default): the turn before 0.4, the turn after 0.3, each
+further turn 0.7 times the nearer one."""
+PREVIOUS = {"context_floor": 0, "prefer_later": 0.0, "neighbour_weights": WEIGHTS}
+"""The ranking before this study."""
 
 
-GRIDS: dict[str, Callable[[], list[Candidate]]] = {"default": components, "components": components}
+def _weights(scale: float, reach: int) -> tuple[tuple[int, float], ...]:
+    """The neighbour weights up to ``reach`` turns each way, times ``scale``."""
+    return tuple((o, round(w * scale, 4)) for o, w in WEIGHTS if abs(o) <= reach)
 
 
 def chunking() -> list[Candidate]:
-    """Chunk sizes (characters), each with the default ranking, no neighbour context, and dense alone."""
-    alone = {"neighbour_weights": (), "neighbour_hits": 0}
+    """Chunk sizes (characters), with the default ranking and with dense search alone."""
     out = []
-    for size in (1000, 600, 400, 250):
+    for size in (1000, 800, 600, 400, 250):
         out += [
-            Candidate(f"default c{size}", {"chunk_chars": size}),
-            Candidate(f"fusion c{size}", {"chunk_chars": size, "ranking": alone}),
-            Candidate(f"dense c{size}", {"chunk_chars": size, "retrieval": "dense", "ranking": alone}),
-            Candidate(f"bm25 1.2/0.75 c{size}", {"chunk_chars": size}, bm25=(1.2, 0.75)),
+            Candidate(f"chunks {size}", {"chunk_chars": size}),
+            Candidate(f"dense only, chunks {size}", {"chunk_chars": size, "retrieval": "dense", "ranking": ALONE}),
         ]
     return out
 
 
-GRIDS["chunking"] = chunking
-
-
-def _weights(scale: float, reach: int) -> tuple[tuple[int, float], ...]:
-    """The default neighbour weights up to ``reach`` turns each way, times ``scale``."""
-    from strands_semantic_memory.retrieval import RankingOptions
-
-    return tuple((o, round(w * scale, 4)) for o, w in RankingOptions().neighbour_weights if abs(o) <= reach)
-
-
 def context() -> list[Candidate]:
-    """Neighbour context: its strength and reach, with BM25's ``k1``/``b`` at the default and at 1.2/0.75."""
+    """Conversation context around the default: its strength (a factor on the weights) and reach (turns each way)."""
     out = [Candidate("default")]
-    for bm25 in ((0.9, 0.4), (1.2, 0.75)):
-        tag = "" if bm25 == (0.9, 0.4) else " bm25 1.2/0.75"
-        for scale in (0.0, 0.25, 0.5, 1.0):
-            for reach in (1, 3) if scale else (0,):
-                if (scale, reach, bm25) == (1.0, 3, (0.9, 0.4)):
-                    continue  # the default
+    for scale in (0.0, 0.5, 1.0):
+        for reach in (1, 2, 3) if scale else (0,):
+            if (scale, reach) != (1.0, 3):
                 ranking = {"neighbour_weights": _weights(scale, reach), "neighbour_hits": 1 if scale else 0}
-                out.append(Candidate(f"context x{scale} r{reach}{tag}", {"ranking": ranking}, bm25=bm25))
+                out.append(Candidate(f"context x{scale} reach {reach}", {"ranking": ranking}))
     return out
 
 
-GRIDS["context"] = context
+def references() -> list[Candidate]:
+    """What the choice is compared with: the default, the previous default, plain BM25 (no context, no vectors)."""
+    return [
+        Candidate("default"),
+        Candidate("previous default", {"chunk_chars": 1000, "ranking": PREVIOUS}, bm25=(0.9, 0.4)),
+        Candidate("plain BM25 (k1 0.9, b 0.4)", {"retrieval": "lexical", "ranking": ALONE}, bm25=(0.9, 0.4)),
+        Candidate("plain BM25 (k1 0.9, b 0.75)", {"retrieval": "lexical", "ranking": ALONE}, bm25=(0.9, 0.75)),
+        Candidate("plain BM25 (k1 1.2, b 0.75)", {"retrieval": "lexical", "ranking": ALONE}, bm25=(1.2, 0.75)),
+    ]
 
 
-def floor() -> list[Candidate]:
-    """The context floor (neighbours lift by their score above the n-th best), with both BM25 settings."""
-    out = [Candidate("default")]
-    for bm25 in ((0.9, 0.4), (1.2, 0.75)):
-        tag = "" if bm25 == (0.9, 0.4) else " bm25 1.2/0.75"
-        for n in (0, 5, 10, 25, 50):
-            if (n, bm25) == (0, (0.9, 0.4)):
-                continue
-            out.append(Candidate(f"floor {n}{tag}", {"ranking": {"context_floor": n}}, bm25=bm25))
+def final() -> list[Candidate]:
+    """The grid the defaults are chosen from: BM25 ``b`` x context floor x context reach, and later-first and the
+    fusion weights around the middle of it (the references are measured beside it, not chosen from)."""
+    out = []
+    for b in (0.4, 0.75):
+        for n in (0, 50):
+            for reach in (3, 2):
+                ranking = {**PREVIOUS, "context_floor": n, "neighbour_weights": _weights(1.0, reach)}
+                out.append(Candidate(f"b {b}, floor {n}, reach {reach}", {"ranking": ranking}, bm25=(0.9, b)))
+    base = {**PREVIOUS, "context_floor": 50, "neighbour_weights": _weights(1.0, 2)}
+    for label, change in (
+        ("later 0.05", {"prefer_later": 0.05}),
+        ("later 0.1", {"prefer_later": 0.1}),
+        ("later 0.25", {"prefer_later": 0.25}),
+        ("dense 0.6", {"dense_weight": 0.6}),
+        ("power 1.5", {"lexical_power": 1.5}),
+    ):
+        out.append(Candidate(f"b 0.75, floor 50, reach 2, {label}", {"ranking": {**base, **change}}, bm25=(0.9, 0.75)))
     return out
 
 
-def recency() -> list[Candidate]:
-    """A recency prior, and near-equal candidates later first, on the default ranking."""
-    out = [Candidate("default")]
-    out += [Candidate(f"recency {r}", {"ranking": {"recency": r}}) for r in (0.05, 0.1, 0.2)]
-    out += [Candidate(f"later within {t}", {"ranking": {"prefer_later": t}}) for t in (0.1, 0.25, 0.5)]
-    return out
+def ablation() -> list[Candidate]:
+    """What each part of the default adds: one part removed (or the ranking built up) at a time."""
+    return [
+        Candidate("default"),
+        Candidate("BM25 only", {"retrieval": "lexical", "ranking": ALONE}),
+        Candidate("dense only", {"retrieval": "dense", "ranking": ALONE}),
+        Candidate("fusion, no context", {"ranking": ALONE}),
+        Candidate("fusion + context, no floor", {"ranking": {"context_floor": 0}}),
+        Candidate("context three turns each way (was)", {"ranking": {"neighbour_weights": WEIGHTS}}),
+        Candidate("BM25 + context", {"retrieval": "lexical"}),
+        Candidate("dense + context", {"retrieval": "dense"}),
+        Candidate("BM25 b 0.4 (was)", bm25=(0.9, 0.4)),
+        Candidate("1000-character chunks (was)", {"chunk_chars": 1000}),
+        Candidate("+ later first 0.1", {"ranking": {"prefer_later": 0.1}}),
+    ]
 
 
-GRIDS["floor"] = floor
-GRIDS["recency"] = recency
+GRIDS: dict[str, Callable[[], list[Candidate]]] = {
+    "final": final,
+    "references": references,
+    "ablation": ablation,
+    "chunking": chunking,
+    "context": context,
+}

@@ -72,14 +72,14 @@ def test_invalid_options_are_refused_by_name(field, value):
 
 def test_default_options_reach_and_depth():
     options = RankingOptions()
-    assert options.widest == 3
-    assert options.reach == 4  # neighbours one step away are ranked, and they need their own neighbours' scores
+    assert options.widest == 2
+    assert options.reach == 3  # neighbours one step away are ranked, and they need their own neighbours' scores
     assert RankingOptions(neighbour_weights=()).reach == 0
     assert candidate_depth(3, options) == options.min_depth
     assert candidate_depth(80, options) == 240
     # the turn before a message counts more than the turn after, and nearer turns more than farther ones
     weights = dict(DEFAULT_NEIGHBOUR_WEIGHTS)
-    assert weights[-1] > weights[1] and weights[-1] > weights[-2] > weights[-3] and weights[1] > weights[2] > weights[3]
+    assert weights[-1] > weights[1] and weights[-1] > weights[-2] and weights[1] > weights[2]
     assert RankingOptions(neighbour_weights=[[-1, 0.5]]).neighbour_weights == ((-1, 0.5),)  # JSON-shaped input
 
 

@@ -39,12 +39,13 @@ class LexicalIndex:
     live span would pass 2**32 indices past the origin is rebased (every offset shifted) first.
     """
 
-    def __init__(self, k1: float = 0.9, b: float = 0.4, compact_ratio: float = 0.25) -> None:
+    def __init__(self, k1: float = 0.9, b: float = 0.75, compact_ratio: float = 0.25) -> None:
         """Create an empty index.
 
         Args:
             k1: BM25 term-frequency saturation.
-            b: BM25 length normalization.
+            b: BM25 length normalization (0.75, so that long answers do not outscore the short turn that states
+                a fact by matching more words; see ``_terms``).
             compact_ratio: Trim evicted postings once evicted documents exceed this share of live ones.
         """
         self.k1 = k1
