@@ -16,6 +16,7 @@ from .results import (  # noqa: E402
     DurableOpenRow,
     EngineRow,
     Latency,
+    LocomoLoopResult,
     LocomoResult,
     LoopResult,
     QualityResult,
@@ -24,6 +25,9 @@ from .results import (  # noqa: E402
     SessionTurnRow,
     VectorIndexRow,
 )
+
+LOOP_PLOT = "locomo-loop.png"
+"""The file name of LoCoMo in the loop's plot."""
 
 
 def plot_recall(quality: QualityResult, out: Path) -> None:
@@ -197,3 +201,15 @@ def plot_index(index: list[VectorIndexRow], engine: list[EngineRow], out: Path) 
     fig.tight_layout()
     fig.savefig(out / "index.png", dpi=110)
     plt.close(fig)
+
+
+def plot_locomo_loop(result: LocomoLoopResult, out: Path) -> None:
+    """LoCoMo in the loop: evidence delivered per row and window, and each conversation's figure (``loop.plot_loop``).
+
+    Only rows played at every window are drawn.
+    """
+    from .loop import plot_loop
+
+    windows = result.get("windows") or {}
+    everywhere = [row for row in next(iter(windows.values()), {}) if all(row in rows for rows in windows.values())]
+    plot_loop({"windows": {w: {row: rows[row] for row in everywhere} for w, rows in windows.items()}}, out / LOOP_PLOT)

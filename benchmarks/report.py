@@ -15,9 +15,29 @@ from pathlib import Path
 
 from .cells import KIND_LABELS, number, ratio, spread_cell
 from .locomo import at_ks
-from .plots import plot_durable, plot_index, plot_locomo, plot_recall, plot_scale, plot_tokens
-from .results import LargeResult, LocomoResult, LoopResult, QualityResult, Results, RunMeta, ScaleResult
-from .targets import targets
+from .plots import (
+    LOOP_PLOT,
+    plot_durable,
+    plot_index,
+    plot_locomo,
+    plot_locomo_loop,
+    plot_recall,
+    plot_scale,
+    plot_tokens,
+)
+from .results import (
+    ColdStartResult,
+    LargeResult,
+    LocomoLoopResult,
+    LocomoResult,
+    LoopResult,
+    QualityResult,
+    Results,
+    RunMeta,
+    ScaleResult,
+    Spread,
+)
+from .targets import LOOP_BASELINE_ROW, LOOP_TARGET_ROWS, targets
 
 Add = Callable[[str], None]
 
@@ -66,6 +86,11 @@ def write_report(results: Results, out: Path) -> Path:
         _large(add, large, out)
     if loop:
         _loop(add, loop, out)
+    delivered, cold = results.get("locomo_loop"), results.get("cold_start")
+    if delivered:
+        _locomo_loop(add, delivered, out)
+    if cold:
+        _cold_start(add, cold)
     path = out / "benchmarks.md"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -604,6 +629,188 @@ def _loop(add: Add, loop: LoopResult, out: Path) -> None:
         add("")
     add("![tokens](tokens.png)")
     add("")
+
+
+def _locomo_loop(add: Add, result: LocomoLoopResult, out: Path) -> None:
+    """LoCoMo in the loop: overall and per-conversation tables per window, missing rows named, the plot."""
+    add("## LoCoMo in the loop: what reaches the model")
+    add("")
+    if "skipped" in result:
+        add(result["skipped"] + ".")
+        add("")
+        return
+    windows = result.get("windows") or {}
+    names = result.get("conversations") or []
+    exchanges = result.get("exchanges") or {}
+    questions = result.get("questions")
+    add(
+        "`benchmarks/loop.py`: each conversation of the LoCoMo file is played through a real Strands `Agent` "
+        "(speaker A's turns are the user's messages; a scripted model replies with speaker B's turns), whose model "
+        "has a window of W characters (`context_window_limit` = W / 4 tokens): a longer call raises Strands' "
+        "`ContextWindowOverflowException`, which drives Strands' real reduction path. Summaries, for every manager, "
+        "are written by the same scripted model and are deliberately lossy (the 12 most frequent long words), so "
+        "what reaches the model beyond the recent window must come from the memory. Then every question with "
+        "evidence is asked as a user turn (history and archive put back after each), and a question scores the "
+        "share of its evidence turns whose text is in the input of the call that answers it. Delivered is the mean "
+        "over questions (each question weighs once overall), in percent; the lowest conversation is the row's "
+        "worst conversation."
+    )
+    add("")
+    add(
+        f"This run: {len(names)} conversation(s) ("
+        + ", ".join(f"{name}: {exchanges[name]} exchanges" if name in exchanges else name for name in names)
+        + "), "
+        + (f"the first {questions} questions of each" if questions else "every question with evidence")
+        + ". **Delivered, overflows and input sizes are deterministic** (scripted model, the archive settled "
+        "before the questions): the same on every run of the same code and data. **ms per exchange** is the "
+        "conversation phase's wall time over its exchanges, averaged over the conversations, in one run (no "
+        "repeats): read it as a ratio to Strands' rows in the same run. Overflowed calls count every refused "
+        "call (chat and summary), during the conversation and during the questions."
+    )
+    add("")
+    played = result.get("rows") or []
+    for window, rows in windows.items():
+        missing = [row for row in (*LOOP_TARGET_ROWS, LOOP_BASELINE_ROW) if row not in rows]
+        if missing:
+            add(
+                f"**Rows missing at W = {int(window):,}**: "
+                + ", ".join(f"'{row}'" for row in missing)
+                + " (named by the targets, not in this run's results; rows played: "
+                + ", ".join(f"'{row}'" for row in (played or list(rows)))
+                + "). Their targets read n/a."
+            )
+            add("")
+    for window, rows in windows.items():
+        categories = sorted({c for row in rows.values() for c in row["all"]["categories"]})
+        add(f"### W = {int(window):,} characters ({int(window) // 4:,} tokens)")
+        add("")
+        header = [
+            "row",
+            "delivered %",
+            "lowest conversation %",
+            *categories,
+            "overflowed calls: conversation",
+            "questions",
+            "answering input (chars)",
+            "ms / exchange",
+            "failed turns",
+        ]
+        add("| " + " | ".join(header) + " |")
+        add("|" + " --- |" * len(header))
+        for name, row in rows.items():
+            overall = row["all"]
+            add(
+                f"| {name} | {overall['delivered']:.1f} | {overall['lowest']:.1f} | "
+                + "".join(
+                    f"{overall['categories'][c]:.1f} | " if c in overall["categories"] else "- | " for c in categories
+                )
+                + f"{overall['overflows']} | {overall['question_overflows']} | {overall['input_chars']:,} | "
+                f"{overall['ms_per_exchange']:.1f} | {overall['failed_turns']} |"
+            )
+        add("")
+        add(f"Per conversation, W = {int(window):,}:")
+        add("")
+        header = [
+            "row",
+            "conversation",
+            "questions",
+            "delivered %",
+            *categories,
+            "overflowed calls: conversation",
+            "questions",
+            "answering input (chars)",
+            "ms / exchange",
+        ]
+        add("| " + " | ".join(header) + " |")
+        add("|" + " --- |" * len(header))
+        for name, row in rows.items():
+            for conversation, cell in row["conversations"].items():
+                add(
+                    f"| {name} | {conversation} | {cell['questions']} | {cell['delivered']:.1f} | "
+                    + "".join(
+                        f"{cell['categories'][c]:.1f} | " if c in cell["categories"] else "- | " for c in categories
+                    )
+                    + f"{cell['overflows']} | {cell['question_overflows']} | {cell['input_chars']:,} | "
+                    f"{cell['ms_per_exchange']:.1f} |"
+                )
+        add("")
+    if windows:
+        plot_locomo_loop(result, out)
+        add(f"![locomo-loop]({LOOP_PLOT})")
+        add("")
+
+
+def _milliseconds(spread: Spread | None) -> str:
+    """A spread measured in seconds, shown in milliseconds."""
+    if spread is None:
+        return "none"
+    scaled: Spread = {
+        "min": spread["min"] * 1e3,
+        "median": spread["median"] * 1e3,
+        "max": spread["max"] * 1e3,
+        "runs": spread["runs"],
+    }
+    return spread_cell(scaled, 1)
+
+
+def _cold_start(add: Add, cold: ColdStartResult) -> None:
+    """Cold start in fresh processes, the first turn over a reopened archive, and the turn that reduces."""
+    add("## Cold start and the reducing turn")
+    add("")
+    load = cold["load_average"]
+    add(
+        "`benchmarks/cold_start.py`. Each figure is the median of repeated runs, then min to max of the runs (run "
+        "to run spread): fresh processes for the first `retrieve` and the first turn, turns of one scripted "
+        f"conversation for the reducing turn. Load average when the section started: {load[0]:.1f} / "
+        f"{load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min)."
+    )
+    add("")
+    add(
+        "A new process's first `retrieve`: import the package, build a `SemanticMemory()`, archive 10 messages, "
+        "search once. With an empty graph cache (`STRANDS_SEMANTIC_MEMORY_CACHE` pointing at a new folder: the "
+        "first-ever run on a machine, which exports the model) and with a warm one. Inside the process: from before "
+        "the import to after the search; whole process: interpreter start and exit included, timed from outside."
+    )
+    add("")
+    add("| graph cache | inside the process (s) | import (s) | whole process (s) | exports per run | PyTorch |")
+    add("| --- | --- | --- | --- | --- | --- |")
+    for row in cold["cold"]:
+        add(
+            f"| {row['cache']} | {spread_cell(row['first_retrieve'])} | {spread_cell(row['importing'])} | "
+            f"{spread_cell(row['process'])} | {', '.join(map(str, row['exports']))} | "
+            f"{'imported' if row['torch_imported'] else 'not imported'} |"
+        )
+    add("")
+    if cold["first_turns"]:
+        add(
+            "The first user turn of a new process that reopens a durable archive of 200 messages (real `Agent`, "
+            "scripted model, this library's manager and hook), the turn coming at once or after a pause:"
+        )
+        add("")
+        add("| warm-up | pause (s) | first turn (ms) | building the agent to the answer (s) |")
+        add("| --- | --- | --- | --- |")
+        for turn in cold["first_turns"]:
+            add(
+                f"| {'`warm_up=True`' if turn['warm_up'] else 'none'} | {turn['pause']:.1f} | "
+                f"{_milliseconds(turn['first_turn'])} | {spread_cell(turn['start_to_answer'])} |"
+            )
+        add("")
+    if cold["turns"]:
+        add(
+            f"Every turn of one scripted conversation of {cold['turns_per_manager']} user turns through a real "
+            "`Agent` in a warm process, the turns that reduce the context apart: this library's manager and hook "
+            "with background embedding (the default) and inline, and Strands' `SummarizingConversationManager` "
+            "(no archive, no search) as the floor."
+        )
+        add("")
+        add("| manager | reducing turns | reducing turn (ms) | other turns (ms) |")
+        add("| --- | --- | --- | --- |")
+        for latency in cold["turns"]:
+            add(
+                f"| {latency['manager']} | {latency['reductions']} | {_milliseconds(latency['reducing'])} | "
+                f"{_milliseconds(latency['other'])} |"
+            )
+        add("")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -254,6 +254,103 @@ class LoopResult(TypedDict):
     local_model_missing: str | None
 
 
+# --------------------------------------------------------------------------------------------- LoCoMo in the loop
+
+
+class LocomoLoopCell(TypedDict):
+    """One row on one conversation at one window (``benchmarks.loop.play``): delivered and categories in percent."""
+
+    delivered: float
+    categories: dict[str, float]
+    overflows: int
+    question_overflows: int
+    input_chars: int
+    ms_per_exchange: float
+    failed_turns: int
+    questions: int
+
+
+class LocomoLoopOverall(TypedDict):
+    """One row over every conversation at one window: each question weighs once; overflows are summed."""
+
+    delivered: float
+    lowest: float
+    overflows: int
+    question_overflows: int
+    input_chars: int
+    ms_per_exchange: float
+    failed_turns: int
+    categories: dict[str, float]
+
+
+class LocomoLoopRow(TypedDict):
+    """One row at one window: per conversation (by name) and overall."""
+
+    conversations: dict[str, LocomoLoopCell]
+    all: LocomoLoopOverall
+
+
+class LocomoLoopResult(TypedDict):
+    """LoCoMo in the loop (``benchmarks.loop.run_loop``); ``skipped`` alone when the data file is absent.
+
+    ``windows`` maps a window in characters (as a string) to its rows by name; ``rows`` are the rows the run played
+    (``benchmarks.loop.ROWS`` at the time), ``questions`` the per-conversation cap (None: every question).
+    """
+
+    skipped: NotRequired[str]
+    windows: NotRequired[dict[str, dict[str, LocomoLoopRow]]]
+    rows: NotRequired[list[str]]
+    conversations: NotRequired[list[str]]
+    exchanges: NotRequired[dict[str, int]]
+    questions: NotRequired[int | None]
+    seconds: NotRequired[float]
+
+
+# --------------------------------------------------------------------------------------------- cold start
+
+
+class ColdStartRow(TypedDict):
+    """A new process's first ``retrieve`` with an empty or a warm graph cache (seconds)."""
+
+    cache: str
+    first_retrieve: Spread
+    importing: Spread
+    process: Spread
+    exports: list[int]
+    torch_imported: bool
+
+
+class FirstTurnRow(TypedDict):
+    """The first user turn of a new process that reopens a durable archive (seconds)."""
+
+    warm_up: bool
+    pause: float
+    first_turn: Spread
+    start_to_answer: Spread
+
+
+class TurnLatencyRow(TypedDict):
+    """Turns of one scripted conversation in a warm process (seconds per turn), reducing turns apart.
+
+    ``reducing`` is None when no turn reduced.
+    """
+
+    manager: str
+    reducing: Spread | None
+    other: Spread
+    reductions: int
+
+
+class ColdStartResult(TypedDict):
+    """Cold start and the reducing turn (``benchmarks.cold_start.run``), with the load average when it started."""
+
+    cold: list[ColdStartRow]
+    first_turns: list[FirstTurnRow]
+    turns: list[TurnLatencyRow]
+    load_average: list[float]
+    turns_per_manager: int
+
+
 # --------------------------------------------------------------------------------------------- durable archive, 1M
 
 
@@ -380,5 +477,7 @@ class Results(TypedDict):
     restore: NotRequired[RestoreResult]
     locomo: NotRequired[LocomoResult]
     loop: NotRequired[LoopResult]
+    locomo_loop: NotRequired[LocomoLoopResult]
+    cold_start: NotRequired[ColdStartResult]
     large: NotRequired[LargeResult]
     meta: RunMeta

@@ -4,6 +4,7 @@ python -m benchmarks.run                   # full size (about 15 minutes on 2 co
 python -m benchmarks.run --quick           # tiny sizes, for a smoke test: written to build/benchmarks-quick
 python -m benchmarks.run --locomo PATH     # LoCoMo file (default: ../shared/data/locomo/locomo-dev.json)
 python -m benchmarks.run --output DIR      # write the report, plots and data into DIR
+python -m benchmarks.run --only locomo_loop --loop-limit 2 --loop-questions 40   # part of LoCoMo in the loop
 
 A full run writes into ``docs/``; a quick run never does unless ``--output`` names it, so the committed report is
 only ever replaced by a full run. ``python -m benchmarks.report DIR/benchmarks.json`` renders the report again
@@ -27,7 +28,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,7 +36,19 @@ from typing import Any, TypeVar
 from .dataset import build_dataset
 from .measuring import backend_of, unique_queries
 from .report import write_report
-from .results import CompactionRow, LargeResult, LoopResult, Pool, QueryThreads, Results, RunMeta, VectorIndexRow
+from .results import (
+    ColdStartResult,
+    CompactionRow,
+    LargeResult,
+    LocomoLoopResult,
+    LoopResult,
+    Pool,
+    QueryThreads,
+    Results,
+    RunMeta,
+    Spread,
+    VectorIndexRow,
+)
 from .suite import FULL, QUICK, embed_pool, locomo, restore, retrieval_quality, scale
 
 T = TypeVar("T")
@@ -47,6 +60,39 @@ FULL_OUTPUT = Path("docs")
 """Where a full run writes: the committed report."""
 QUICK_OUTPUT = Path("build") / "benchmarks-quick"
 """Where a quick run writes unless ``--output`` says otherwise (ignored by git)."""
+SECTIONS = (
+    "quality",
+    "scale",
+    "restore",
+    "locomo",
+    "loop",
+    "turns",
+    "open",
+    "index",
+    "engine",
+    "locomo_loop",
+    "cold_start",
+)
+"""Every section, in the order a run measures them (``--only`` picks some)."""
+LOOP_WINDOWS = (16_000, 32_000)
+"""Windows (characters) of LoCoMo in the loop."""
+QUICK_LOOP_LIMIT = 1
+QUICK_LOOP_QUESTIONS = 10
+"""A quick run plays the first conversation and asks its first 10 questions."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ColdStartSettings:
+    """Repeats of the cold-start section: fresh processes per measurement, and turns per manager."""
+
+    empty_runs: int = 3
+    warm_runs: int = 5
+    first_turn_runs: int = 3
+    turns: int = 60
+
+
+FULL_COLD_START = ColdStartSettings()
+QUICK_COLD_START = ColdStartSettings(empty_runs=1, warm_runs=2, first_turn_runs=1, turns=20)
 
 
 def output_folder(output: str | None, *, quick: bool) -> Path:
@@ -98,7 +144,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         default=None,
-        help="comma-separated sections to run (quality,scale,restore,locomo,loop,turns,open,index,engine)",
+        help=f"comma-separated sections to run ({','.join(SECTIONS)})",
+    )
+    parser.add_argument(
+        "--loop-limit",
+        type=int,
+        default=None,
+        help=f"LoCoMo in the loop: only the first N conversations (default: all; --quick: {QUICK_LOOP_LIMIT})",
+    )
+    parser.add_argument(
+        "--loop-questions",
+        type=int,
+        default=None,
+        help=f"LoCoMo in the loop: only the first N questions of each conversation (default: all; --quick: "
+        f"{QUICK_LOOP_QUESTIONS})",
+    )
+    parser.add_argument(
+        "--loop-windows",
+        type=int,
+        nargs="+",
+        default=list(LOOP_WINDOWS),
+        help="LoCoMo in the loop: the model's windows in characters (default: 16000 32000)",
     )
     parser.add_argument(
         "--no-compare",
@@ -144,8 +210,10 @@ def main(argv: list[str] | None = None) -> int:
             engine_rounds=3,
         )
     )
-    every = {"quality", "scale", "restore", "locomo", "loop", "turns", "open", "index", "engine"}
-    wanted = set(args.only.split(",")) if args.only else every
+    wanted = set(args.only.split(",")) if args.only else set(SECTIONS)
+    unknown = wanted - set(SECTIONS)
+    if unknown:
+        parser.error(f"--only: unknown sections {', '.join(sorted(unknown))} (known: {', '.join(SECTIONS)})")
     deadline = args.deadline if args.deadline is not None else (None if args.quick else 780.0)
     out = output_folder(args.output, quick=args.quick)
     started = time.perf_counter()
@@ -281,6 +349,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     if engine is not None:
         large["engine"] = engine
+    loop_limit = args.loop_limit if args.loop_limit is not None else (QUICK_LOOP_LIMIT if args.quick else None)
+    loop_questions = (
+        args.loop_questions if args.loop_questions is not None else (QUICK_LOOP_QUESTIONS if args.quick else None)
+    )
+    delivered = section(
+        "locomo_loop",
+        "LoCoMo in the loop",
+        lambda: locomo_loop(
+            Path(args.locomo) if args.locomo.lower() != "none" else None,
+            embedder,
+            windows=args.loop_windows,
+            limit=loop_limit,
+            questions=loop_questions,
+        ),
+    )
+    cold = section(
+        "cold_start",
+        "cold start and the reducing turn",
+        lambda: cold_start(QUICK_COLD_START if args.quick else FULL_COLD_START),
+    )
     if large:
         if turns is not None and opens is not None:
             large["crossover"] = large_scale.crossover(turns, opens)
@@ -321,6 +409,10 @@ def main(argv: list[str] | None = None) -> int:
         results["loop"] = looped
     if large:
         results["large"] = large
+    if delivered is not None:
+        results["locomo_loop"] = delivered
+    if cold is not None:
+        results["cold_start"] = cold
     out.mkdir(parents=True, exist_ok=True)
     raw = out / "benchmarks.json"
     raw.write_text(json.dumps(results, indent=1, default=_plain))
@@ -356,6 +448,123 @@ def local_summarizer() -> tuple[Any, str | None]:
         return None, f"{error} (bash scripts/bench.sh or scripts/demo.sh installs it)"
     except Exception as error:  # the runtime is there but the model does not load: say so, keep the other rows
         return None, f"the local model did not load ({type(error).__name__}: {error})"
+
+
+def locomo_loop(
+    path: Path | None,
+    embedder: Any,
+    *,
+    windows: Sequence[int] = LOOP_WINDOWS,
+    limit: int | None = None,
+    questions: int | None = None,
+) -> LocomoLoopResult:
+    """Every row of ``benchmarks.loop.ROWS`` at every window, on the first ``limit`` conversations of ``path``.
+
+    Args:
+        path: The LoCoMo file, or None when the run skips LoCoMo.
+        embedder: The run's embedder (loaded: the rows time a warm process).
+        windows: The model's windows, in characters.
+        limit: Only the first ``limit`` conversations (None: all).
+        questions: Only the first ``questions`` questions of each conversation (None: all).
+
+    Returns:
+        The results, or ``{"skipped": why}`` without a LoCoMo file.
+    """
+    if path is None:
+        return {"skipped": "LoCoMo in the loop was not run: `--locomo none`"}
+    if not path.is_file():
+        print(f"LoCoMo in the loop skipped: {path} not found", flush=True)
+        return {"skipped": f"LoCoMo in the loop was not run: the data file `{path}` was not found"}
+    from .loop import ROWS, load_loop_conversations, run_loop
+
+    conversations = load_loop_conversations(path)[:limit]
+    started = time.perf_counter()
+    measured = run_loop(
+        path,
+        windows=windows,
+        rows=tuple(ROWS),
+        embedder=embedder,
+        limit=limit,
+        questions=questions,
+        progress=lambda line: print(f"    {line}", flush=True),
+    )
+    return {
+        "windows": measured["windows"],
+        "rows": list(ROWS),
+        "conversations": [c.name for c in conversations],
+        "exchanges": {c.name: len(c.exchanges) for c in conversations},
+        "questions": questions,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def cold_start(settings: ColdStartSettings) -> ColdStartResult:
+    """Cold start and the reducing turn (``benchmarks.cold_start.run``), as the run's data.
+
+    Args:
+        settings: Fresh processes per measurement and turns per manager.
+
+    Returns:
+        Every measurement with its run-to-run spread (seconds).
+    """
+    from . import cold_start as cold
+
+    measured = cold.run(
+        empty_runs=settings.empty_runs,
+        warm_runs=settings.warm_runs,
+        first_turn_runs=settings.first_turn_runs,
+        turns=settings.turns,
+    )
+    return cold_start_result(measured, settings.turns)
+
+
+def cold_start_result(measured: Any, turns: int) -> ColdStartResult:
+    """``benchmarks.cold_start.Results`` as plain data: each repeated measurement as min, median, max and runs.
+
+    Args:
+        measured: What ``benchmarks.cold_start.run`` returned.
+        turns: Turns per manager of the reducing-turn measurement.
+
+    Returns:
+        The same measurements, JSON-ready.
+    """
+
+    def spread(runs: Any) -> Spread:
+        return {"min": runs.min, "median": runs.median, "max": runs.max, "runs": len(runs.runs)}
+
+    return {
+        "cold": [
+            {
+                "cache": row.cache,
+                "first_retrieve": spread(row.first_retrieve),
+                "importing": spread(row.importing),
+                "process": spread(row.process),
+                "exports": list(row.exports),
+                "torch_imported": row.torch_imported,
+            }
+            for row in measured.cold
+        ],
+        "first_turns": [
+            {
+                "warm_up": row.warm_up,
+                "pause": row.pause,
+                "first_turn": spread(row.first_turn),
+                "start_to_answer": spread(row.start_to_answer),
+            }
+            for row in measured.first_turns
+        ],
+        "turns": [
+            {
+                "manager": row.manager,
+                "reducing": spread(row.reducing) if row.reductions else None,
+                "other": spread(row.other),
+                "reductions": row.reductions,
+            }
+            for row in measured.turns
+        ],
+        "load_average": list(measured.load_average),
+        "turns_per_manager": turns,
+    }
 
 
 def query_threads(embedder: Any, count: int) -> QueryThreads:

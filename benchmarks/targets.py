@@ -2,8 +2,9 @@
 
 Each :class:`Target` names the issue it comes from, what it promises, its limit and direction, and the function
 that reads its measurement from a run's :class:`~benchmarks.results.Results`. A measurement is a spread of rounds
-(met only when every round meets the limit), a plain number (with a note that says why there is no spread), or
-None when the section did not run.
+(met only when every round meets the limit), a plain number (with a note that says why there is no spread), a
+sentence saying why it is missing from a run that did run the section (a row or window it did not play), or None
+when the section did not run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .locomo import KS, at_ks
 from .results import (
     EngineRow,
     LargeResult,
+    LocomoLoopRow,
     LocomoResult,
     PostgresLatency,
     Recall,
@@ -26,8 +28,8 @@ from .results import (
     WithEmbedding,
 )
 
-Measured = Spread | float | None
-"""A spread of rounds, a single number, or None (not run)."""
+Measured = Spread | float | str | None
+"""A spread of rounds, a single number, why it is missing from the run (a sentence), or None (not run)."""
 
 ROUNDS = ""
 """The measurement has rounds: a spread, judged round by round."""
@@ -272,6 +274,160 @@ def recall_gap(mode: str) -> Callable[[Results], Measured]:
     return measure
 
 
+# --------------------------------------------------------------------------------------------- LoCoMo in the loop
+
+LOOP_DEFAULT_ROW = "semantic manager + hook"
+"""The row of ``benchmarks.loop.ROWS`` that runs this library's defaults."""
+LOOP_MEMORY_MANAGER_ROW = "Strands MemoryManager + SemanticMemoryStore"
+LOOP_STORAGE_ROW = "ContextManager + SemanticStorage + hook"
+LOOP_BASELINE_ROW = "Strands summarizing"
+"""Strands' ``SummarizingConversationManager``: the row the overflows and the time per exchange are compared with."""
+LOOP_TARGET_ROWS = (LOOP_DEFAULT_ROW, LOOP_MEMORY_MANAGER_ROW, LOOP_STORAGE_ROW)
+"""The rows held to the delivery goal, by their names in ``benchmarks.loop.ROWS``."""
+LOOP_DELIVERY_GOALS = {16_000: 85.0, 32_000: 90.0}
+"""Window (characters) -> evidence delivered overall, percent."""
+LOOP_LOWEST_CONVERSATION = 75.0
+LOOP_TIME_RATIO = 1.5
+COLD_START_SECONDS = 1.5
+
+
+def loop_row(results: Results, window: int, row: str) -> LocomoLoopRow | str | None:
+    """One row of LoCoMo in the loop at ``window``; why not when the run lacks it; None when the section did not run."""
+    loop = results.get("locomo_loop")
+    if not loop:
+        return None
+    if "skipped" in loop:
+        return f"not run: {loop['skipped']}"
+    rows = (loop.get("windows") or {}).get(str(window))
+    if rows is None:
+        return f"not run at W = {window:,}"
+    if row not in rows:
+        return f"row '{row}' missing from this run"
+    return rows[row]
+
+
+def loop_delivered(window: int, row: str) -> Callable[[Results], Measured]:
+    """Evidence delivered overall (percent) by ``row`` at ``window``."""
+
+    def measure(results: Results) -> Measured:
+        found = loop_row(results, window, row)
+        return found if found is None or isinstance(found, str) else found["all"]["delivered"]
+
+    return measure
+
+
+def loop_lowest(window: int, row: str) -> Callable[[Results], Measured]:
+    """Evidence delivered (percent) on the conversation where ``row`` delivers least at ``window``."""
+
+    def measure(results: Results) -> Measured:
+        found = loop_row(results, window, row)
+        return found if found is None or isinstance(found, str) else found["all"]["lowest"]
+
+    return measure
+
+
+def loop_excess_overflows(window: int, row: str) -> Callable[[Results], Measured]:
+    """The most overflowed model calls ``row`` made on one conversation beyond Strands' summarizing manager's.
+
+    Every call counts: the conversation's and its questions'. Zero or less: no conversation overflowed more often.
+    """
+
+    def measure(results: Results) -> Measured:
+        found, baseline = loop_row(results, window, row), loop_row(results, window, LOOP_BASELINE_ROW)
+        if found is None or isinstance(found, str):
+            return found
+        if baseline is None or isinstance(baseline, str):
+            return baseline
+        ours, theirs = found["conversations"], baseline["conversations"]
+        shared = [name for name in ours if name in theirs]
+        if not shared:
+            return "no conversation played by both rows"
+        return float(
+            max(
+                ours[name]["overflows"]
+                + ours[name]["question_overflows"]
+                - theirs[name]["overflows"]
+                - theirs[name]["question_overflows"]
+                for name in shared
+            )
+        )
+
+    return measure
+
+
+def loop_time_ratio(window: int, row: str) -> Callable[[Results], Measured]:
+    """``row``'s ms per exchange over Strands' summarizing manager's at ``window`` (means over the conversations)."""
+
+    def measure(results: Results) -> Measured:
+        found, baseline = loop_row(results, window, row), loop_row(results, window, LOOP_BASELINE_ROW)
+        if found is None or isinstance(found, str):
+            return found
+        if baseline is None or isinstance(baseline, str):
+            return baseline
+        theirs = baseline["all"]["ms_per_exchange"]
+        if theirs <= 0:
+            return f"'{LOOP_BASELINE_ROW}' took no measurable time"
+        return found["all"]["ms_per_exchange"] / theirs
+
+    return measure
+
+
+def cold_start_warm(results: Results) -> Measured:
+    """Seconds from before the import to after the first search, in new processes with a warm graph cache."""
+    cold = results.get("cold_start")
+    row = next((r for r in cold["cold"] if r["cache"] == "warm"), None) if cold else None
+    return row["first_retrieve"] if row else None
+
+
+def _loop_targets() -> tuple[Target, ...]:
+    targets: list[Target] = []
+    for window, goal in LOOP_DELIVERY_GOALS.items():
+        at = f"LoCoMo in the loop, W = {window:,} characters"
+        for row in LOOP_TARGET_ROWS:
+            targets += [
+                Target(
+                    "25",
+                    f"{at}: {row} delivers >= {goal:.0f} % of the evidence",
+                    goal,
+                    False,
+                    1,
+                    loop_delivered(window, row),
+                    DETERMINISTIC,
+                ),
+                Target(
+                    "25",
+                    f"{at}: {row}, no conversation below {LOOP_LOWEST_CONVERSATION:.0f} %",
+                    LOOP_LOWEST_CONVERSATION,
+                    False,
+                    1,
+                    loop_lowest(window, row),
+                    DETERMINISTIC,
+                ),
+                Target(
+                    "25",
+                    f"{at}: {row}, overflowed model calls per conversation no more than "
+                    f"'{LOOP_BASELINE_ROW}' (largest excess)",
+                    0,
+                    True,
+                    0,
+                    loop_excess_overflows(window, row),
+                    DETERMINISTIC,
+                ),
+            ]
+        targets.append(
+            Target(
+                "26",
+                f"{at}: {LOOP_DEFAULT_ROW}, ms per exchange <= {LOOP_TIME_RATIO}x '{LOOP_BASELINE_ROW}' (ratio)",
+                LOOP_TIME_RATIO,
+                True,
+                2,
+                loop_time_ratio(window, LOOP_DEFAULT_ROW),
+                ONE_RUN,
+            )
+        )
+    return tuple(targets)
+
+
 # --------------------------------------------------------------------------------------------- the targets
 
 
@@ -401,6 +557,16 @@ TARGETS: tuple[Target, ...] = (
         recall_gap("dense"),
         DETERMINISTIC,
     ),
+    *_loop_targets(),
+    Target(
+        "26",
+        f"first retrieve of a new process <= {COLD_START_SECONDS} s with a warm graph cache (import, construct, "
+        "archive 10 messages, search)",
+        COLD_START_SECONDS,
+        True,
+        2,
+        cold_start_warm,
+    ),
     Target("earlier", "hook p50 <= 15 ms at 10k (hybrid)", 15, True, 2, hybrid_rounds(10_000)),
     Target("earlier", "hook p50 <= 40 ms at 100k (hybrid)", 40, True, 2, hybrid_rounds(100_000)),
     Target(
@@ -451,6 +617,8 @@ def verdict(value: Measured, limit: float, at_most: bool, note: str) -> str:
     """``yes`` or ``**no**``; a spread meets a limit only when every round does."""
     if value is None:
         return "n/a (not run)"
+    if isinstance(value, str):
+        return "n/a"
     if isinstance(value, dict):
         low, high = value["min"], value["max"]
         good_all = high <= limit if at_most else low >= limit
@@ -468,6 +636,8 @@ def measured(value: Measured, digits: int, note: str) -> str:
     """The measurement as the table shows it: a spread, or a number with its note."""
     if value is None:
         return "not run"
+    if isinstance(value, str):
+        return value
     if isinstance(value, dict):
         return spread_cell(value, digits)
     suffix = {DETERMINISTIC: "deterministic: same on every run"}.get(note, note)

@@ -5,6 +5,7 @@ import re
 
 from benchmarks import run
 from benchmarks.dataset import build_dataset
+from benchmarks.loop import ROWS
 from benchmarks.report import main as report_main
 from strands_semantic_memory.embeddings import onnx_available
 
@@ -45,9 +46,11 @@ def test_suite_runs_at_tiny_sizes_and_writes_report_and_plots(tmp_path):
         "## Hook latency",
         "## Durable archive",
         "## Tokens sent per turn",
+        "## LoCoMo in the loop",
+        "## Cold start and the reducing turn",
     ]:
         assert heading in report
-    for plot in ["recall.png", "locomo.png", "scale.png", "tokens.png", "durable.png", "index.png"]:
+    for plot in ["recall.png", "locomo.png", "scale.png", "tokens.png", "durable.png", "index.png", "locomo-loop.png"]:
         assert (out / plot).stat().st_size > 1000
         assert f"({plot})" in report
     for mode in ["dense", "lexical", "hybrid"]:
@@ -82,6 +85,18 @@ def test_suite_runs_at_tiny_sizes_and_writes_report_and_plots(tmp_path):
     assert set(raw["locomo"]["lexical_without_context"]) == {"r5", "r10", "r25", "r50"}
     assert all(r["latency_lexical_without_context"]["p50"] > 0 for r in raw["scale"]["rows"])
     assert "lexical-only hook p50 at 10k no worse than release 1" in report
+    delivered = raw["locomo_loop"]
+    assert delivered["rows"] == list(ROWS) and delivered["conversations"] == ["tiny"]
+    assert set(delivered["windows"]) == {"16000", "32000"}
+    assert all(set(rows) == set(ROWS) for rows in delivered["windows"].values()), "every row at every window"
+    assert "Rows missing" not in report
+    assert re.search(
+        r"\| 25 \| LoCoMo in the loop, W = 16,000 characters: semantic manager \+ hook delivers .*\| \d", report
+    )
+    cold = raw["cold_start"]
+    assert [row["cache"] for row in cold["cold"]] == ["empty", "warm"]
+    assert cold["cold"][1]["first_retrieve"]["runs"] == 2 and cold["cold"][1]["exports"] == [0, 0]
+    assert [row["manager"] for row in cold["turns"]] == ["background", "inline", "strands"]
     again = tmp_path / "again"
     assert report_main([str(out / "benchmarks.json"), "--output", str(again)]) == 0
     assert (again / "benchmarks.md").read_text() == report, "the run's data renders the same report"
