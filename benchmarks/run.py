@@ -6,6 +6,11 @@ python -m benchmarks.run --locomo PATH     # LoCoMo file (default: ../shared/dat
 python -m benchmarks.run --output DIR      # write the report, plots and data into DIR
 python -m benchmarks.run --only locomo_loop --loop-limit 2 --loop-questions 40   # part of LoCoMo in the loop
 
+LoCoMo in the loop (every row of ``benchmarks.loop.ROWS`` at W = 16,000 and 32,000 characters, every conversation
+and question of the file) and the cold start run last. Estimated from quick runs, they add some 4 to 6 minutes and 1
+to 2 minutes to a full run; the default deadline of 780 s skips them when the sections before take longer, so a full
+regeneration raises it (``--deadline 3000``).
+
 A full run writes into ``docs/``; a quick run never does unless ``--output`` names it, so the committed report is
 only ever replaced by a full run. ``python -m benchmarks.report DIR/benchmarks.json`` renders the report again
 from a run's data.
