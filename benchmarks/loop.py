@@ -245,6 +245,23 @@ def _memory_manager(model: LoopModel, embedder: Any) -> Setup:
     return Setup(agent, memory)
 
 
+def _memory_manager_recommended(model: LoopModel, embedder: Any) -> Setup:
+    """The setup the memory-manager guide recommends: Strands' proactive compression, room for 50 entries."""
+    from strands.memory import MemoryManager
+
+    from strands_semantic_memory import SemanticMemoryStore
+
+    memory = SemanticMemory(embedder=embedder)
+    store = SemanticMemoryStore(memory, writable=True)
+    agent = Agent(
+        model=model,
+        conversation_manager=SummarizingConversationManager(proactive_compression=True),
+        memory_manager=MemoryManager(stores=[store], search_tool_config=False, injection={"max_entries": 50}),
+        callback_handler=None,
+    )
+    return Setup(agent, memory)
+
+
 def _semantic(model: LoopModel, embedder: Any) -> Setup:
     manager = SemanticSummarizingConversationManager(embedder=embedder)
     agent = Agent(model=model, conversation_manager=manager, hooks=[SemanticMemoryHook()], callback_handler=None)
@@ -280,6 +297,7 @@ ROWS: dict[str, Callable[[LoopModel, Any], Setup]] = {
     "Strands sliding window": _sliding,
     "Strands summarizing": _summarizing,
     "Strands MemoryManager + SemanticMemoryStore": _memory_manager,
+    "Strands MemoryManager + SemanticMemoryStore (recommended setup)": _memory_manager_recommended,
     "semantic manager + hook": _semantic,
     "Strands ContextManager (proactive summarization)": _context_manager,
     "ContextManager + SemanticStorage + hook": _context_manager_storage,

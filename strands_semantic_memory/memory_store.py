@@ -23,7 +23,9 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import math
 import time
 import uuid
 import weakref
@@ -44,13 +46,14 @@ from strands.types.tools import AgentTool
 from typing_extensions import Unpack
 
 from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score, check_text
+from strands_semantic_memory.budget import ContextBudget, estimate_tokens, history_tokens
 from strands_semantic_memory.engine._memory import MemorySources, SemanticMemory
 from strands_semantic_memory.engine._options import DEFAULT_TOP_K, MemoryTunables
 from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.formatting._block import ENTRY_QUOTE
+from strands_semantic_memory.formatting._block import ENTRY_QUOTE, format_message
 from strands_semantic_memory.formatting._tool_output import render_windows, window_subset
 from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.retrieval._windows import ContextWindow
+from strands_semantic_memory.retrieval._windows import ContextWindow, pack_windows
 from strands_semantic_memory.tools._conversation_tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
 
 if TYPE_CHECKING:
@@ -80,7 +83,10 @@ _RUN_NAMESPACE = uuid.UUID("6f6b1c2e-6c43-4d1b-9d0e-2a51b0f0a7c3")
 _IN_CONTEXT_LOOKAHEAD = 50
 """At most this many extra hits are searched for, to replace hits the agent still has in its context."""
 
-LeftOutReason = Literal["in_context", "max_search_results"]
+_BLOCK_OVERHEAD = "\n\n<memory>\n\n</memory>"
+"""What Strands' default format adds around the entries (with the separator from the user's own words)."""
+
+LeftOutReason = Literal["in_context", "max_search_results", "budget"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,13 @@ class StoreEnrichment:
         left_out: Windows found and not returned, each with the reason.
         in_context_indices: Archive indices of messages left out because the agent still has them in its
             context (from returned windows and left-out ones alike), ascending.
+        budget_tokens: The most tokens the entries could take in this call (the memory's share of the model's
+            window, capped by the room the call leaves), or None when no budget applied (the store does not know
+            its agent).
+        tokens: Estimated tokens of the entries as Strands' default format injects them (escaped, in their
+            ``<entry>`` elements, with the ``<memory>`` block); 0 when nothing was returned.
+        budget_left_out_indices: Archive indices of messages of returned windows that did not fit the budget
+            (neighbours before hits), ascending.
         elapsed_ms: Time spent searching and formatting.
     """
 
@@ -119,6 +132,9 @@ class StoreEnrichment:
     windows: list[ContextWindow] = field(default_factory=list)
     left_out: list[LeftOut] = field(default_factory=list)
     in_context_indices: list[int] = field(default_factory=list)
+    budget_tokens: int | None = None
+    tokens: int = 0
+    budget_left_out_indices: list[int] = field(default_factory=list)
     elapsed_ms: float = 0.0
 
 
@@ -169,6 +185,33 @@ def _kind(block: Any) -> str:
     return next(iter(block), "")
 
 
+_DEFAULT_BUDGET = ContextBudget()
+
+
+def _tokens(chars: int) -> int:
+    """Tokens of ``chars`` characters, at ``estimate_tokens``' four characters per token."""
+    return math.ceil(chars / 4)
+
+
+def _escaped_chars(text: str, *, attribute: bool = False) -> int:
+    """Length of ``text`` once Strands escapes it as XML text (or as an attribute value)."""
+    extra = 4 * text.count("&") + 3 * (text.count("<") + text.count(">"))
+    if attribute:
+        extra += 5 * (text.count('"') + text.count("'"))
+    return len(text) + extra
+
+
+def _call_tokens(agent: Agent) -> int | None:
+    """Estimated tokens the agent's next model call takes without injected memory: messages, system prompt, tools."""
+    try:
+        specs = agent.tool_registry.get_all_tool_specs()
+        tools = estimate_tokens(json.dumps(specs, default=str)) if specs else 0
+        return history_tokens(list(agent.messages), agent.system_prompt) + tools
+    except Exception as error:  # an agent in an unexpected state must not break the search
+        logger.debug("error=<%s> | could not measure the model call; the memory's share alone applies", error)
+        return None
+
+
 def _resolve_extraction(extraction: ExtractionConfig | bool | None, writable: bool) -> ExtractionConfig | bool | None:
     if extraction is None:
         return _default_extraction() if writable else None
@@ -215,6 +258,14 @@ class SemanticMemoryStore(MemoryStore):
     archive needs no such check: that manager archives only messages that leave the context.
     ``last_enrichment`` records each search: the entries, the windows behind them, what was left out and why.
 
+    **The entries fit the model call.** A store that knows its agent sizes what it returns to a ``ContextBudget``:
+    at most ``memory_share`` of the model's ``context_window_limit``, and never more than the room the call leaves
+    (the window less the reply's share, the history, the system prompt and the tool specs), counted as Strands'
+    default format injects the entries (escaped, each in its ``<entry>`` element). Within that room, the hits of
+    the windows found come first, best first, then their neighbours, nearest first (``pack_windows``, as the hook
+    does); a window none of whose messages fit is left out (reason ``"budget"``). The number of entries stays
+    within Strands' ``max_search_results`` (``max_entries`` for injection): one entry is one window.
+
     **Writing.** A writable store archives what Strands hands to ``add_messages`` verbatim, with no model
     call (server-side extraction in Strands' terms). Its default extraction config runs after every invocation and
     *keeps tool traffic*: Strands' default filter would strip ``toolUse``/``toolResult`` blocks, so the store sets
@@ -250,6 +301,7 @@ class SemanticMemoryStore(MemoryStore):
         show_dates: bool = False,
         tools: bool = True,
         include_forget: bool = True,
+        budget: ContextBudget | None = None,
         **memory_options: Unpack[NewMemoryArguments],
     ) -> None:
         """Create the store.
@@ -273,6 +325,10 @@ class SemanticMemoryStore(MemoryStore):
                 ``include_forget``, ``conversation_forget``) from ``get_tools``, so the ``MemoryManager``
                 registers them on the agent.
             include_forget: Include ``conversation_forget`` among those tools.
+            budget: How the model's window is shared, for sizing what a search returns (see the class docstring).
+                Default: the budget of the agent's conversation manager when it has one (this library's manager),
+                else ``ContextBudget()`` (memory 0.5 of the window, reply 0.05). Applies when the store knows its
+                agent (a writable store with extraction).
             **memory_options: Options for the new ``SemanticMemory`` (``embedding_model``, ``store``,
                 ``archive_path``, ...). Not allowed together with ``memory``.
 
@@ -295,6 +351,7 @@ class SemanticMemoryStore(MemoryStore):
         min_score = check_score("min_score", min_score)
         for flag, value in (("show_dates", show_dates), ("tools", tools), ("include_forget", include_forget)):
             check_flag(flag, value)
+        check_instance("budget", budget, ContextBudget, "a ContextBudget or None")
         owns_memory = memory is None
         self._memory: SemanticMemory = memory if memory is not None else SemanticMemory(**memory_options)
         self.name: str = name
@@ -312,6 +369,7 @@ class SemanticMemoryStore(MemoryStore):
         self.show_dates = show_dates
         self._tools = tools
         self._include_forget = include_forget
+        self.budget: ContextBudget | None = budget
         self._run_id = uuid.uuid4().hex
         self._agent: weakref.ReferenceType[Agent] | None = None
         self.last_enrichment: StoreEnrichment | None = None
@@ -330,9 +388,12 @@ class SemanticMemoryStore(MemoryStore):
     def _serve(self, agent: Agent) -> None:
         self._agent = weakref.ref(agent)
 
-    def _active_context(self) -> _ActiveContext | None:
+    def _serving(self) -> Agent | None:
+        """The agent this store serves, when it knows it (and the agent still exists)."""
+        return self._agent() if self._agent is not None else None
+
+    def _active_context(self, agent: Agent | None) -> _ActiveContext | None:
         """The serving agent's context, or None when the store does not know its agent."""
-        agent = self._agent() if self._agent is not None else None
         if agent is None:
             return None
         exclude: set[str] = set()
@@ -372,7 +433,8 @@ class SemanticMemoryStore(MemoryStore):
             self.last_enrichment = StoreEnrichment(query=query if isinstance(query, str) else "")
             return []
         started = time.perf_counter()
-        active = self._active_context()
+        agent = self._serving()
+        active = self._active_context(agent)
         extra = min(active.size, _IN_CONTEXT_LOOKAHEAD) if active else 0
         windows = await asyncio.to_thread(
             self._memory.retrieve,
@@ -397,7 +459,10 @@ class SemanticMemoryStore(MemoryStore):
                 record.left_out.append(LeftOut(window, "max_search_results"))
                 continue
             record.windows.append(shown)
+        if agent is not None:
+            self._fit(agent, record)
         record.entries = [self._entry(window) for window in record.windows]
+        record.tokens = self._injected_tokens(record.entries)
         record.in_context_indices = sorted(in_context)
         record.elapsed_ms = (time.perf_counter() - started) * 1000
         self.last_enrichment = record
@@ -408,6 +473,67 @@ class SemanticMemoryStore(MemoryStore):
             len(in_context),
         )
         return record.entries
+
+    def _budget_for(self, agent: Agent) -> ContextBudget:
+        """The store's budget, else the agent's conversation manager's, else the default one."""
+        if self.budget is not None:
+            return self.budget
+        shared = getattr(getattr(agent, "conversation_manager", None), "budget", None)
+        return shared if isinstance(shared, ContextBudget) else _DEFAULT_BUDGET
+
+    def _fit(self, agent: Agent, record: StoreEnrichment) -> None:
+        """Keep, of ``record.windows``, the messages that fit the room the agent's next model call leaves.
+
+        Hits first (best first), then neighbours (nearest first); each entry is counted as Strands' default
+        format injects it. Windows with nothing that fits move to ``record.left_out`` (reason ``"budget"``).
+        """
+        limit = getattr(agent.model, "context_window_limit", None)
+        window_tokens = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
+        tokens = self._budget_for(agent).memory_tokens(window_tokens, _call_tokens(agent))
+        record.budget_tokens = tokens
+        if not record.windows:
+            return
+        wrapper = self._wrapper_chars()
+        room = tokens - _tokens(len(_BLOCK_OVERHEAD) + wrapper)
+        show_dates = self.show_dates
+
+        def sizes(window: ContextWindow, position: int) -> tuple[int]:
+            text = format_message(
+                window.indices[position],
+                window.messages[position],
+                role=window.roles[position] if len(window.roles) == len(window.messages) else None,
+                timestamp=window.timestamps[position] if len(window.timestamps) == len(window.messages) else None,
+                show_dates=show_dates,
+                quote_prefix=ENTRY_QUOTE,
+            )
+            return (_tokens(_escaped_chars(text) + 1),)
+
+        usable = [w for w in record.windows if len(w.indices) == len(w.messages)]
+        chosen, _ = pack_windows(usable, sizes, [max(0, room)], gap=(_tokens(wrapper),))
+        picked = {i for run in chosen for i in run.indices}
+        kept: list[ContextWindow] = []
+        for window in record.windows:
+            positions = [p for p, i in enumerate(window.indices) if i in picked]
+            if not positions:
+                record.left_out.append(LeftOut(window, "budget"))
+                continue
+            if len(positions) < len(window.indices):
+                record.budget_left_out_indices.extend(i for i in window.indices if i not in picked)
+                window = window_subset(window, positions)
+            kept.append(window)
+        record.windows = kept
+        record.budget_left_out_indices.sort()
+
+    def _wrapper_chars(self) -> int:
+        """Characters of one entry's element in Strands' default format, with the line break after it."""
+        return len('<entry source=""></entry>\n') + _escaped_chars(self.name, attribute=True)
+
+    def _injected_tokens(self, entries: Sequence[MemoryEntry]) -> int:
+        """Estimated tokens of ``entries`` as Strands' default format injects them (0 for none)."""
+        if not entries:
+            return 0
+        chars = len(_BLOCK_OVERHEAD) + sum(self._wrapper_chars() + _escaped_chars(e.content) for e in entries)
+        return _tokens(chars)
 
     def _entry(self, window: ContextWindow) -> MemoryEntry:
         text, shown, _ = render_windows(

@@ -339,3 +339,112 @@ def test_in_context_messages_are_recognised_as_the_extraction_filter_archived_th
     assert not _ActiveContext([said], set()).holds(archived)  # kept tool calls: not the same message
     assert not _ActiveContext([{**said, "role": "user"}], {"toolUse"}).holds(archived)
     assert not _ActiveContext([], set())
+
+
+# ---------------------------------------------------------------------------------------------- the budget
+
+
+def _filler(i: int, words: int = 40) -> str:
+    """A long message about nothing in particular (distinct per ``i``)."""
+    topics = ["gardening", "bicycles", "pottery", "sailing", "baking", "chess", "astronomy", "knitting"]
+    return f"Filler {i} about {topics[i % len(topics)]}: " + " ".join(f"word{(i * 7 + k) % 97}" for k in range(words))
+
+
+def test_injection_fits_the_room_the_call_leaves_when_the_history_is_near_its_share(embedder):
+    from strands_semantic_memory.budget import ContextBudget, history_tokens
+
+    window = 2000  # tokens: 8,000 characters
+    store = SemanticMemoryStore(embedder=embedder, tools=False)
+    said = [text_message("user" if i % 2 == 0 else "assistant", f"Booking note {i}: " + _filler(i)) for i in range(40)]
+    store.memory.archive(said)
+    # The agent's history is archived as well (a writable store archives every message) and takes a little more
+    # than its share of the window (0.45), so the room left, not the memory's share, bounds the entries.
+    history = [
+        text_message("user" if i % 2 == 0 else "assistant", f"Ferry booking note {i}: " + _filler(100 + i, 70))
+        for i in range(8)
+    ]
+    store.memory.archive([dict(m) for m in history])
+    model = ScriptedModel(max_input_chars=4 * window, context_window_limit=window)
+    agent = Agent(
+        model=model,
+        messages=[dict(m) for m in history],
+        memory_manager=MemoryManager(stores=[store], search_tool_config=False),
+        callback_handler=None,
+    )
+    question = "What did the ferry booking notes say?"  # the best hits are still in the agent's context
+    used = history_tokens([*agent.messages, text_message("user", question)])
+    assert used > ContextBudget().history_limit(window) and used < window  # near full, still fits on its own
+
+    agent(question)
+
+    assert model.overflows == 0
+    request = model.chat_requests[-1]
+    sent = sum(len(render_message(m)) for m in request["messages"])
+    assert sent <= 4 * window
+    entries = injected_entries(request)
+    enrichment = store.last_enrichment
+    assert entries and len(entries) == len(enrichment.entries)
+    room = window - ContextBudget().reply_share * window - used
+    assert enrichment.budget_tokens is not None and enrichment.budget_tokens <= room < window * 0.5
+    assert 0 < enrichment.tokens <= enrichment.budget_tokens
+    # The budget bound the answer: without it, the windows found would not have fitted.
+    assert enrichment.budget_left_out_indices or any(left.reason == "budget" for left in enrichment.left_out)
+    # Nothing returned is already in the agent's context.
+    active = {render_message(m) for m in agent.messages}
+    for window_shown in enrichment.windows:
+        assert not any(render_message(m) in active for m in window_shown.messages)
+    assert enrichment.in_context_indices
+
+
+def test_hits_come_before_neighbours_within_the_budget(embedder):
+    from strands_semantic_memory.budget import ContextBudget
+
+    store = SemanticMemoryStore(
+        embedder=embedder, context_radius=2, tools=False, budget=ContextBudget(memory_share=0.25)
+    )
+    messages, planted = [], []
+    for i in range(30):
+        if i in (5, 15, 25):
+            planted.append(i)
+            text = f"The zebra crossing code number {i} opens the north gate."
+        else:
+            text = _filler(i, 30)
+        messages.append(text_message("user" if i % 2 == 0 else "assistant", text))
+    indices = store.memory.archive(messages)
+    planted = [indices[i] for i in planted]
+    model = ScriptedModel(context_window_limit=1000)  # memory: 250 tokens, about 1,000 characters
+    Agent(model=model, memory_manager=MemoryManager(stores=[store]), callback_handler=None)("Hello.")
+
+    entries = run(store.search("zebra crossing code north gate"))
+
+    enrichment = store.last_enrichment
+    assert entries and enrichment.budget_tokens == 250 and enrichment.tokens <= 250
+    shown = {i for w in enrichment.windows for i in w.indices}
+    assert set(planted) <= shown  # every hit made it
+    left = set(enrichment.budget_left_out_indices)
+    assert left and not left & set(planted)  # what did not fit are neighbours only
+    # A neighbour shown sits next to a message shown in its window (never apart from its passage).
+    for w in enrichment.windows:
+        for i in w.indices:
+            assert i in w.hit_indices or i - 1 in w.indices or i + 1 in w.indices
+    # The entries carry what the windows show, hits included.
+    assert all("zebra crossing code" in entry.content for entry in entries)
+
+
+def test_a_store_that_does_not_know_its_agent_applies_no_budget(embedder):
+    store = SemanticMemoryStore(embedder=embedder, extraction=False)
+    store.memory.archive([text_message("user", PLANTED_TURN), text_message("assistant", "Noted.")])
+    entries = run(store.search("booking reference"))
+    assert entries and REFERENCE in entries[0].content
+    assert store.last_enrichment.budget_tokens is None and store.last_enrichment.tokens > 0
+
+
+def test_budget_option_is_validated(embedder):
+    from strands_semantic_memory.budget import ContextBudget
+
+    with pytest.raises(ConfigurationError, match=r"budget must be a ContextBudget or None, got float 0\.5"):
+        SemanticMemoryStore(embedder=embedder, budget=0.5)
+    with pytest.raises(ConfigurationError, match="budget must be a ContextBudget or None, got dict"):
+        SemanticMemoryStore(embedder=embedder, budget={"memory_share": 0.5})
+    budget = ContextBudget(memory_share=0.3)
+    assert SemanticMemoryStore(embedder=embedder, budget=budget).budget is budget
