@@ -95,10 +95,32 @@ def ablation() -> list[Candidate]:
     ]
 
 
+def probes() -> list[Candidate]:
+    """Single changes to the default, each measured against it fold by fold (none won on every fold of both sets):
+    candidate depth, the context floor, the fusion weights, BM25's ``k1``/``b``, neighbours as candidates, and a
+    slight preference for later statements."""
+    out = [Candidate("default")]
+    for depth in (300, 600):
+        out.append(Candidate(f"min_depth {depth}", {"ranking": {"min_depth": depth}}))
+    out.append(Candidate("context_factor 4", {"ranking": {"context_factor": 4}}))
+    for label, ranking in (
+        ("floor 100", {"context_floor": 100}),
+        ("dense 0.6", {"dense_weight": 0.6}),
+        ("power 1.5", {"lexical_power": 1.5}),
+        ("no neighbour candidates", {"neighbour_hits": 0}),
+        ("later 0.02", {"prefer_later": 0.02}),
+    ):
+        out.append(Candidate(label, {"ranking": ranking}))
+    for k1, b in ((0.9, 0.6), (1.2, 0.75), (0.9, 0.9)):
+        out.append(Candidate(f"BM25 k1 {k1} b {b}", bm25=(k1, b)))
+    return out
+
+
 GRIDS: dict[str, Callable[[], list[Candidate]]] = {
     "final": final,
     "references": references,
     "ablation": ablation,
     "chunking": chunking,
     "context": context,
+    "probes": probes,
 }
