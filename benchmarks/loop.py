@@ -17,7 +17,9 @@ are the conversation's own, and it answers nothing.
 
 Rows (same run, same table): Strands' ``SlidingWindowConversationManager``, Strands'
 ``SummarizingConversationManager``, Strands' ``MemoryManager`` injecting from ``SemanticMemoryStore`` beside
-Strands' summarizing manager, and this library's manager + hook with defaults.
+Strands' summarizing manager (with Strands' defaults, and in the setup the memory-manager guide recommends), this
+library's manager + hook with defaults, and Strands' experimental ``ContextManager`` alone and with
+``SemanticStorage`` + the hook (``ROWS`` lists them).
 
 Run: ``python -m benchmarks.loop [--windows 16000 32000] [--limit N] [--questions N]``.
 """
@@ -498,7 +500,7 @@ def plot_loop(results: dict[str, Any], out: Path) -> None:
 
     windows = list(results["windows"])
     rows = list(next(iter(results["windows"].values())))
-    fig, ax = plt.subplots(figsize=(8, 3.6))
+    fig, ax = plt.subplots(figsize=(8, 4.6))
     width = 0.8 / max(1, len(rows))
     for r, row in enumerate(rows):
         xs = [w + (r - (len(rows) - 1) / 2) * width for w in range(len(windows))]
@@ -511,7 +513,7 @@ def plot_loop(results: dict[str, Any], out: Path) -> None:
     ax.set_xticks(range(len(windows)), [f"W = {int(w):,} chars" for w in windows])
     ax.set_ylabel("evidence delivered (%)")
     ax.set_ylim(0, 100)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
     ax.set_title("LoCoMo in the loop: evidence in the answering call's input (dots: conversations)", fontsize=9)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
