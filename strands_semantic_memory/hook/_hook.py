@@ -156,7 +156,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
             max_context_tokens: A cap in tokens on the injected context, on top of the budget; None: no cap.
             show_dates: Show the date of each injected message (when it was said, else archived), in UTC.
             budget: How the model's window is shared (default: the conversation manager's ``budget`` when it has
-                one, else ``ContextBudget()``).
+                one, or that of a ``BudgetSummarization`` in the agent's ``ContextManager``, else ``ContextBudget()``).
             storage: Search this ``SemanticStorage`` (or a namespaced view of it): the entries of the view that the
                 model call's messages no longer hold, such as what Strands' ``ContextManager`` summarized away.
 
@@ -397,6 +397,10 @@ class SemanticMemoryHook(Plugin, HookProvider):
         budget = self.budget
         if budget is None:
             shared = getattr(getattr(agent, "conversation_manager", None), "budget", None)
+            if not isinstance(shared, ContextBudget) and getattr(agent, "context_manager", None) is not None:
+                from strands_semantic_memory.storage._summarization import shared_budget  # with a ContextManager
+
+                shared = shared_budget(agent)
             budget = shared if isinstance(shared, ContextBudget) else DEFAULT_BUDGET
         return InjectionSettings(
             max_context_length=self.max_context_length,

@@ -9,9 +9,11 @@ context, and ``memory_tools(storage)`` lets the model search it.
 Modules: ``_storage`` (``SemanticStorage``), ``_entries`` (an entry as an archived record, and the text indexed for
 it), ``_keys`` (which record holds each key, kept in step with the archive), ``_context`` (what the hook brings
 back for a turn: entries outside the active context, within the view), ``_strands`` (the private parts of Strands'
-storage module a backend needs).
+storage module a backend needs), ``_summarization`` (``BudgetSummarization``, the strategy for Strands'
+``ContextManager`` that keeps the hook's share of the window free).
 """
 
 from strands_semantic_memory.storage._storage import SemanticStorage
+from strands_semantic_memory.storage._summarization import BudgetSummarization
 
-__all__ = ["SemanticStorage"]
+__all__ = ["BudgetSummarization", "SemanticStorage"]

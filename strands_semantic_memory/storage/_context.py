@@ -3,8 +3,10 @@
 Strands' ``ContextManager`` stashes every message as it is added, long before anything is summarized away, so a
 search of the stash also finds what the model still sees (the user's current question first of all). For one
 turn, ``TurnScope`` asks the search for as many more hits as the context holds stashable texts, then keeps, in each
-window, only the entries of the storage's namespace whose text the context no longer holds, and the best windows
-up to the turn's ``top_k`` hits. A pure function of the windows and the context: no I/O.
+window, only the entries of the storage's namespace whose text the context no longer holds, and of the hits left the
+turn's ``top_k`` best (by each hit's own score, as the hook's packing ranks them; a window keeps the others as
+neighbours): the hits a search of an archive holding only what left the context would have found. A pure function of
+the windows and the context: no I/O.
 """
 
 from __future__ import annotations
@@ -44,23 +46,36 @@ def _narrowed(window: ContextWindow, prefix: str, present: frozenset[str]) -> Co
         return window
     indices = [window.indices[p] for p in kept]
     live = set(indices)
-    scores = window.hit_scores or [window.score] * len(window.hit_indices)
-    hits = [(i, s) for i, s in zip(window.hit_indices, scores, strict=True) if i in live]
+    hits = [(i, s) for i, s in _hits(window) if i in live]
     if not hits:
         return None
-    # A window that lost hits is worth what its remaining hits are worth (its old score may be a dropped hit's).
-    score = window.score if len(hits) == len(window.hit_indices) else window_score([s for _, s in hits])
     return dataclasses.replace(
-        window,
+        _with_hits(window, hits),
         start=indices[0],
         end=indices[-1],
         messages=[window.messages[p] for p in kept],
         indices=indices,
-        hit_indices=[i for i, _ in hits],
-        hit_scores=[s for _, s in hits],
-        score=score,
         roles=[window.roles[p] for p in kept] if window.roles else [],
         timestamps=[window.timestamps[p] for p in kept] if window.timestamps else [],
+    )
+
+
+def _hits(window: ContextWindow) -> list[tuple[int, float]]:
+    """``(archive index, score)`` of each hit of ``window``."""
+    scores = window.hit_scores or [window.score] * len(window.hit_indices)
+    return list(zip(window.hit_indices, scores, strict=True))
+
+
+def _with_hits(window: ContextWindow, hits: list[tuple[int, float]]) -> ContextWindow:
+    """``window`` with only ``hits`` as hits (the others stay as neighbours), scored by them."""
+    if len(hits) == len(window.hit_indices):
+        return window
+    # A window that lost hits is worth what its remaining hits are worth (its old score may be a dropped hit's).
+    return dataclasses.replace(
+        window,
+        hit_indices=[i for i, _ in hits],
+        hit_scores=[s for _, s in hits],
+        score=window_score([s for _, s in hits]),
     )
 
 
@@ -89,13 +104,17 @@ class TurnScope:
         return self.top_k + min(len(self.present), MAX_EXTRA_HITS)
 
     def windows(self, windows: Iterable[ContextWindow]) -> list[ContextWindow]:
-        """The windows to bring back, in conversation order: the best ones whose hits add up to ``top_k``."""
+        """The windows to bring back, in conversation order, with the turn's ``top_k`` best hits among them.
+
+        A window keeps only those of its hits that are among the ``top_k`` best (ties: the earlier entry first);
+        its other entries stay as neighbours. A window without one of them is left out.
+        """
         narrowed = [w for w in (_narrowed(w, self.prefix, self.present) for w in windows) if w is not None]
-        chosen: list[ContextWindow] = []
-        hits = 0
-        for window in sorted(narrowed, key=lambda w: w.score, reverse=True):
-            if hits >= self.top_k:
-                break
-            chosen.append(window)
-            hits += len(window.hit_indices)
+        ranked = sorted(((s, i) for w in narrowed for i, s in _hits(w)), key=lambda hit: (-hit[0], hit[1]))
+        best = {i for _, i in ranked[: self.top_k]}
+        chosen = []
+        for window in narrowed:
+            hits = [(i, s) for i, s in _hits(window) if i in best]
+            if hits:
+                chosen.append(_with_hits(window, hits))
         return sorted(chosen, key=lambda w: w.start)

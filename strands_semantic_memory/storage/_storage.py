@@ -117,11 +117,12 @@ class SemanticStorage:
         from strands import Agent
         from strands.experimental.context_manager import ContextManager
         from strands_semantic_memory import SemanticMemoryHook, SemanticStorage
+        from strands_semantic_memory.storage import BudgetSummarization
 
         storage = SemanticStorage()  # in process; archive_path="stash.sqlite3" for a durable file
         agent = Agent(
             model=scripted_model,
-            context_manager=ContextManager(strategies=["proactive_summarization"]),
+            context_manager=ContextManager(strategies=[BudgetSummarization()]),
             storage=storage,
             plugins=[SemanticMemoryHook(storage=storage)],
         )

@@ -14,6 +14,7 @@ from strands_semantic_memory import SemanticMemoryHook, memory_tools
 from strands_semantic_memory.formatting._block import ARCHIVE_BEGIN, ARCHIVE_END, QUESTION_PREFIX
 from strands_semantic_memory.messages import render_message
 from strands_semantic_memory.retrieval import ContextWindow
+from strands_semantic_memory.storage import BudgetSummarization
 from strands_semantic_memory.storage._context import MAX_EXTRA_HITS, TurnScope
 from strands_semantic_memory.storage._entries import ROLE, entry_message
 from tests.support.scripted_model import ScriptedModel, ToolCall
@@ -95,6 +96,19 @@ def test_a_turn_keeps_the_best_windows_up_to_top_k_hits_in_conversation_order():
     assert scope.windows([window([1], [stored("e", "x")], [1], [0.4])])[0].score == 0.4, "untouched windows keep it"
 
 
+def test_a_turn_keeps_the_best_hits_not_the_windows_with_most_hits():
+    scope = TurnScope.of("", [], top_k=2)
+    run = [stored(key, key) for key in "abcd"]
+    crowded = window([0, 1, 2, 3], run, [0, 1, 2, 3], [0.5, 0.45, 0.4, 0.3])  # window score 0.615
+    strong = window([9], [stored("e", "e")], [9], [0.6])
+    kept = scope.windows([crowded, strong])
+    assert [w.start for w in kept] == [0, 9], "the strongest single hit is kept beside a crowded window"
+    assert kept[0].hit_indices == [0] and kept[0].hit_scores == [0.5] and kept[0].score == 0.5
+    assert kept[0].indices == [0, 1, 2, 3], "the window's other entries stay, as neighbours"
+    tied = TurnScope.of("", [], top_k=1).windows([window([4], [stored("f", "f")], [4], [0.6]), strong])
+    assert [w.start for w in tied] == [4], "ties: the earlier entry"
+
+
 def test_a_large_context_widens_the_search_by_at_most_max_extra_hits():
     context = [{"role": "user", "content": [{"text": f"message {n}"}]} for n in range(MAX_EXTRA_HITS + 50)]
     assert TurnScope.of("", context, top_k=3).depth == 3 + MAX_EXTRA_HITS
@@ -107,11 +121,11 @@ def responder(messages, system_prompt, is_summary):
 
 
 def context_managed_agent(storage, model, **kwargs):
-    """The two lines a user of Strands' context management adds: the storage, and the hook as a plugin."""
+    """The documented setup: the budget's summarization strategy, the storage, and the hook as a plugin."""
     hook = SemanticMemoryHook(storage=storage)
     agent = Agent(
         model=model,
-        context_manager=ContextManager(strategies=["proactive_summarization"]),
+        context_manager=ContextManager(strategies=[BudgetSummarization()]),
         storage=storage,
         plugins=[hook],
         callback_handler=None,
