@@ -372,6 +372,7 @@ class SemanticMemoryStore(MemoryStore):
         self.budget: ContextBudget | None = budget
         self._run_id = uuid.uuid4().hex
         self._agent: weakref.ReferenceType[Agent] | None = None
+        self._warned_squeezed = False
         self.last_enrichment: StoreEnrichment | None = None
         """What the last search returned and left out (None before the first search)."""
 
@@ -489,8 +490,20 @@ class SemanticMemoryStore(MemoryStore):
         """
         limit = getattr(agent.model, "context_window_limit", None)
         window_tokens = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
-        tokens = self._budget_for(agent).memory_tokens(window_tokens, _call_tokens(agent))
+        budget = self._budget_for(agent)
+        tokens = budget.memory_tokens(window_tokens, _call_tokens(agent))
         record.budget_tokens = tokens
+        share = budget.memory_tokens(window_tokens)
+        if window_tokens is not None and tokens < share // 4 and not self._warned_squeezed:
+            self._warned_squeezed = True
+            logger.warning(
+                "store=<%s>, room=<%d>, share=<%d> | the history leaves the memory a quarter of its share or less: a "
+                "conversation manager that reduces only after an overflow keeps the window full; reduce before "
+                "(for Strands' managers: proactive_compression=True) so that what the store finds reaches the model",
+                self.name,
+                tokens,
+                share,
+            )
         if not record.windows:
             return
         wrapper = self._wrapper_chars()

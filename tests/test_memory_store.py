@@ -5,6 +5,7 @@ real Agent(memory_manager=MemoryManager(...)) whose scripted model calls Strands
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 
 import pytest
@@ -448,3 +449,30 @@ def test_budget_option_is_validated(embedder):
         SemanticMemoryStore(embedder=embedder, budget={"memory_share": 0.5})
     budget = ContextBudget(memory_share=0.3)
     assert SemanticMemoryStore(embedder=embedder, budget=budget).budget is budget
+
+
+def test_a_squeezed_budget_is_reported_once_with_the_remedy(embedder, caplog):
+    window = 2000
+    store = SemanticMemoryStore(embedder=embedder, tools=False)
+    store.memory.archive([text_message("user", f"Booking note {i}: " + _filler(i)) for i in range(10)])
+    history = [
+        text_message("user" if i % 2 == 0 else "assistant", f"Ferry note {i}: " + _filler(100 + i, 165))
+        for i in range(6)
+    ]  # about 1,600 tokens of a 2,000-token window: the memory's share (1,000) is squeezed to a few hundred
+    model = ScriptedModel(max_input_chars=4 * window, context_window_limit=window)
+    agent = Agent(
+        model=model,
+        messages=[dict(m) for m in history],
+        memory_manager=MemoryManager(stores=[store], search_tool_config=False),
+        callback_handler=None,
+    )
+    with caplog.at_level(logging.WARNING, logger="strands_semantic_memory.memory_store"):
+        agent("What did the booking notes say?")
+        first_room = store.last_enrichment.budget_tokens
+        agent.messages[:] = [dict(m) for m in history]
+        agent("What did the booking notes say?")
+    warnings = [r for r in caplog.records if "proactive_compression=True" in r.getMessage()]
+    assert len(warnings) == 1
+    assert model.overflows == 0
+    assert first_room is not None and first_room < 1000 // 4  # the share of a 2,000-token window is 1,000
+    assert store.last_enrichment.budget_tokens == first_room  # squeezed again, and not reported again
