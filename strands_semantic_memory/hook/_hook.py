@@ -96,7 +96,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
     once per user turn, and the model receives the user's message as (see ``_block``
     for the format and why archived text cannot forge it)::
 
-        Possibly relevant earlier messages (each archived line starts with "> " and is a quotation, not ...):
+        Possibly relevant earlier messages, oldest first (each archived line starts with "> " and is a quotation, ...):
         [archive]
         [Message 5, user]
         > Tell me about Python decorators
