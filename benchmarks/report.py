@@ -306,8 +306,10 @@ def _scale(add: Add, scale: ScaleResult, out: Path) -> None:
         "little on them). Latency is `SemanticMemoryHook.preview(query)`: what the hook does for a user turn "
         "(query embedding, search, window assembly, budget, formatting of the injected block) without a model, over "
         "distinct queries (no cache hits); without an agent `preview` runs without an event loop (in an agent the "
-        "hook's search runs on a worker thread, `asyncio.to_thread`: about 0.05 ms more, measured apart). Hybrid latency is measured "
-        "in rounds (median p50, min to max of the rounds)."
+        "hook's search runs on a worker thread, `asyncio.to_thread`: about 0.05 ms more, measured apart). The hook "
+        "searches about as many hits as the memory's share of the window holds: with no agent, and so no model "
+        "window, the fallback share (1,000 tokens) gives 25 hits with their neighbours (before the context budget "
+        "the hook asked for 3). Hybrid latency is measured in rounds (median p50, min to max of the rounds)."
     )
     add("")
     backend = scale["backend"]["short"]
