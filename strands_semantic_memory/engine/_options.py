@@ -144,11 +144,7 @@ class MemoryOptions:
         Raises:
             ConfigurationError: If a name is not an option, or a value is invalid (the message names it).
         """
-        values: dict[str, Any] = dict(changes)
-        unknown = set(values) - self.names()
-        if unknown:
-            raise ConfigurationError(f"unknown option(s) {sorted(unknown)}; see MemoryOptions")
-        return dataclasses.replace(self, **values)
+        return dataclasses.replace(self, **self._known(changes))
 
     def to_dict(self) -> dict[str, Any]:
         """The options as JSON types (saved with the archive state)."""
@@ -161,11 +157,19 @@ class MemoryOptions:
         Raises:
             ConfigurationError: If a name is not an option, or a value is invalid (the message names it).
         """
-        values: dict[str, Any] = dict(arguments)
+        return cls(**cls._known(arguments))
+
+    @classmethod
+    def _known(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` as a dict, when every name is an option.
+
+        Raises:
+            ConfigurationError: If a name is not an option.
+        """
         unknown = set(values) - cls.names()
         if unknown:
             raise ConfigurationError(f"unknown option(s) {sorted(unknown)}; see MemoryOptions")
-        return cls(**values)
+        return dict(values)
 
     @classmethod
     def from_dict(cls, saved: Mapping[str, Any]) -> MemoryOptions:
