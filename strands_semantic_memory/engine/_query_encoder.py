@@ -11,7 +11,8 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -52,9 +53,15 @@ class Encoder:
         error = self._unavailable
         return None if error is None else f"{type(error).__name__}: {error}"
 
-    def _checked(self, texts: Sequence[str], *, query: bool) -> Vectors:
+    @contextmanager
+    def _calling_embedder(self) -> Iterator[None]:
+        """Map the errors of a call into the embedder.
+
+        A missing model or dependency marks the embedder unavailable; the library's own errors pass; anything else
+        becomes an ``EmbeddingError``.
+        """
         try:
-            raw = self.embedder.embed_queries(texts) if query else self.embedder.embed_documents(texts)
+            yield
         except (ConfigurationError, MissingDependencyError) as error:
             self.mark_unavailable(error)
             raise
@@ -62,6 +69,10 @@ class Encoder:
             raise
         except Exception as error:
             raise EmbeddingError(f"the embedder failed: {type(error).__name__}: {error}") from error
+
+    def _checked(self, texts: Sequence[str], *, query: bool) -> Vectors:
+        with self._calling_embedder():
+            raw = self.embedder.embed_queries(texts) if query else self.embedder.embed_documents(texts)
         try:
             vectors = normalize_rows(raw)
         except Exception as error:
@@ -112,18 +123,11 @@ class Encoder:
     def _warm_up(self) -> None:
         started = time.perf_counter()
         warm = getattr(self.embedder, "warm_up", None)
-        try:
+        with self._calling_embedder():
             if callable(warm):
                 warm()
             else:
                 self.embedder.embed_queries(["warm up"])
-        except (ConfigurationError, MissingDependencyError) as error:
-            self.mark_unavailable(error)
-            raise
-        except SemanticMemoryError:
-            raise
-        except Exception as error:
-            raise EmbeddingError(f"the embedder failed: {type(error).__name__}: {error}") from error
         self._unavailable = None
         logger.info("seconds=<%.2f> | embedding model loaded and run once", time.perf_counter() - started)
 
