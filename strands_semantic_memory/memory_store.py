@@ -50,10 +50,10 @@ from strands_semantic_memory.budget import ContextBudget, estimate_tokens, histo
 from strands_semantic_memory.engine._memory import MemorySources, SemanticMemory
 from strands_semantic_memory.engine._options import DEFAULT_TOP_K, MemoryTunables
 from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.formatting._block import ENTRY_QUOTE, format_message
-from strands_semantic_memory.formatting._tool_output import render_windows, window_subset
+from strands_semantic_memory.formatting._block import ENTRY_QUOTE, format_window_message
+from strands_semantic_memory.formatting._tool_output import render_windows
 from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.retrieval._windows import ContextWindow, pack_windows
+from strands_semantic_memory.retrieval._windows import ContextWindow, pack_windows, subset_window
 from strands_semantic_memory.tools._conversation_tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
 
 if TYPE_CHECKING:
@@ -455,7 +455,7 @@ class SemanticMemoryStore(MemoryStore):
                     record.left_out.append(LeftOut(window, "in_context"))
                     continue
                 if len(kept) < len(window.messages):
-                    shown = window_subset(window, kept)
+                    shown = subset_window(window, kept, score=window.score)
             if len(record.windows) >= limit:
                 record.left_out.append(LeftOut(window, "max_search_results"))
                 continue
@@ -511,14 +511,7 @@ class SemanticMemoryStore(MemoryStore):
         show_dates = self.show_dates
 
         def sizes(window: ContextWindow, position: int) -> tuple[int]:
-            text = format_message(
-                window.indices[position],
-                window.messages[position],
-                role=window.roles[position] if len(window.roles) == len(window.messages) else None,
-                timestamp=window.timestamps[position] if len(window.timestamps) == len(window.messages) else None,
-                show_dates=show_dates,
-                quote_prefix=ENTRY_QUOTE,
-            )
+            text = format_window_message(window, position, show_dates=show_dates, quote_prefix=ENTRY_QUOTE)
             return (_tokens(_escaped_chars(text) + 1),)
 
         usable = [w for w in record.windows if len(w.indices) == len(w.messages)]
@@ -532,7 +525,7 @@ class SemanticMemoryStore(MemoryStore):
                 continue
             if len(positions) < len(window.indices):
                 record.budget_left_out_indices.extend(i for i in window.indices if i not in picked)
-                window = window_subset(window, positions)
+                window = subset_window(window, positions, score=window.score)
             kept.append(window)
         record.windows = kept
         record.budget_left_out_indices.sort()

@@ -64,6 +64,7 @@ __all__ = [
     "format_body",
     "format_message",
     "format_window",
+    "format_window_message",
     "format_windows",
     "gap_line",
     "quote",
@@ -179,26 +180,41 @@ def format_window(
     Returns:
         The window's lines joined by newlines.
     """
-    roles: Sequence[Any] = getattr(window, "roles", None) or []
-    timestamps: Sequence[float | None] = getattr(window, "timestamps", None) or []
-    aligned_roles = len(roles) == len(window.messages)
-    aligned_times = len(timestamps) == len(window.messages)
-    indices = (
-        window.indices if len(window.indices) == len(window.messages) else list(range(window.start, window.end + 1))
-    )
     texts = [
-        format_message(
-            index,
-            message,
-            role=roles[i] if aligned_roles else None,
-            timestamp=timestamps[i] if aligned_times else None,
-            include_metadata=include_metadata,
-            show_dates=show_dates,
-            quote_prefix=quote_prefix,
+        format_window_message(
+            window, position, include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix
         )
-        for i, (index, message) in enumerate(zip(indices, window.messages, strict=False))
+        for position in range(len(window.messages))
     ]
     return _join_messages(texts, quote_prefix)
+
+
+def format_window_message(
+    window: ContextWindow,
+    position: int,
+    *,
+    include_metadata: bool = True,
+    show_dates: bool = False,
+    quote_prefix: str = QUOTE,
+) -> str:
+    """The lines of the message at ``position`` of ``window``.
+
+    ``format_message`` with the window's own index, role and time of that message, each where the window's list of
+    them is aligned with its messages.
+    """
+    messages = window.messages
+    roles: Sequence[Any] = getattr(window, "roles", None) or []
+    timestamps: Sequence[float | None] = getattr(window, "timestamps", None) or []
+    index = window.indices[position] if len(window.indices) == len(messages) else window.start + position
+    return format_message(
+        index,
+        messages[position],
+        role=roles[position] if len(roles) == len(messages) else None,
+        timestamp=timestamps[position] if len(timestamps) == len(messages) else None,
+        include_metadata=include_metadata,
+        show_dates=show_dates,
+        quote_prefix=quote_prefix,
+    )
 
 
 def _join_messages(texts: Sequence[str], quote_prefix: str) -> str:

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from strands.types.content import Message
 
 from strands_semantic_memory.formatting._block import QUOTE, format_windows
 from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.retrieval._windows import ContextWindow
+from strands_semantic_memory.retrieval._windows import ContextWindow, subset_window
 
-__all__ = ["cut_message", "read_window", "render_windows", "window_subset"]
+__all__ = ["cut_message", "read_window", "render_windows"]
 
 
 def cut_message(message: Message, max_chars: int, index: int) -> Message:
@@ -29,24 +28,6 @@ def cut_message(message: Message, max_chars: int, index: int) -> Message:
     note = f" [... message {index} cut here: {len(text) - kept} of {len(text)} characters not shown]"
     cut: Message = {"role": message["role"], "content": [{"text": text[:kept] + note}]}
     return cut
-
-
-def window_subset(window: ContextWindow, positions: Sequence[int]) -> ContextWindow:
-    """The messages at ``positions`` (ascending) of ``window`` as one window, per-message lists kept aligned."""
-    indices = [window.indices[p] for p in positions]
-    changes: dict[str, Any] = {
-        "start": indices[0],
-        "end": indices[-1],
-        "messages": [window.messages[p] for p in positions],
-        "indices": indices,
-        "hit_indices": [i for i in window.hit_indices if i in indices],
-        "hit_scores": [s for i, s in zip(window.hit_indices, window.hit_scores, strict=False) if i in indices],
-    }
-    for aligned in ("timestamps", "roles"):
-        values = getattr(window, aligned, None)
-        if values:
-            changes[aligned] = [values[p] for p in positions]
-    return replace(window, **changes)
 
 
 def _with_messages(window: ContextWindow, messages: list[Message]) -> ContextWindow:
@@ -94,7 +75,7 @@ def render_windows(
             continue
         hit_positions = [p for p, i in enumerate(window.indices) if i in set(window.hit_indices)] or [0]
         for position in hit_positions:
-            single = window_subset(window, [position])
+            single = subset_window(window, [position], score=window.score)
             if len(render([single])) > max_chars:
                 message = cut_message(single.messages[0], max_chars - 200, single.indices[0])
                 single = _with_messages(single, [message])

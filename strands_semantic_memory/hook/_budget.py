@@ -18,7 +18,7 @@ from typing import Any
 from strands.types.content import Message
 
 from strands_semantic_memory.budget import ContextBudget, estimate_tokens
-from strands_semantic_memory.formatting._block import context_block, format_body, format_message
+from strands_semantic_memory.formatting._block import context_block, format_body, format_window_message
 from strands_semantic_memory.hook._turn import Turn
 from strands_semantic_memory.retrieval._windows import ContextWindow, pack_windows
 
@@ -94,18 +94,11 @@ def select_windows(
         char_budget = turn.char_cap if char_budget is None else min(char_budget, turn.char_cap)
     token_budget = _token_budget(settings, model, used, turn, kept_extra)
 
-    def piece(window: ContextWindow, position: int) -> str:
-        return format_message(
-            window.indices[position],
-            window.messages[position],
-            role=window.roles[position] if len(window.roles) == len(window.messages) else None,
-            timestamp=window.timestamps[position] if len(window.timestamps) == len(window.messages) else None,
-            include_metadata=settings.include_metadata,
-            show_dates=settings.show_dates,
-        )
-
     def sizes(window: ContextWindow, position: int) -> tuple[int, int]:
-        text = piece(window, position) + "\n\n"  # with the separator that may follow it
+        text = format_window_message(
+            window, position, include_metadata=settings.include_metadata, show_dates=settings.show_dates
+        )
+        text += "\n\n"  # with the separator that may follow it
         return len(text), estimate_tokens(text)
 
     def skip(window: ContextWindow, position: int) -> bool:

@@ -107,10 +107,11 @@ Sizes = tuple[int, ...]
 """A size in each budget's unit (for example characters and tokens), in the order the budgets are given."""
 
 
-def subset_window(window: ContextWindow, positions: Sequence[int]) -> ContextWindow:
+def subset_window(window: ContextWindow, positions: Sequence[int], *, score: float | None = None) -> ContextWindow:
     """A window of some of ``window``'s messages: those at ``positions`` (ascending indexes into its lists).
 
-    Hits keep their scores; the subset's score is its best hit's score, or the window's score when it holds no hit.
+    Hits keep their scores; the subset's score is ``score`` when given, else its best hit's score, or the window's
+    score when it holds no hit.
 
     Raises:
         ValueError: If ``positions`` is empty.
@@ -126,7 +127,7 @@ def subset_window(window: ContextWindow, positions: Sequence[int]) -> ContextWin
         end=indices[-1],
         messages=[window.messages[p] for p in positions] if aligned else [],
         hit_indices=[i for i, _ in pairs],
-        score=max((s for _, s in pairs), default=window.score),
+        score=score if score is not None else max((s for _, s in pairs), default=window.score),
         indices=indices,
         hit_scores=[s for _, s in pairs],
         roles=[window.roles[p] for p in positions] if len(window.roles) == len(window.indices) else [],
