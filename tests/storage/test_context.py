@@ -17,29 +17,10 @@ from strands_semantic_memory.retrieval import ContextWindow
 from strands_semantic_memory.storage import BudgetSummarization
 from strands_semantic_memory.storage._context import MAX_EXTRA_HITS, TurnScope
 from strands_semantic_memory.storage._entries import ROLE, entry_message
+from tests.support.context_manager import FACT, QUESTION, SUMMARY_PROMPT_START, planning_turns
 from tests.support.scripted_model import ScriptedModel, ToolCall
 
-SUMMARY_PROMPT_START = "You are a summarization assistant"  # Strands' ContextManager summary prompt
-FACT = "My grandmother grew up in Lisbon, in a small flat above a bakery near the river."
-QUESTION = "Which city was my grandma raised in?"  # a paraphrase: no content word of FACT
-TOPICS = [
-    f"Let's plan {topic} ({phase}): draft a short checklist, list the open questions, and say who owns each step."
-    for phase in ("first pass", "second pass")
-    for topic in [
-        "the garden irrigation schedule",
-        "the quarterly budget review",
-        "the sourdough starter feeding",
-        "the database migration steps",
-        "the bicycle repair parts",
-        "the conference talk outline",
-        "the kitchen renovation quotes",
-        "the chess opening repertoire",
-        "the team dinner booking",
-        "the solar panel installation",
-        "the invoice backlog triage",
-        "the onboarding plan for new hires",
-    ]
-]
+TOPICS = planning_turns(2)
 
 
 def stored(key: str, text: str) -> dict:

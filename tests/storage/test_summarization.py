@@ -14,30 +14,11 @@ from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.formatting._block import ARCHIVE_BEGIN, ARCHIVE_END, QUESTION_PREFIX
 from strands_semantic_memory.messages import render_message
 from strands_semantic_memory.storage import BudgetSummarization
+from tests.support.context_manager import FACT, QUESTION, SUMMARY_PROMPT_START, planning_turns
 from tests.support.scripted_model import ScriptedModel
 
-SUMMARY_PROMPT_START = "You are a summarization assistant"  # Strands' ContextManager summary prompt
 WINDOW = 1000  # tokens: 4,000 characters
-FACT = "My grandmother grew up in Lisbon, in a small flat above a bakery near the river."
-QUESTION = "Which city was my grandma raised in?"  # a paraphrase: no content word of FACT
-TOPICS = [
-    f"Let's plan {topic} ({phase}): draft a short checklist, list the open questions, and say who owns each step."
-    for phase in ("first pass", "second pass", "third pass")
-    for topic in [
-        "the garden irrigation schedule",
-        "the quarterly budget review",
-        "the sourdough starter feeding",
-        "the database migration steps",
-        "the bicycle repair parts",
-        "the conference talk outline",
-        "the kitchen renovation quotes",
-        "the chess opening repertoire",
-        "the team dinner booking",
-        "the solar panel installation",
-        "the invoice backlog triage",
-        "the onboarding plan for new hires",
-    ]
-]
+TOPICS = planning_turns(3)
 
 
 def responder(messages, system_prompt, is_summary):
