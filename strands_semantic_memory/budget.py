@@ -12,6 +12,10 @@ Example, a model with ``context_window_limit=8000`` tokens and the defaults::
     memory up to  0.50 x 8000 = 4000 tokens   (the hook's injected context, hits before neighbours)
     reply         0.05 x 8000 =  400 tokens
 
+With a large window the memory's share is capped at ``max_memory_tokens`` (8,000 by default): half of a
+200,000-token window would put up to 100,000 tokens of archived context into every call, and pay for them. The
+history keeps its share either way.
+
 When the model does not declare its window, the manager reduces only when the model reports an overflow (as
 Strands does), and the hook spends at most ``fallback_memory_tokens``.
 """
@@ -57,11 +61,16 @@ class ContextBudget:
             conversation.
         reply_share: Share kept free for the model's reply and for token-estimate error (0-0.5).
         fallback_memory_tokens: Tokens of archived context when the model's window is unknown.
+        max_memory_tokens: The most tokens of archived context one call may carry, whatever the window (None: no
+            cap beyond the share). Default 8,000: twice the memory of the largest window the LoCoMo-in-the-loop
+            benchmark measures (4,000 tokens of an 8,000-token window delivered 95 % of the evidence there), so it
+            changes nothing up to a 16,000-token window and bounds the cost of every call above it.
     """
 
     memory_share: float = 0.5
     reply_share: float = 0.05
     fallback_memory_tokens: int = 1000
+    max_memory_tokens: int | None = 8000
 
     def __post_init__(self) -> None:
         """Check the shares.
@@ -80,6 +89,9 @@ class ContextBudget:
         tokens = self.fallback_memory_tokens
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
             raise ConfigurationError(f"fallback_memory_tokens must be an integer >= 1, got {tokens!r}")
+        cap = self.max_memory_tokens
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise ConfigurationError(f"max_memory_tokens must be an integer >= 1 or None, got {cap!r}")
 
     def history_limit(self, window: int) -> int:
         """The most tokens the active history may take before the manager reduces it.
@@ -101,11 +113,14 @@ class ContextBudget:
                 when known; the memory never takes more than the room they leave (less the reply's share).
 
         Returns:
-            ``memory_share`` of the window, capped by the room left; ``fallback_memory_tokens`` without a window.
+            ``memory_share`` of the window, at most ``max_memory_tokens``, capped by the room left;
+            ``fallback_memory_tokens`` without a window.
         """
         if window is None or window <= 0:
             return self.fallback_memory_tokens
         share = _part(window, self.memory_share)
+        if self.max_memory_tokens is not None:
+            share = min(share, self.max_memory_tokens)
         if used is None:
             return share
         room = window - _part(window, self.reply_share) - used

@@ -14,13 +14,20 @@ from strands_semantic_memory.errors import ConfigurationError
 shares = st.floats(0.0, 0.45, allow_nan=False)
 
 
-@given(memory=shares, reply=shares, window=st.integers(1, 2_000_000), used=st.one_of(st.none(), st.integers(0, 10**7)))
-def test_history_memory_and_reply_never_add_up_to_more_than_the_window(memory, reply, window, used):
-    budget = ContextBudget(memory_share=memory, reply_share=reply)
+@given(
+    memory=shares,
+    reply=shares,
+    window=st.integers(1, 2_000_000),
+    used=st.one_of(st.none(), st.integers(0, 10**7)),
+    cap=st.one_of(st.none(), st.integers(1, 10**6)),
+)
+def test_history_memory_and_reply_never_add_up_to_more_than_the_window(memory, reply, window, used, cap):
+    budget = ContextBudget(memory_share=memory, reply_share=reply, max_memory_tokens=cap)
     history = budget.history_limit(window)
     spent = budget.memory_tokens(window, used)
     memory_part, reply_part = math.floor(window * memory + 1e-9), math.floor(window * reply + 1e-9)
     assert 0 <= spent <= memory_part
+    assert cap is None or spent <= cap
     assert history + memory_part + reply_part == window
     if used is not None:
         # the memory never takes more than the room the call leaves, less the reply's share
@@ -37,6 +44,15 @@ def test_the_history_keeps_below_its_share_so_the_memory_fits():
     assert budget.memory_tokens(None) == budget.fallback_memory_tokens
 
 
+def test_a_large_window_gives_the_memory_at_most_its_cap_and_the_history_keeps_its_share():
+    budget = ContextBudget()
+    assert budget.memory_tokens(8000) == 4000  # below the cap: half the window
+    assert budget.memory_tokens(200_000) == 8000  # not 100,000 tokens of archived context in every call
+    assert budget.history_limit(200_000) == 90_000
+    assert ContextBudget(max_memory_tokens=None).memory_tokens(200_000) == 100_000
+    assert ContextBudget(max_memory_tokens=3000).memory_tokens(8000, used=7000) == 600  # the room still caps it
+
+
 @pytest.mark.parametrize(
     ("options", "name"),
     [
@@ -48,6 +64,9 @@ def test_the_history_keeps_below_its_share_so_the_memory_fits():
         ({"memory_share": 0.8, "reply_share": 0.2}, "memory_share \\+ reply_share"),
         ({"fallback_memory_tokens": 0}, "fallback_memory_tokens"),
         ({"fallback_memory_tokens": 2.5}, "fallback_memory_tokens"),
+        ({"max_memory_tokens": 0}, "max_memory_tokens"),
+        ({"max_memory_tokens": 1.5}, "max_memory_tokens"),
+        ({"max_memory_tokens": True}, "max_memory_tokens"),
     ],
 )
 def test_bad_shares_are_refused_with_the_options_name(options, name):
