@@ -186,8 +186,9 @@ def _loads(data: bytes | str) -> Any:
 
     For bytes starting with ``{``, ``json.loads`` decodes UTF-8 (or UTF-16/32 when the second byte is NUL, which
     UTF-8 JSON text cannot hold after ``{``) and hands the text to its decoder, which then only checks that nothing
-    but whitespace follows the value. Read here directly, such bytes cost about half; anything else (other bytes,
-    text, an error, or more after the value) is left to ``json.loads``, so the result and every error are its own.
+    but whitespace follows the value. Reading such bytes here directly takes about half the time; anything else
+    (other bytes, text, an error, or more after the value) is left to ``json.loads``, so the result and every error
+    are its own.
     """
     if isinstance(data, bytes) and data[:1] == b"{":
         try:

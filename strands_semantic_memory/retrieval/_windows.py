@@ -111,6 +111,7 @@ Sizes = tuple[int, ...]
 
 
 def _take(values: list[_T], positions: Sequence[int], run: slice | None) -> list[_T]:
+    """The values at ``positions``: the slice ``run`` when the positions are one run."""
     return values[run] if run is not None else [values[p] for p in positions]
 
 
@@ -118,7 +119,7 @@ def subset_window(window: ContextWindow, positions: Sequence[int], *, score: flo
     """A window of some of ``window``'s messages: those at ``positions`` (ascending indexes into its lists).
 
     Hits keep their scores; the subset's score is ``score`` when given, else its best hit's score, or the window's
-    score when it holds no hit.
+    score when it holds no hit. A run of positions given as a ``range`` is cut as slices.
 
     Raises:
         ValueError: If ``positions`` is empty.
