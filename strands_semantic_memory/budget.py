@@ -32,7 +32,7 @@ from strands.types.content import Message
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages._text import render_message
 
-__all__ = ["ContextBudget", "estimate_tokens", "history_tokens"]
+__all__ = ["ContextBudget", "estimate_tokens", "history_tokens", "tokens_for_length"]
 
 
 def estimate_tokens(text: str) -> int:
@@ -41,7 +41,12 @@ def estimate_tokens(text: str) -> int:
     The budget is kept with this local estimate, so keeping it never sends a request to a provider's
     token-counting service; ``reply_share`` absorbs its error.
     """
-    return math.ceil(len(text) / 4)
+    return tokens_for_length(len(text))
+
+
+def tokens_for_length(chars: int) -> int:
+    """``estimate_tokens`` of a text of ``chars`` characters, for a caller that knows the length but not the text."""
+    return math.ceil(chars / 4)
 
 
 def history_tokens(messages: Sequence[Message], system_prompt: Any = None) -> int:

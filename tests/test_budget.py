@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strands_semantic_memory.budget import ContextBudget, estimate_tokens, history_tokens
+from strands_semantic_memory.budget import ContextBudget, estimate_tokens, history_tokens, tokens_for_length
 from strands_semantic_memory.errors import ConfigurationError
 
 shares = st.floats(0.0, 0.45, allow_nan=False)
@@ -79,3 +79,8 @@ def test_the_estimate_counts_text_and_the_system_prompt_at_four_characters_per_t
     messages = [{"role": "user", "content": [{"text": "a" * 40}]}, {"role": "assistant", "content": [{"text": "b"}]}]
     assert history_tokens(messages) == 10 + 1
     assert history_tokens(messages, "s" * 8) == 13
+
+
+@given(st.text(max_size=200))
+def test_the_estimate_needs_only_the_length(text):
+    assert estimate_tokens(text) == tokens_for_length(len(text)) == math.ceil(len(text) / 4)

@@ -60,6 +60,7 @@ __all__ = [
     "CONTEXT_HEADER",
     "ENTRY_QUOTE",
     "QUESTION_PREFIX",
+    "MessageTexts",
     "QUOTE",
     "format_body",
     "format_message",
@@ -112,6 +113,8 @@ def quote(text: str, prefix: str = QUOTE) -> str:
         The quoted lines joined by newlines; at least one line, even for empty text.
     """
     lines = _safe(text).splitlines() or [""]
+    if "" not in lines:  # the common case, joined without a Python-level loop
+        return prefix + ("\n" + prefix).join(lines)
     return "\n".join(prefix + line if line else prefix.rstrip() for line in lines)
 
 
@@ -215,6 +218,55 @@ def format_window_message(
         show_dates=show_dates,
         quote_prefix=quote_prefix,
     )
+
+
+class MessageTexts:
+    """The formatted lines of retrieved messages, each message formatted once however often it is asked for.
+
+    Choosing what fits a budget sizes every candidate message (``message``), and the chosen ones then make the
+    body (``body``): with one instance per choice, each message is formatted once for both. Texts are kept by
+    archive index, so a window and the runs cut from it (``subset_window``) share them; an instance serves the
+    windows of one retrieval (where an archive index names one message), with one set of options.
+
+    Args:
+        include_metadata: Show ``[Message N, role]`` lines.
+        show_dates: Show dates from the windows' ``timestamps``.
+        quote_prefix: The prefix of each archived line (``QUOTE`` or ``ENTRY_QUOTE``).
+    """
+
+    def __init__(self, *, include_metadata: bool = True, show_dates: bool = False, quote_prefix: str = QUOTE) -> None:
+        """Create an empty cache for one choice of messages."""
+        self.include_metadata = include_metadata
+        self.show_dates = show_dates
+        self.quote_prefix = quote_prefix
+        self._texts: dict[int, str] = {}
+
+    def message(self, window: ContextWindow, position: int) -> str:
+        """``format_window_message`` of the message at ``position`` of ``window``, formatted on first use."""
+        if len(window.indices) != len(window.messages):  # no archive index per message to keep the text by
+            return self._format(window, position)
+        index = window.indices[position]
+        text = self._texts.get(index)
+        if text is None:
+            text = self._texts[index] = self._format(window, position)
+        return text
+
+    def _format(self, window: ContextWindow, position: int) -> str:
+        return format_window_message(
+            window,
+            position,
+            include_metadata=self.include_metadata,
+            show_dates=self.show_dates,
+            quote_prefix=self.quote_prefix,
+        )
+
+    def window(self, window: ContextWindow) -> str:
+        """``format_window`` of ``window``, from the messages' kept texts."""
+        return _join_messages([self.message(window, p) for p in range(len(window.messages))], self.quote_prefix)
+
+    def body(self, windows: Sequence[ContextWindow]) -> str:
+        """``format_body`` of ``windows`` (in conversation order), from the messages' kept texts."""
+        return format_body(windows, texts=[self.window(w) for w in windows], quote_prefix=self.quote_prefix)
 
 
 def _join_messages(texts: Sequence[str], quote_prefix: str) -> str:

@@ -3,7 +3,8 @@
 The budget comes from ``ContextBudget``: a share of the model's context window, never more than the room the call
 leaves; ``max_context_length`` (characters) and ``max_context_tokens`` cap it further when set. Messages the model
 already sees in the call are skipped, so every token spent on memory brings something the model lacks. The packing
-itself is ``pack_windows`` (pure, property-tested); this module sizes the pieces and checks the result.
+itself is ``pack_windows`` (pure, property-tested); this module sizes the pieces and writes the body, formatting
+each message once for both (``MessageTexts``).
 
 Tokens are estimated locally (``estimate_tokens``), so choosing the context never sends a request to a provider's
 token-counting service.
@@ -17,14 +18,15 @@ from typing import Any
 
 from strands.types.content import Message
 
-from strands_semantic_memory.budget import ContextBudget, estimate_tokens
-from strands_semantic_memory.formatting._block import context_block, format_body, format_window_message
+from strands_semantic_memory.budget import ContextBudget, estimate_tokens, tokens_for_length
+from strands_semantic_memory.formatting._block import MessageTexts, context_block
 from strands_semantic_memory.hook._turn import Turn
 from strands_semantic_memory.retrieval._windows import ContextWindow, pack_windows
 
 __all__ = ["InjectionSettings", "Selection", "select_windows", "tracking_ids"]
 
 GAP_PROBE = "[... 999999999 messages not shown ...]"  # the longest gap line, to bound its size
+SEPARATOR = "\n\n"  # what may follow a message in the body: a line break, and an empty line before the next
 OVERHEAD = context_block("", "")  # the block's own lines
 
 
@@ -94,12 +96,11 @@ def select_windows(
         char_budget = turn.char_cap if char_budget is None else min(char_budget, turn.char_cap)
     token_budget = _token_budget(settings, model, used, turn, kept_extra)
 
+    texts = MessageTexts(include_metadata=settings.include_metadata, show_dates=settings.show_dates)
+
     def sizes(window: ContextWindow, position: int) -> tuple[int, int]:
-        text = format_window_message(
-            window, position, include_metadata=settings.include_metadata, show_dates=settings.show_dates
-        )
-        text += "\n\n"  # with the separator that may follow it
-        return len(text), estimate_tokens(text)
+        chars = len(texts.message(window, position)) + len(SEPARATOR)  # with the separator that may follow it
+        return chars, tokens_for_length(chars)
 
     def skip(window: ContextWindow, position: int) -> bool:
         tracking_id = window.messages[position].get("tracking_id")
@@ -108,7 +109,7 @@ def select_windows(
     gap = GAP_PROBE + "\n"
     usable = [w for w in turn.windows if len(w.indices) == len(w.messages)]
     chosen, dropped = pack_windows(
-        usable, sizes, [char_budget, token_budget], gap=(len(gap), estimate_tokens(gap)), skip=skip
+        usable, sizes, [char_budget, token_budget], gap=(len(gap), estimate_tokens(gap)), skip=skip if seen else None
     )
-    body = format_body(chosen, include_metadata=settings.include_metadata, show_dates=settings.show_dates)
+    body = texts.body(chosen)  # the chosen messages were formatted once, when they were sized
     return Selection(chosen, dropped, body, estimate_tokens(body) if chosen else None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from typing import Any
 
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
@@ -21,13 +22,23 @@ __all__ = ["is_empty", "preview_turn", "search_turn"]
 logger = logging.getLogger(__name__)
 
 
-def is_empty(memory: SemanticMemory) -> bool:
-    """Whether nothing is archived yet, without asking the store once this memory has changed.
+_FOUND: weakref.WeakSet[SemanticMemory] = weakref.WeakSet()
+"""Memories counted non-empty once: they are searched from then on without counting first."""
 
-    A memory that archived or restored something (``version > 0``) is searched without counting first: counting is
-    a database round trip on PostgreSQL, and searching an archive whose messages were all forgotten finds nothing.
+
+def is_empty(memory: SemanticMemory) -> bool:
+    """Whether nothing is archived yet, asking the store only until the answer is known to be no.
+
+    A memory that archived or restored something (``version > 0``), or that was counted non-empty before (an
+    archive opened from a file or a database), is searched without counting first: counting is a database round
+    trip on PostgreSQL, and searching an archive whose messages were all forgotten finds nothing.
     """
-    return memory.version == 0 and len(memory) == 0
+    if memory.version > 0 or memory in _FOUND:
+        return False
+    if len(memory) == 0:
+        return True
+    _FOUND.add(memory)
+    return False
 
 
 async def search_turn(

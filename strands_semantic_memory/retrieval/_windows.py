@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from strands.types.content import Message
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -107,42 +110,70 @@ Sizes = tuple[int, ...]
 """A size in each budget's unit (for example characters and tokens), in the order the budgets are given."""
 
 
+def _take(values: list[_T], positions: Sequence[int], run: slice | None) -> list[_T]:
+    """The values at ``positions``: the slice ``run`` when the positions are one run."""
+    return values[run] if run is not None else [values[p] for p in positions]
+
+
 def subset_window(window: ContextWindow, positions: Sequence[int], *, score: float | None = None) -> ContextWindow:
     """A window of some of ``window``'s messages: those at ``positions`` (ascending indexes into its lists).
 
     Hits keep their scores; the subset's score is ``score`` when given, else its best hit's score, or the window's
-    score when it holds no hit.
+    score when it holds no hit. A run of positions given as a ``range`` is cut as slices.
 
     Raises:
         ValueError: If ``positions`` is empty.
     """
     if not positions:
         raise ValueError("a window needs at least one message")
-    indices = [window.indices[p] for p in positions]
-    chosen = set(indices)
-    pairs = [(i, s) for i, s in zip(window.hit_indices, window.hit_scores, strict=False) if i in chosen]
-    aligned = len(window.indices) == len(window.messages)
+    count = len(window.indices)
+    run = None  # a run of consecutive positions (a ``range``, as packing cuts them) is taken as slices
+    if isinstance(positions, range) and positions.step == 1 and positions.start >= 0 and positions.stop <= count:
+        run = slice(positions.start, positions.stop)
+    indices = _take(window.indices, positions, run)
+    messages = _take(window.messages, positions, run) if len(window.messages) == count else []
+    roles = _take(window.roles, positions, run) if len(window.roles) == count else []
+    timestamps = _take(window.timestamps, positions, run) if len(window.timestamps) == count else []
+    hit_indices: list[int] = []
+    hit_scores: list[float] = []
+    if window.hit_indices:
+        inside = set(indices)
+        for index, hit_score in zip(window.hit_indices, window.hit_scores, strict=False):
+            if index in inside:
+                hit_indices.append(index)
+                hit_scores.append(hit_score)
     return ContextWindow(
         start=indices[0],
         end=indices[-1],
-        messages=[window.messages[p] for p in positions] if aligned else [],
-        hit_indices=[i for i, _ in pairs],
-        score=score if score is not None else max((s for _, s in pairs), default=window.score),
+        messages=messages,
+        hit_indices=hit_indices,
+        score=score if score is not None else max(hit_scores, default=window.score),
         indices=indices,
-        hit_scores=[s for _, s in pairs],
-        roles=[window.roles[p] for p in positions] if len(window.roles) == len(window.indices) else [],
-        timestamps=[window.timestamps[p] for p in positions] if len(window.timestamps) == len(window.indices) else [],
+        hit_scores=hit_scores,
+        roles=roles,
+        timestamps=timestamps,
     )
 
 
-def _runs(positions: Iterable[int]) -> list[list[int]]:
-    """Ascending positions split into runs of consecutive ones."""
-    runs: list[list[int]] = []
-    for position in sorted(positions):
-        if runs and position == runs[-1][-1] + 1:
-            runs[-1].append(position)
-        else:
-            runs.append([position])
+def _distances(hit_positions: Sequence[int], count: int) -> list[float]:
+    """Each position's distance to the nearest of ``hit_positions`` (ascending); ``count`` for all without a hit."""
+    if not hit_positions:
+        return [float(count)] * count
+    return [float(min(abs(p - h) for h in hit_positions)) for p in range(count)]
+
+
+def _runs(flags: Sequence[bool]) -> list[range]:
+    """The runs of consecutive positions whose flag is set, in order."""
+    runs: list[range] = []
+    start = None
+    for position, flag in enumerate(flags):
+        if flag and start is None:
+            start = position
+        elif not flag and start is not None:
+            runs.append(range(start, position))
+            start = None
+    if start is not None:
+        runs.append(range(start, len(flags)))
     return runs
 
 
@@ -173,43 +204,52 @@ def pack_windows(
         ``(chosen, dropped)``: the chosen runs as windows in conversation order, and the runs left out (not
         skipped) as windows, most relevant window first.
     """
-    units: list[tuple[tuple[int, float, float, int], int, int]] = []
+    # One unit per message: (0, -score, 0, index) for a hit, (1, distance to the nearest hit, -window score, index)
+    # for a neighbour, then the window and the position; sorted, they are the order of consideration.
+    units: list[tuple[int, float, float, int, int, int]] = []
+    considered: list[list[bool]] = []
     for w, window in enumerate(windows):
+        indices = window.indices
         hit_score = dict(zip(window.hit_indices, window.hit_scores, strict=False))
-        hit_positions = [p for p, index in enumerate(window.indices) if index in hit_score]
-        for p, index in enumerate(window.indices):
+        distances = _distances([p for p, index in enumerate(indices) if index in hit_score], len(indices))
+        seen = [False] * len(indices)
+        for p, index in enumerate(indices):
             if skip is not None and skip(window, p):
                 continue
+            seen[p] = True
             if index in hit_score:
-                key = (0, -hit_score[index], 0.0, index)
+                units.append((0, -hit_score[index], 0.0, index, w, p))
             else:
-                distance = min((abs(p - h) for h in hit_positions), default=len(window.indices))
-                key = (1, float(distance), -window.score, index)
-            units.append((key, w, p))
+                units.append((1, distances[p], -window.score, index, w, p))
+        considered.append(seen)
     units.sort()
-    dimensions = len(budgets)
-    used = [0] * dimensions
-    runs_total = 0
-    chosen: set[tuple[int, int]] = set()
-    for key, w, p in units:
-        left, right = (w, p - 1) in chosen, (w, p + 1) in chosen
-        if key[0] == 1 and not (left or right):
+    limits = [(d, budget) for d, budget in enumerate(budgets) if budget is not None]
+    dimensions = range(len(budgets))
+    used = [0] * len(budgets)
+    runs_total = 0  # chosen runs so far: each after the first costs a gap
+    taken = [[False] * len(seen) for seen in considered]
+    for kind, _, _, _, w, p in units:
+        row = taken[w]
+        left = p > 0 and row[p - 1]
+        right = p + 1 < len(row) and row[p + 1]
+        if kind == 1 and not (left or right):
             continue  # a neighbour is shown only beside its passage
         runs_after = runs_total + 1 - left - right
+        gaps = (runs_after - 1 if runs_after > 1 else 0) - (runs_total - 1 if runs_total > 1 else 0)
         size = sizes(windows[w], p)
-        trial = [
-            used[d] + size[d] + gap[d] * (max(0, runs_after - 1) - max(0, runs_total - 1)) for d in range(dimensions)
-        ]
-        if all(budget is None or trial[d] <= budget for d, budget in enumerate(budgets)):
-            chosen.add((w, p))
+        trial = [used[d] + size[d] + gap[d] * gaps for d in dimensions]
+        for d, budget in limits:
+            if trial[d] > budget:
+                break
+        else:
+            row[p] = True
             used, runs_total = trial, runs_after
     picked: list[ContextWindow] = []
     dropped: list[tuple[float, int, ContextWindow]] = []
-    considered = {(w, p) for _, w, p in units}
     for w, window in enumerate(windows):
-        mine = [p for p in range(len(window.indices)) if (w, p) in chosen]
-        rest = [p for p in range(len(window.indices)) if (w, p) in considered and (w, p) not in chosen]
-        picked.extend(subset_window(window, run) for run in _runs(mine))
-        dropped.extend((-window.score, w, subset_window(window, run)) for run in _runs(rest))
+        row = taken[w]
+        left_out = [seen and not chosen for seen, chosen in zip(considered[w], row, strict=True)]
+        picked.extend(subset_window(window, run) for run in _runs(row))
+        dropped.extend((-window.score, w, subset_window(window, run)) for run in _runs(left_out))
     picked.sort(key=lambda window: window.start)
     return picked, [window for _, _, window in sorted(dropped, key=lambda item: (item[0], item[1]))]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,12 +12,18 @@ from strands_semantic_memory.formatting._block import (
     ARCHIVE_BEGIN,
     ARCHIVE_END,
     CONTEXT_HEADER,
+    ENTRY_QUOTE,
     QUESTION_PREFIX,
+    QUOTE,
+    MessageTexts,
+    format_body,
+    format_window,
+    format_window_message,
     format_windows,
     quote,
     render_context_block,
 )
-from strands_semantic_memory.retrieval._windows import ContextWindow
+from strands_semantic_memory.retrieval._windows import ContextWindow, subset_window
 
 HEADER_LINE = re.compile(r"\[(Message \d+, [A-Za-z][A-Za-z0-9_-]*)?(, )?(\d{4}-\d\d-\d\d \d\d:\d\d UTC)?\]")
 GAP_LINE = re.compile(r"\[\.\.\. \d+ messages? not shown \.\.\.\]")
@@ -195,3 +202,31 @@ def test_quote_marks_every_line_including_empty_ones_and_odd_breaks():
 def test_no_windows_leave_the_question_alone():
     assert render_context_block([], "What now?") == "What now?"
     assert format_windows([]) == ""
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=archived_text, prefix=st.sampled_from([QUOTE, ENTRY_QUOTE]))
+def test_quote_is_the_line_by_line_rule(text, prefix):
+    lines = re.sub("[\x00\ud800-\udfff]", "\ufffd", text).splitlines() or [""]
+    assert quote(text, prefix) == "\n".join(prefix + line if line else prefix.rstrip() for line in lines)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    windows=windows_strategy(),
+    include_metadata=st.booleans(),
+    show_dates=st.booleans(),
+    prefix=st.sampled_from([QUOTE, ENTRY_QUOTE]),
+)
+def test_kept_message_texts_give_the_same_lines_as_formatting_each_time(windows, include_metadata, show_dates, prefix):
+    options = {"include_metadata": include_metadata, "show_dates": show_dates, "quote_prefix": prefix}
+    timed = [replace(w, timestamps=[1.7e9 + 3600.0 * i if i % 2 else None for i in w.indices]) for w in windows]
+    texts = MessageTexts(**options)
+    for w in timed:  # asked for out of order and twice: each answer is the message's own lines
+        for position in [*reversed(range(len(w.messages))), 0]:
+            assert texts.message(w, position) == format_window_message(w, position, **options)
+    assert [texts.window(w) for w in timed] == [format_window(w, **options) for w in timed]
+    runs = [subset_window(w, range(len(w.indices))) for w in timed]  # what packing cuts shares the kept texts
+    assert texts.body(runs) == format_body(runs, **options)
+    unaligned = [replace(w, indices=[]) for w in timed]  # no index per message: formatted each time
+    assert MessageTexts(**options).body(unaligned) == format_body(unaligned, **options)

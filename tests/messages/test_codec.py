@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strands.types.session import decode_bytes_values, encode_bytes_values
 
-from strands_semantic_memory.messages._codec import BYTES_MARKER, ESCAPE_KEY, decode_message, encode_message
+from strands_semantic_memory.messages._codec import BYTES_MARKER, ESCAPE_KEY, _loads, decode_message, encode_message
 
 _text = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=40) | st.sampled_from(
     [BYTES_MARKER, ESCAPE_KEY, "data", "\\u005f", "\x00", "\ud800", 'a "quoted" \\ value']
@@ -88,3 +88,31 @@ def test_archives_written_before_the_escape_decode_as_before() -> None:
     data = b'{"role":"user","content":[{"image":{"source":{"bytes":{"__bytes_encoded__":true,"data":"AAE="}}}}]}'
     decoded: Any = decode_message(data)
     assert decoded["content"][0]["image"]["source"]["bytes"] == b"\x00\x01"
+
+
+def _outcome(read: Any, data: bytes) -> tuple[Any, ...]:
+    try:
+        return ("value", json.dumps(read(data)))
+    except ValueError as error:  # JSONDecodeError and UnicodeDecodeError
+        return ("error", type(error), str(error))
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=_json_values,
+    encoding=st.sampled_from(["utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-8-sig"]),
+    before=st.sampled_from(["", " ", "\n"]),
+    after=st.sampled_from(["", " ", "\n", "x", "}", "{}"]),
+    cut=st.integers(0, 3),
+)
+def test_archived_bytes_are_read_as_json_loads_reads_them(value, encoding, before, after, cut):
+    data = (before + json.dumps(value, ensure_ascii=False) + after).encode(encoding, "surrogatepass")
+    for variant in (data, data[: len(data) - cut], b"{" + data[1:]):
+        assert _outcome(_loads, variant) == _outcome(json.loads, variant)

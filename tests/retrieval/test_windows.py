@@ -2,7 +2,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strands_semantic_memory.retrieval._windows import ContextWindow, expand_and_merge, pack_windows, window_score
+from strands_semantic_memory.retrieval._windows import (
+    ContextWindow,
+    expand_and_merge,
+    pack_windows,
+    subset_window,
+    window_score,
+)
+from tests.support.windows import reference_pack_windows, reference_subset_window
 
 
 def test_example_ranges():
@@ -138,3 +145,90 @@ def test_a_tight_budget_takes_the_best_hits_alone():
     assert [(w.start, w.end) for w in chosen] == [(12, 12)]
     assert [w.hit_indices for w in chosen] == [[12]] and chosen[0].score == 0.9
     assert dropped[0].start == 10  # the more relevant window's left-out messages are listed first
+
+
+@st.composite
+def packing_case(draw):
+    """Disjoint windows (indices with holes, tied scores, roles and times aligned or not), sizes in 1-3 units,
+    budgets (some unlimited), a gap and messages to skip."""
+    windows, start = [], 0
+    for _ in range(draw(st.integers(0, 6))):
+        start += draw(st.integers(0, 4))
+        indices = sorted(start + o for o in draw(st.sets(st.integers(0, 9), min_size=1, max_size=7)))
+        hits = sorted(draw(st.sets(st.sampled_from(indices), min_size=1, max_size=3)))
+        scores = [draw(st.one_of(st.sampled_from([0.25, 0.5]), st.floats(0.01, 1.0))) for _ in hits]
+        length = len(indices)
+        windows.append(
+            ContextWindow(
+                start=indices[0],
+                end=indices[-1],
+                messages=[{"role": "user", "content": [{"text": f"m{i}"}], "tracking_id": f"t{i}"} for i in indices],
+                hit_indices=hits,
+                score=draw(st.sampled_from([max(scores), 0.5, max(scores) + 0.1])),
+                indices=indices,
+                hit_scores=scores,
+                roles=draw(st.sampled_from([["user"] * length, []])),
+                timestamps=draw(st.sampled_from([[float(i) for i in indices], []])),
+            )
+        )
+        start = indices[-1] + 2
+    units = draw(st.integers(1, 3))
+    every = [i for w in windows for i in w.indices]
+    sizes = {i: tuple(draw(st.integers(0, 40)) for _ in range(units)) for i in every}
+    budgets = [draw(st.one_of(st.none(), st.integers(0, 250))) for _ in range(units)]
+    gap = tuple(draw(st.integers(0, 12)) for _ in range(units))
+    skipped = draw(st.sets(st.sampled_from(every))) if every else set()
+    return windows, sizes, budgets, gap, skipped
+
+
+@given(packing_case())
+def test_packing_chooses_and_leaves_out_exactly_what_the_plain_rule_does(case):
+    windows, sizes, budgets, gap, skipped = case
+
+    def size(window, position):
+        return sizes[window.indices[position]]
+
+    def skip(window, position):
+        return window.indices[position] in skipped
+
+    for skip_rule in (None, skip):
+        found = pack_windows(windows, size, budgets, gap=gap, skip=skip_rule)
+        assert found == reference_pack_windows(windows, size, budgets, gap=gap, skip=skip_rule)
+
+
+@given(packing_case(), st.data())
+def test_a_subset_is_the_same_window_from_a_list_of_positions_or_a_run(case, data):
+    windows = case[0]
+    if not windows:
+        return
+    window = data.draw(st.sampled_from(windows))
+    count = len(window.indices)
+    positions = sorted(data.draw(st.sets(st.integers(0, count - 1), min_size=1)))
+    score = data.draw(st.one_of(st.none(), st.floats(0, 1)))
+    assert subset_window(window, positions, score=score) == reference_subset_window(window, positions, score)
+    low = data.draw(st.integers(0, count - 1))
+    high = data.draw(st.integers(low + 1, count))
+    run = range(low, high)
+    assert subset_window(window, run, score=score) == reference_subset_window(window, list(run), score)
+    unaligned = ContextWindow(
+        start=window.start,
+        end=window.end,
+        messages=window.messages[:-1],
+        hit_indices=window.hit_indices,
+        score=window.score,
+        indices=window.indices,
+        hit_scores=window.hit_scores,
+        roles=window.roles[:-1],
+        timestamps=window.timestamps,
+    )
+    assert subset_window(unaligned, run) == reference_subset_window(unaligned, list(run))
+    assert subset_window(unaligned, positions) == reference_subset_window(unaligned, positions)
+
+
+def test_at_equal_distance_the_more_relevant_windows_neighbour_comes_first():
+    weak, strong = _window(0, 3, {1: 0.9}), _window(10, 3, {11: 0.3})
+    strong = subset_window(strong, range(3), score=2.0)  # a window with many candidates inside ranks higher
+    for windows in ([weak, strong], [strong, weak]):
+        chosen, _ = pack_windows(windows, lambda w, p: (10,), [30], gap=(0,))
+        assert sorted(i for w in chosen for i in w.indices) == [1, 10, 11]
+        assert chosen == reference_pack_windows(windows, lambda w, p: (10,), [30], gap=(0,))[0]

@@ -1,0 +1,39 @@
+"""The archive search of a user turn: what it costs in database round trips on an archive opened from PostgreSQL."""
+
+from __future__ import annotations
+
+import psycopg
+
+from strands_semantic_memory import SemanticMemory, SemanticMemoryHook
+from tests.support.conversations import distractor_conversation
+from tests.support.postgres import RoundTrips, pg_memory
+from tests.support.stores import new_namespace
+
+QUESTIONS = ["What about the sourdough baking?", "Who reviews the job interview?", "the hiking trip plan"]
+
+
+def test_an_archive_opened_from_postgresql_is_counted_once_then_a_turn_is_two_round_trips(pg_uri, embedder):
+    """A process that opens an archive and has not archived yet counts it once, not on every turn."""
+    from strands_semantic_memory.stores.postgres import PostgresArchive
+
+    namespace = new_namespace("hook")
+    writer = pg_memory(pg_uri, embedder, namespace)
+    connection = psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0)  # as the pool's connections are
+    reader = SemanticMemory(embedder=embedder, store=PostgresArchive(pg_uri, namespace, connection=connection))
+    hook = SemanticMemoryHook(memory=reader)
+    try:
+        assert hook.preview("the hiking trip").windows == [], "nothing archived yet"
+        writer.archive(distractor_conversation(40))
+        writer.embed_pending()
+        assert reader.version == 0, "the reader changed nothing: it cannot know the archive is not empty"
+        assert hook.preview("warm up: the solar panels").windows, "counted again while it was empty: found"
+        counts = []
+        for question in QUESTIONS:
+            with RoundTrips(connection) as turn:
+                assert hook.preview(question).windows, question
+            counts.append(turn.count)
+        assert counts == [2] * len(QUESTIONS), "the search, then the windows' messages"
+    finally:
+        reader.close()
+        writer.close()
+        connection.close()
