@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import time
 import uuid
 import weakref
@@ -46,7 +45,7 @@ from strands.types.tools import AgentTool
 from typing_extensions import Unpack
 
 from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score, check_text
-from strands_semantic_memory.budget import ContextBudget, estimate_tokens, history_tokens
+from strands_semantic_memory.budget import ContextBudget, estimate_tokens, history_tokens, tokens_for_length
 from strands_semantic_memory.engine._memory import MemorySources, SemanticMemory
 from strands_semantic_memory.engine._options import DEFAULT_TOP_K, MemoryTunables
 from strands_semantic_memory.errors import ConfigurationError
@@ -186,11 +185,6 @@ def _kind(block: Any) -> str:
 
 
 _DEFAULT_BUDGET = ContextBudget()
-
-
-def _tokens(chars: int) -> int:
-    """Tokens of ``chars`` characters, at ``estimate_tokens``' four characters per token."""
-    return math.ceil(chars / 4)
 
 
 def _escaped_chars(text: str, *, attribute: bool = False) -> int:
@@ -507,15 +501,15 @@ class SemanticMemoryStore(MemoryStore):
         if not record.windows:
             return
         wrapper = self._wrapper_chars()
-        room = tokens - _tokens(len(_BLOCK_OVERHEAD) + wrapper)
+        room = tokens - tokens_for_length(len(_BLOCK_OVERHEAD) + wrapper)
         show_dates = self.show_dates
 
         def sizes(window: ContextWindow, position: int) -> tuple[int]:
             text = format_window_message(window, position, show_dates=show_dates, quote_prefix=ENTRY_QUOTE)
-            return (_tokens(_escaped_chars(text) + 1),)
+            return (tokens_for_length(_escaped_chars(text) + 1),)
 
         usable = [w for w in record.windows if len(w.indices) == len(w.messages)]
-        chosen, _ = pack_windows(usable, sizes, [max(0, room)], gap=(_tokens(wrapper),))
+        chosen, _ = pack_windows(usable, sizes, [max(0, room)], gap=(tokens_for_length(wrapper),))
         picked = {i for run in chosen for i in run.indices}
         kept: list[ContextWindow] = []
         for window in record.windows:
@@ -539,7 +533,7 @@ class SemanticMemoryStore(MemoryStore):
         if not entries:
             return 0
         chars = len(_BLOCK_OVERHEAD) + sum(self._wrapper_chars() + _escaped_chars(e.content) for e in entries)
-        return _tokens(chars)
+        return tokens_for_length(chars)
 
     def _entry(self, window: ContextWindow) -> MemoryEntry:
         text, shown, _ = render_windows(
