@@ -236,15 +236,14 @@ def _memory_manager(model: LoopModel, embedder: Any) -> Setup:
 
     from strands_semantic_memory import SemanticMemoryStore
 
-    memory = SemanticMemory(embedder=embedder)
-    store = SemanticMemoryStore(memory, writable=True)
+    store = SemanticMemoryStore(embedder=embedder)  # the documented setup: the store builds its memory
     agent = Agent(
         model=model,
         conversation_manager=SummarizingConversationManager(),
         memory_manager=MemoryManager(stores=[store], search_tool_config=False),
         callback_handler=None,
     )
-    return Setup(agent, memory)
+    return Setup(agent, store.memory)
 
 
 def _memory_manager_recommended(model: LoopModel, embedder: Any) -> Setup:
@@ -253,15 +252,14 @@ def _memory_manager_recommended(model: LoopModel, embedder: Any) -> Setup:
 
     from strands_semantic_memory import SemanticMemoryStore
 
-    memory = SemanticMemory(embedder=embedder)
-    store = SemanticMemoryStore(memory, writable=True)
+    store = SemanticMemoryStore(embedder=embedder)
     agent = Agent(
         model=model,
         conversation_manager=SummarizingConversationManager(proactive_compression=True),
         memory_manager=MemoryManager(stores=[store], search_tool_config=False, injection={"max_entries": 50}),
         callback_handler=None,
     )
-    return Setup(agent, memory)
+    return Setup(agent, store.memory)
 
 
 def _semantic(model: LoopModel, embedder: Any) -> Setup:

@@ -47,7 +47,7 @@ from typing_extensions import Unpack
 from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score, check_text
 from strands_semantic_memory.budget import ContextBudget, estimate_tokens, history_tokens, tokens_for_length
 from strands_semantic_memory.engine._memory import MemorySources, SemanticMemory
-from strands_semantic_memory.engine._options import DEFAULT_TOP_K, MemoryTunables
+from strands_semantic_memory.engine._options import BUILT_MEMORY_EMBEDDING, DEFAULT_TOP_K, MemoryTunables
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.formatting._block import ENTRY_QUOTE, format_window_message
 from strands_semantic_memory.formatting._tool_output import render_windows
@@ -267,7 +267,10 @@ class SemanticMemoryStore(MemoryStore):
     Batches are idempotent across retries: each message is keyed by ``AddMessagesContext.sequence_numbers``
     combined with an id unique to the agent run (renewed by ``initialize``, which Strands calls when the
     agent is built), so a retried batch is not archived twice, while two messages with the same text are both
-    archived. Use one store object per agent; several stores may share one memory.
+    archived. Use one store object per agent; several stores may share one memory. A store that builds its
+    memory embeds in the background (``embedding="background"``): a batch is committed, and searchable by its
+    words, when ``add_messages`` returns, and a thread embeds it off the agent's turn (``memory.embed_pending()``
+    waits for the vectors). ``close`` stops that thread, then closes the archive.
 
     **Sharing an archive.** ``SemanticMemoryStore(memory=manager.memory)`` serves the archive that a
     ``SemanticSummarizingConversationManager`` fills (and its hook
@@ -324,7 +327,8 @@ class SemanticMemoryStore(MemoryStore):
                 else ``ContextBudget()`` (memory 0.5 of the window, reply 0.05). Applies when the store knows its
                 agent (a writable store with extraction).
             **memory_options: Options for the new ``SemanticMemory`` (``embedding_model``, ``store``,
-                ``archive_path``, ...). Not allowed together with ``memory``.
+                ``archive_path``, ...). ``embedding`` defaults to ``"background"`` here (``"inline"``: a batch is
+                embedded before ``add_messages`` returns). Not allowed together with ``memory``.
 
         Raises:
             ConfigurationError: If an option has the wrong type or is out of range (the message names the option
@@ -347,7 +351,11 @@ class SemanticMemoryStore(MemoryStore):
             check_flag(flag, value)
         check_instance("budget", budget, ContextBudget, "a ContextBudget or None")
         owns_memory = memory is None
-        self._memory: SemanticMemory = memory if memory is not None else SemanticMemory(**memory_options)
+        if memory is None:
+            memory_options.setdefault("embedding", BUILT_MEMORY_EMBEDDING)
+            memory = SemanticMemory(**memory_options)
+        self._memory: SemanticMemory = memory
+        self._owns_memory = owns_memory
         self.name: str = name
         self.description: str | None = description
         self.max_search_results: int | None = max_search_results
@@ -631,6 +639,16 @@ class SemanticMemoryStore(MemoryStore):
             context_radius=self.context_radius,
             min_score=self.min_score,
         )
+
+    def close(self) -> None:
+        """Close the memory, if this store built it (not a ``memory`` given to it): ``SemanticMemory.close``.
+
+        Its embedding thread stops after its batch and never uses the archive again, then the archive's
+        connections and files are released. Messages still waiting for their vectors stay archived, found by
+        their words; a durable archive embeds them when it is opened again.
+        """
+        if self._owns_memory:
+            self._memory.close()
 
     def __repr__(self) -> str:
         return f"SemanticMemoryStore(name={self.name!r}, writable={self.writable}, messages={len(self._memory)})"

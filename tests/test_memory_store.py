@@ -17,9 +17,14 @@ from strands_semantic_memory import SemanticMemory, SemanticSummarizingConversat
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.memory_store import KEEP_TOOL_TRAFFIC, SemanticMemoryStore
 from strands_semantic_memory.messages._text import render_message
+from tests.support.context_manager import FACT, QUESTION, planning_turns
 from tests.support.conversations import PLANTED_TURN, REFERENCE, distractor_conversation, text_message
-from tests.support.embedders import CountingEmbedder
+from tests.support.embedders import CountingEmbedder, RecordingEmbedder
+from tests.support.processes import killed_after
 from tests.support.scripted_model import ScriptedModel, ToolCall
+from tests.support.stores import new_namespace
+
+WORKER = "semantic-memory-embedding"  # the memory's embedding thread
 
 
 def run(coroutine):
@@ -148,7 +153,7 @@ class ThreadRecordingEmbedder(CountingEmbedder):
 
 def test_engine_calls_run_off_the_event_loop(embedder):
     recording = ThreadRecordingEmbedder(embedder)
-    store = SemanticMemoryStore(embedder=recording)
+    store = SemanticMemoryStore(embedder=recording, embedding="inline")  # add_messages embeds in its own call
 
     async def scenario():
         loop_thread = threading.get_ident()
@@ -159,6 +164,96 @@ def test_engine_calls_run_off_the_event_loop(embedder):
     loop_thread = run(scenario())
     assert recording.document_calls and recording.query_calls
     assert loop_thread not in recording.threads
+
+
+def test_a_store_building_its_memory_embeds_off_the_turn_and_finds_a_batch_by_its_words_at_once(embedder):
+    held = RecordingEmbedder(embedder, hold=True)
+    store = SemanticMemoryStore(embedder=held)
+    assert store.memory.options.embedding == "background"
+    batch = [text_message("user", FACT), text_message("assistant", "Noted.")]
+    try:
+        indices = run(store.add_messages(batch, AddMessagesContext(sequence_numbers=[0, 1])))
+        assert held.started.wait(60), "the memory's thread picked the batch up"
+        assert held.threads == [WORKER] and store.memory.stats().pending_embedding_count == 2
+        entries = run(store.search("grew up in Lisbon"))  # lexically, before the vectors exist
+        assert entries and entries[0].metadata["hit_indices"] == [indices[0]]
+        assert run(store.search(QUESTION)) == [], "no vector yet: the paraphrase finds nothing"
+    finally:
+        held.release.set()
+    assert store.memory.embed_pending() == 2, "embed_pending waits for the thread's batch"
+    entries = run(store.search(QUESTION))
+    assert entries and FACT in entries[0].content and held.threads == [WORKER]
+    worker = store.memory._queue._worker
+    store.close()
+    assert not worker.is_alive(), "close stops the thread the store's memory started"
+
+
+def test_embedding_inline_is_still_an_option_and_a_given_memory_keeps_its_own_and_stays_open(embedder):
+    inline = SemanticMemoryStore(embedder=embedder, embedding="inline")
+    run(inline.add_messages([text_message("user", FACT)], AddMessagesContext(sequence_numbers=[0])))
+    assert inline.memory.stats().pending_embedding_count == 0, "embedded before add_messages returned"
+    given = SemanticMemory(embedder=embedder, embedding="background")
+    store = SemanticMemoryStore(memory=given, writable=True)
+    assert store.memory.options.embedding == "background"
+    store.close()  # not its memory: nothing is closed
+    recording = RecordingEmbedder(embedder)
+    reused = SemanticMemoryStore(memory=SemanticMemory(embedder=recording, embedding="background"), writable=True)
+    reused.close()
+    run(reused.add_messages([text_message("user", FACT)], AddMessagesContext(sequence_numbers=[0])))
+    assert recording.started.wait(60) and recording.threads == [WORKER], "its thread still embeds"
+    reused.memory.close()
+    inline.close()
+
+
+KILLED_STORE = """
+import asyncio, json, os, threading
+from strands.memory import AddMessagesContext
+from strands_semantic_memory import SemanticMemoryStore
+from tests.support.conversations import text_message
+from tests.support.embedders import NeverEmbeds
+if {kind!r} == "sqlite":
+    store = SemanticMemoryStore(embedder=NeverEmbeds(), archive_path={path!r})
+else:
+    from strands_semantic_memory.stores.postgres import PostgresArchive
+    store = SemanticMemoryStore(embedder=NeverEmbeds(), store=PostgresArchive({uri!r}, {namespace!r}))
+batch = [text_message(role, text) for role, text in {batch!r}]
+asyncio.run(store.add_messages(batch, AddMessagesContext(sequence_numbers=list(range(len(batch))))))
+os.write(1, (json.dumps({{"archived": len(store.memory)}}) + chr(10)).encode())
+threading.Event().wait()
+"""
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "pgvector"])
+def test_a_process_killed_before_the_vectors_land_loses_nothing_and_they_are_embedded_at_open(
+    kind, embedder, tmp_path, request
+):
+    from strands_semantic_memory.stores.postgres import PostgresArchive
+
+    path = str(tmp_path / "archive.sqlite3")
+    uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
+    namespace = new_namespace("killed-store")
+    batch = [("user", FACT), ("assistant", "Noted."), *(("user", turn) for turn in planning_turns(1)[:4])]
+    script = KILLED_STORE.format(kind=kind, path=path, uri=uri, namespace=namespace, batch=batch)
+    lines = killed_after(script, 2)
+    assert {"archived": len(batch)} in lines and any("embedding" in line for line in lines), lines
+
+    def open_store(with_embedder, **options):
+        if kind == "sqlite":
+            return SemanticMemoryStore(embedder=with_embedder, archive_path=path, **options)
+        return SemanticMemoryStore(embedder=with_embedder, store=PostgresArchive(uri, namespace), **options)
+
+    inline = open_store(embedder, embedding="inline")  # opens without embedding anything
+    assert inline.memory.stats().pending_embedding_count == len(batch), "every message kept, none embedded"
+    assert [(m["role"], render_message(m)) for _, m in inline.memory.messages()] == batch
+    inline.close()
+    recording = RecordingEmbedder(embedder)
+    reopened = open_store(recording)
+    assert recording.started.wait(60), "opening the archive started embedding it, with no archive or search"
+    reopened.memory.embed_pending()
+    assert recording.threads[0] == WORKER and reopened.memory.stats().pending_embedding_count == 0
+    entries = run(reopened.search(QUESTION))
+    assert entries and FACT in entries[0].content
+    reopened.close()
 
 
 @tool

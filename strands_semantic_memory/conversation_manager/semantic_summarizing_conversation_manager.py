@@ -31,7 +31,12 @@ from strands_semantic_memory.conversation_manager._session_state import dump_ses
 from strands_semantic_memory.conversation_manager._summarizer import MessageFilter
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder
 from strands_semantic_memory.engine._memory import SemanticMemory
-from strands_semantic_memory.engine._options import DEFAULT_CONTEXT_RADIUS, DEFAULT_TOP_K, EmbeddingMode
+from strands_semantic_memory.engine._options import (
+    BUILT_MEMORY_EMBEDDING,
+    DEFAULT_CONTEXT_RADIUS,
+    DEFAULT_TOP_K,
+    EmbeddingMode,
+)
 from strands_semantic_memory.errors import ConfigurationError, StateError
 from strands_semantic_memory.retrieval._ranking_options import Retrieval
 from strands_semantic_memory.retrieval._rerank import Reranker
@@ -67,7 +72,7 @@ _ARCHIVE_DEFAULTS: dict[str, Any] = {
     "store": None,
     "reranker": None,
     "archive_path": None,
-    "embedding": "background",
+    "embedding": BUILT_MEMORY_EMBEDDING,
 }
 
 
@@ -115,7 +120,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         store: ArchiveStore | None = None,
         reranker: Reranker | None = None,
         archive_path: str | os.PathLike[str] | None = None,
-        embedding: EmbeddingMode = "background",
+        embedding: EmbeddingMode = BUILT_MEMORY_EMBEDDING,
         memory: SemanticMemory | None = None,
         budget: ContextBudget | None = None,
         warm_up: bool = False,

@@ -21,6 +21,12 @@ in step: a message is embedded by one of them, and ``drain`` (``embed_pending``)
 thread has in hand. A streak of failures is logged once at warning level, and the messages stay pending
 (searchable lexically; a durable archive keeps them pending across a restart). At interpreter exit the threads
 are stopped after their current batch.
+
+Closing (``close``, before the memory closes its store): the thread is asked to stop and joined for up to
+``STOP_TIMEOUT`` seconds, so the batch in hand is normally stored. From then on the thread never calls the store
+again: a batch still being embedded when the wait ends is dropped (its messages stay pending, and a durable
+archive embeds them when it is opened again). A store closed under the thread would otherwise be used after its
+close, and a PostgreSQL store reopens its connection pool on use: a pool nobody closes.
 """
 
 from __future__ import annotations
@@ -65,6 +71,10 @@ IDLE_SECONDS = 60.0
 the next archive starts a new one."""
 
 _live_queues: weakref.WeakSet[EmbeddingQueue] = weakref.WeakSet()
+
+
+class _Detached(Exception):
+    """Raised in the background thread at a store call once ``close`` has detached the queue from its store."""
 
 
 def _permanent(error: BaseException) -> bool:
@@ -120,6 +130,9 @@ class EmbeddingQueue:
         self._stopping = False
         self._retried: float | None = None
         self._worker: threading.Thread | None = None
+        self._store_use = threading.Lock()
+        """Held by the background thread around each store call; ``close`` takes it to detach the store."""
+        self._detached = False
         self._mode = "inline"
 
     @classmethod
@@ -212,7 +225,11 @@ class EmbeddingQueue:
             self._signal.notify_all()
 
     def close(self, timeout: float = STOP_TIMEOUT) -> None:
-        """Stop the background thread after its current batch; what is still pending stays pending.
+        """Stop the background thread after its current batch, and keep it from the store from then on.
+
+        When this returns, the thread makes no further store call (the store may be closed): a batch it is still
+        embedding after ``timeout`` is dropped when it ends. What is still pending stays pending. No thread is
+        started again; ``drain`` still embeds in the caller's thread.
 
         Args:
             timeout: Seconds to wait for the batch in hand.
@@ -224,7 +241,11 @@ class EmbeddingQueue:
         if worker is not None and worker is not threading.current_thread():
             worker.join(timeout)
             if worker.is_alive():
-                logger.warning("seconds=<%.0f> | the embedding thread did not stop in time", timeout)
+                logger.warning(
+                    "seconds=<%.0f> | the embedding thread did not stop in time; its batch stays pending", timeout
+                )
+        with self._store_use:  # waits for a store call in progress, never for an embedding
+            self._detached = True
         _live_queues.discard(self)
 
     def _work(self) -> None:
@@ -261,13 +282,16 @@ class EmbeddingQueue:
         """Embed batches until none is pending, a failure stops the run, or ``close`` is called."""
         assert self._target is not None
         store, lock, on_embedded = self._target
+        guarded = _WorkerLock(self, lock)
         try:
             while not self._stopping:
-                updated, failed = self._run_once(store, lock)
+                updated, failed = self._run_once(store, guarded)
                 if updated:
                     on_embedded(updated)
                 if failed is not None or not updated:
                     return
+        except _Detached:
+            logger.debug("the memory was closed during a batch; its messages stay pending")
         except Exception as error:  # storing vectors failed: the messages stay pending, the thread goes on
             with self._state_lock:
                 first = self._last_failure is None
@@ -466,3 +490,32 @@ class EmbeddingQueue:
                 vectors[index] = matrix[row : row + count]
                 row += count
         return vectors, errors
+
+
+class _WorkerLock(AbstractContextManager[None]):
+    """The store lock as the background thread takes it: refused once ``close`` has detached the store.
+
+    Every store call of the thread is made inside it, so ``close`` (which takes ``_store_use`` to detach) waits for
+    a call in progress and no call starts after it.
+    """
+
+    def __init__(self, queue: EmbeddingQueue, lock: AbstractContextManager[object]) -> None:
+        self._queue = queue
+        self._lock = lock
+
+    def __enter__(self) -> None:
+        use = self._queue._store_use
+        use.acquire()
+        try:
+            if self._queue._detached:
+                raise _Detached
+            self._lock.__enter__()
+        except BaseException:
+            use.release()
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            self._lock.__exit__(*exc_info)  # type: ignore[arg-type]
+        finally:
+            self._queue._store_use.release()

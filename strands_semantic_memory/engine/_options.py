@@ -27,6 +27,10 @@ the manager's ``message_context_radius``)."""
 EmbeddingMode = Literal["inline", "background"]
 """When ``archive`` embeds: ``"inline"`` before it returns, ``"background"`` in the memory's embedding thread."""
 EMBEDDING_MODES: tuple[str, ...] = get_args(EmbeddingMode)
+BUILT_MEMORY_EMBEDDING: EmbeddingMode = "background"
+"""The ``embedding`` of a memory that an agent-facing entry point builds for itself (the conversation manager,
+``SemanticMemoryStore``, ``SemanticStorage``; a ready ``memory=`` keeps its own): what an agent archives during
+a turn is committed and searchable lexically at once, and embedded off the turn's path."""
 
 
 def _positive_int(name: str, value: Any, minimum: int = 1) -> None:
@@ -93,7 +97,8 @@ class MemoryOptions:
         embedding: ``"inline"`` (default): ``archive`` embeds before it returns, so a search right after it
             uses the vectors. ``"background"``: ``archive`` returns after the commit (the messages are searchable
             lexically at once) and a background thread embeds them in batches; ``embed_pending()`` waits for it.
-            The conversation manager archives in the background whatever this says (see its ``embedding``).
+            The memory that the conversation manager, ``SemanticMemoryStore`` or ``SemanticStorage`` builds for
+            itself embeds in the background unless told otherwise (``BUILT_MEMORY_EMBEDDING``).
     """
 
     top_k: int = DEFAULT_TOP_K

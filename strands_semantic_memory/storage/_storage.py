@@ -12,11 +12,17 @@ backslashes refused with ``StorageError``); ``list`` returns full keys, sorted; 
 shares the entries and scopes keys, listing and search to its prefix; a failure raises ``StorageError`` with the
 library's error chained.
 
-Every call runs in a worker thread (``asyncio.to_thread``): writes and searches embed (the first one loads the
+A write commits the entry (bytes and lexical terms) and returns; the memory a storage builds for itself embeds
+the entry's text in its background thread, in batches (``embedding="background"``), so no write embeds inside the
+agent's turn. Until its vector lands an entry is found by its words; ``memory.embed_pending()`` waits for the
+vectors. ``close`` stops that thread before it closes the archive.
+
+Every call runs in a worker thread (``asyncio.to_thread``): a search embeds the query (the first one loads the
 model, seconds), a durable or shared archive does file or network I/O, and a read waits for the key table's lock
-while a write embeds. Measured in process on a loaded 2-core machine (load average 17): a read took 0.008 ms on
-the event loop and 0.29 ms through a thread, a write 60 ms (one embedding), a search 4 ms; the hop costs little
-beside either, and a read on the loop could block it for a whole embedding (seconds for the first).
+while a write runs (and embeds, with ``embedding="inline"``). Measured in process on a loaded 2-core machine (load
+average 17): a read took 0.008 ms on the event loop and 0.29 ms through a thread, an inline write 60 ms (one
+embedding), a search 4 ms; the hop costs little beside either, and a read on the loop could block it for a whole
+embedding (seconds for the first).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from strands.types.exceptions import StorageError
 
 from strands_semantic_memory.embeddings import Embedder
 from strands_semantic_memory.engine import SemanticMemory
+from strands_semantic_memory.engine._options import BUILT_MEMORY_EMBEDDING
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages import render_message, tokenize
 from strands_semantic_memory.storage._context import TurnScope
@@ -132,7 +139,9 @@ class SemanticStorage:
     (the bytes, the vectors and the lexical entries, on every archive). ``search`` returns at most ``max_results``
     entries, best first, that share a word with the query (stemmed, stopwords ignored) or are at least
     ``min_similarity`` close to it in meaning; ``score`` is the engine's hybrid relevance (higher is better) and
-    ``data`` the entry's bytes.
+    ``data`` the entry's bytes. A storage that builds its memory embeds in the background: an entry is found by
+    its words as soon as its write returns, and by meaning once its vector lands (``memory.embed_pending()``
+    waits for it). Call ``close`` when done with it.
     """
 
     def __init__(
@@ -160,8 +169,9 @@ class SemanticStorage:
             unindexed_prefixes: Keys under these prefixes are kept exactly but not indexed (default: Strands'
                 session snapshots, ``session/``).
             **memory_options: Further ``SemanticMemory`` arguments (``embedding_model``, ``retrieval``,
-                ``top_k`` and ``context_radius`` for the hook, ...). Eviction limits are refused: a storage keeps
-                every entry until it is deleted.
+                ``top_k`` and ``context_radius`` for the hook, ...). ``embedding`` defaults to ``"background"``
+                here (``"inline"``: a write embeds its entry before it returns). Eviction limits are refused: a
+                storage keeps every entry until it is deleted.
 
         Raises:
             ConfigurationError: If an option is out of range, ``memory`` comes with arguments that build one, or
@@ -183,6 +193,7 @@ class SemanticStorage:
         _without_limits(memory_options, memory)
         self._owns_memory = memory is None
         if memory is None:
+            memory_options.setdefault("embedding", BUILT_MEMORY_EMBEDDING)
             memory = SemanticMemory(embedder=embedder, store=store, archive_path=archive_path, **memory_options)
         self._memory = memory
         self._table = KeyTable(memory)
@@ -346,6 +357,11 @@ class SemanticStorage:
         return TurnScope.of(self._prefix, messages, keep)
 
     def close(self) -> None:
-        """Release the archive's connections and files, if this storage opened it (not a ``memory`` given to it)."""
+        """Close the memory, if this storage built it (not a ``memory`` given to it): ``SemanticMemory.close``.
+
+        Its embedding thread stops after its batch and never uses the archive again, then the archive's
+        connections and files are released. Entries still waiting for their vectors stay archived, found by their
+        words; a durable archive embeds them when it is opened again.
+        """
         if self._owns_memory:
-            self._memory.archive_store.close()
+            self._memory.close()

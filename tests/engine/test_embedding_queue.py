@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -123,6 +124,15 @@ def test_repeated_failures_in_the_background_warn_once(embedder, caplog):
     assert memory.stats().pending_embedding_count == 3
 
 
+def _stop_requested(queue) -> None:
+    """Wait until ``close`` (in another thread) has asked the embedding thread to stop."""
+    for _ in range(60_000):
+        if queue._stopping:
+            return
+        time.sleep(0.001)
+    raise AssertionError("close never asked the embedding thread to stop")
+
+
 def test_close_lets_the_batch_in_hand_finish_and_keeps_the_rest_pending(embedder):
     held = RecordingEmbedder(embedder, hold=True)
     memory = SemanticMemory(embedder=held, embedding="background")
@@ -131,12 +141,50 @@ def test_close_lets_the_batch_in_hand_finish_and_keeps_the_rest_pending(embedder
     memory.archive([text_message("user", "second batch, still waiting")])
     queue = memory._queue
     worker = queue._worker
-    queue.close(timeout=0)  # asks the thread to stop while it still holds the first batch
+    closer = threading.Thread(target=memory.close)
+    closer.start()
+    _stop_requested(queue)  # close now waits for the batch the thread holds
     held.release.set()
-    worker.join(60)
-    assert not worker.is_alive() and not queue.background
+    closer.join(120)
+    assert not closer.is_alive() and not worker.is_alive() and not queue.background
     assert held.document_calls == 1 and memory.stats().pending_embedding_count == 1 and len(memory) == 2
     assert memory.embed_pending() == 1, "what the thread left is embedded on request"
+
+
+def test_a_batch_still_embedding_when_close_stops_waiting_is_dropped_and_the_closed_store_never_touched(
+    make_memory, embedder, caplog
+):
+    held = RecordingEmbedder(embedder, hold=True)
+    memory = make_memory(embedder=held, embedding="background")
+    store = memory.archive_store
+    memory.archive([text_message("user", "my locker code is QX-5521")])
+    assert held.started.wait(60)
+    queue = memory._queue
+    worker = queue._worker
+    with caplog.at_level(logging.DEBUG, logger="strands_semantic_memory"):
+        queue.close(timeout=0)  # memory.close() with a batch that outlasts its wait: the thread still embeds
+        store.close()
+        held.release.set()
+        worker.join(60)
+    assert not worker.is_alive()
+    assert not [r for r in caplog.records if "storing vectors failed" in r.getMessage()], "no call on the closed store"
+    assert any("closed during a batch" in r.getMessage() for r in caplog.records)
+    if type(store).__name__ == "PostgresArchive":
+        from strands_semantic_memory.stores.postgres import PostgresArchive
+
+        assert store._connections._pool is None, "the thread reopened no connection pool"
+        store = PostgresArchive(store.dsn, store.namespace)
+    elif type(store).__name__ == "SqliteArchive":
+        from strands_semantic_memory.stores import SqliteArchive
+
+        store = SqliteArchive(store.path)
+    else:
+        assert memory.stats().pending_embedding_count == 1, "the dropped batch is still pending"
+        return
+    reopened = SemanticMemory(embedder=embedder, store=store)
+    assert len(reopened) == 1 and reopened.stats().pending_embedding_count == 1, "kept, waiting for its vector"
+    assert reopened.embed_pending() == 1
+    reopened.close()
 
 
 def test_inline_mode_embeds_before_archive_returns_on_the_callers_thread(embedder):
@@ -190,24 +238,10 @@ def test_warm_up_of_an_unavailable_model_raises_and_shows_in_stats(tmp_path):
     assert memory.stats().degraded is not None
 
 
-class _NeverEmbeds:
-    """Stands in for the bundled model (same id and dimension) and never finishes embedding."""
-
-    model_id = "sentence-transformers/all-MiniLM-L6-v2"
-    dimension = 384
-
-    def embed_documents(self, texts):
-        os.write(1, (json.dumps({"embedding": len(texts)}) + "\n").encode())  # one write: never interleaved
-        threading.Event().wait()
-
-    def embed_queries(self, texts):
-        threading.Event().wait()
-
-
 KILLED_BEFORE_EMBEDDING = """
 import json, os, sys, threading
 from strands_semantic_memory import SemanticMemory
-from tests.engine.test_embedding_queue import _NeverEmbeds
+from tests.support.embedders import NeverEmbeds
 from tests.support.conversations import text_message
 if {kind!r} == "sqlite":
     from strands_semantic_memory.stores import SqliteArchive
@@ -215,7 +249,7 @@ if {kind!r} == "sqlite":
 else:
     from strands_semantic_memory.stores.postgres import PostgresArchive
     store = PostgresArchive({uri!r}, {namespace!r})
-memory = SemanticMemory(embedder=_NeverEmbeds(), store=store, embedding="background")
+memory = SemanticMemory(embedder=NeverEmbeds(), store=store, embedding="background")
 memory.archive([text_message("user", f"fact {{i}}: the vault code is VC-{{i}}0{{i}}") for i in range(5)])
 os.write(1, (json.dumps({{"archived": len(memory)}}) + chr(10)).encode())
 threading.Event().wait()

@@ -132,6 +132,7 @@ def test_a_fact_summarized_away_comes_back_by_meaning(make_storage):
     stash_keys = asyncio.run(storage.list(""))
     fact_key = next(k for k in stash_keys if json.loads(asyncio.run(storage.read(k))) == {"text": FACT})
     assert fact_key not in keyword_keys, "Strands' keyword search misses the paraphrase"
+    storage.memory.embed_pending()  # the stash's vectors land off the turns; a test waits for them
 
     agent(QUESTION)
 
@@ -161,6 +162,7 @@ def test_the_conversation_tools_search_the_storage(make_storage):
     agent(FACT)
     for turn in TOPICS[:3]:
         agent(turn)
+    storage.memory.embed_pending()  # the stash's vectors land off the turns; a test waits for them
     agent(QUESTION)
     results = [
         block["toolResult"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import psycopg
@@ -17,8 +18,11 @@ from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages import render_message
 from strands_semantic_memory.storage import SemanticStorage
+from strands_semantic_memory.stores.postgres import PostgresArchive
 from strands_semantic_memory.tools._conversation_tools import forget_text, search_text
-from tests.support.stores import vector_owners
+from tests.support.embedders import RecordingEmbedder
+from tests.support.processes import killed_after
+from tests.support.stores import new_namespace, vector_owners
 
 SECRET = "ZQ-7731-PASSPORT"
 FACT = b"I was born and raised in Lisbon, in a flat near the river."
@@ -29,6 +33,9 @@ FILLER = [
     b"The database migration finished without errors.",
     b"Rust lifetimes tie a reference to the data it borrows.",
 ]
+
+
+WORKER = "semantic-memory-embedding"  # the memory's embedding thread
 
 
 def run(coroutine):
@@ -75,6 +82,7 @@ def test_meaning_finds_what_keywords_miss(make_storage):
             await store.write("notes/home.md", FACT)
             for n, text in enumerate(FILLER):
                 await store.write(f"notes/{n}.md", text)
+        storage.memory.embed_pending()  # the vectors land off the writes' path; meaning needs them
         return await storage.search(PARAPHRASE), await keyword.search(PARAPHRASE)
 
     ours, theirs = run(fill())
@@ -202,7 +210,114 @@ def test_a_durable_archive_keeps_entries_across_processes(store_kind, embedder, 
     assert run(reopened.list("")) == expected
     if store_kind == "sqlite":
         assert run(reopened.read("notes/home")) == FACT
+        reopened.memory.embed_pending()  # what was left pending at close is embedded at open; wait for it
         assert [r.key for r in run(reopened.search(PARAPHRASE))] == ["notes/home"]
+    reopened.close()
+
+
+def test_a_write_is_found_by_its_words_at_once_and_by_meaning_once_its_vector_lands(make_storage, embedder):
+    held = RecordingEmbedder(embedder, hold=True)
+    storage = make_storage(embedder=held)
+    assert storage.memory.options.embedding == "background", "a storage that builds its memory embeds off the turn"
+    try:
+        run(storage.write("notes/home", FACT))
+        assert held.started.wait(60), "the memory's thread picked the entry up"
+        for n, text in enumerate(FILLER):
+            run(storage.write(f"notes/{n}", text))
+        assert held.threads == [WORKER], "no write embedded: every document call so far is the thread's"
+        assert storage.memory.stats().vector_count == 0
+        assert [r.key for r in run(storage.search("raised in Lisbon"))] == ["notes/home"], "by its words, at once"
+        assert run(storage.search(PARAPHRASE)) == [], "no vector yet: a paraphrase finds nothing"
+    finally:
+        held.release.set()
+    storage.memory.embed_pending()  # waits for the thread's batch and embeds the rest
+    assert storage.memory.stats().pending_embedding_count == 0
+    assert [r.key for r in run(storage.search(PARAPHRASE))] == ["notes/home"]
+
+
+def test_embedding_inline_is_still_an_option_and_a_given_memory_keeps_its_own(embedder):
+    inline = SemanticStorage(embedder=embedder, embedding="inline")
+    run(inline.write("notes/home", FACT))
+    assert inline.memory.stats().pending_embedding_count == 0, "embedded before the write returned"
+    assert [r.key for r in run(inline.search(PARAPHRASE))] == ["notes/home"]
+    given = SemanticMemory(embedder=embedder)
+    assert SemanticStorage(given).memory.options.embedding == given.options.embedding == "inline"
+    inline.close()
+
+
+def test_close_waits_for_the_batch_in_hand_and_the_thread_never_reopens_the_archive(make_storage, embedder):
+    held = RecordingEmbedder(embedder, hold=True)
+    storage = make_storage(embedder=held)
+    store = storage.memory.archive_store
+    run(storage.write("notes/home", FACT))
+    assert held.started.wait(60)
+    worker = storage.memory._queue._worker
+    closer = threading.Thread(target=storage.close)
+    closer.start()
+    held.release.set()
+    closer.join(120)
+    assert not closer.is_alive() and not worker.is_alive(), "close returned once the thread had ended"
+    if make_storage.kind == "in_memory":
+        assert storage.memory.stats().pending_embedding_count == 0
+        return
+    if make_storage.kind == "pgvector":
+        assert store._connections._pool is None, "no pool was reopened after close"
+        reopened = SemanticStorage(
+            embedder=RecordingEmbedder(embedder), store=PostgresArchive(store.dsn, store.namespace)
+        )
+    else:
+        reopened = SemanticStorage(embedder=RecordingEmbedder(embedder), archive_path=store.path)
+    assert reopened.memory.stats().pending_embedding_count == 0, "the batch in hand was stored before the close"
+    assert [r.key for r in run(reopened.search(PARAPHRASE))] == ["notes/home"]
+    assert reopened.memory.embedder.document_calls == 0
+    reopened.close()
+
+
+KILLED_STORAGE = """
+import asyncio, json, os, threading
+from strands_semantic_memory.storage import SemanticStorage
+from tests.support.embedders import NeverEmbeds
+if {kind!r} == "sqlite":
+    storage = SemanticStorage(embedder=NeverEmbeds(), archive_path={path!r})
+else:
+    from strands_semantic_memory.stores.postgres import PostgresArchive
+    storage = SemanticStorage(embedder=NeverEmbeds(), store=PostgresArchive({uri!r}, {namespace!r}))
+async def fill():
+    for key, data in {entries!r}:
+        await storage.write(key, data)
+asyncio.run(fill())
+os.write(1, (json.dumps({{"written": len(storage.memory)}}) + chr(10)).encode())
+threading.Event().wait()
+"""
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "pgvector"])
+def test_a_process_killed_before_the_vectors_land_loses_no_entry_and_they_are_embedded_at_open(
+    kind, embedder, tmp_path, request
+):
+    path = str(tmp_path / "stash.sqlite3")
+    uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
+    namespace = new_namespace("killed-storage")
+    entries = [("notes/home", FACT), *((f"notes/{n}", text) for n, text in enumerate(FILLER))]
+    script = KILLED_STORAGE.format(kind=kind, path=path, uri=uri, namespace=namespace, entries=entries)
+    lines = killed_after(script, 2)
+    assert {"written": len(entries)} in lines and any("embedding" in line for line in lines), lines
+
+    def open_storage(with_embedder, **options):
+        if kind == "sqlite":
+            return SemanticStorage(embedder=with_embedder, archive_path=path, **options)
+        return SemanticStorage(embedder=with_embedder, store=PostgresArchive(uri, namespace), **options)
+
+    inline = open_storage(embedder, embedding="inline")  # opens without embedding anything
+    assert inline.memory.stats().pending_embedding_count == len(entries), "every entry kept, none embedded"
+    assert {key: run(inline.read(key)) for key in run(inline.list(""))} == dict(entries)
+    inline.close()
+    recording = RecordingEmbedder(embedder)
+    reopened = open_storage(recording)
+    assert recording.started.wait(60), "opening the archive started embedding it, with no write or search"
+    reopened.memory.embed_pending()
+    assert recording.threads[0] == WORKER and reopened.memory.stats().pending_embedding_count == 0
+    assert [r.key for r in run(reopened.search(PARAPHRASE))] == ["notes/home"]
     reopened.close()
 
 
@@ -331,6 +446,7 @@ def test_strands_context_offloader_keeps_offloaded_results_findable(embedder):
     assert len(keys) == 1
     content, content_type = _unframe_content(run(storage.read(keys[0])))
     assert (content, content_type) == (REPORT.encode(), "text/plain")
+    storage.memory.embed_pending()  # the offloaded text is embedded off the turn; the paraphrase needs its vector
     assert [r.key for r in run(storage.search("why did the data protection run break?"))] == keys
 
 

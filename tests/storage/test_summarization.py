@@ -45,11 +45,11 @@ def build(make_storage, strategy, *, max_input_chars=WINDOW * 4, window=WINDOW, 
     return agent, hook, model
 
 
-def play(agent) -> None:
-    agent("Hello, let's get organised today.")  # message 0: Strands' summarization never removes it
-    agent(FACT)
-    for turn in TOPICS:
+def play(agent, hook) -> None:
+    """The conversation; between turns the storage's vectors land (its thread embeds off the turn; waited for here)."""
+    for turn in ["Hello, let's get organised today.", FACT, *TOPICS]:  # message 0: never summarized away
         agent(turn)
+        hook.memory.embed_pending()
 
 
 def split(request) -> tuple[list[dict], str, str]:
@@ -70,7 +70,7 @@ def chat_requests(model) -> list[dict]:
 def test_history_memory_and_call_fit_the_window_and_a_summarized_fact_comes_back(make_storage):
     budget = ContextBudget()
     agent, hook, model = build(make_storage, BudgetSummarization())
-    play(agent)
+    play(agent, hook)
     agent(QUESTION)
 
     history = "\n".join(render_message(m) for m in agent.messages)
@@ -96,7 +96,7 @@ def test_history_memory_and_call_fit_the_window_and_a_summarized_fact_comes_back
 def test_the_hook_spends_the_strategys_budget(make_storage):
     budget = ContextBudget(memory_share=0.2)
     agent, hook, model = build(make_storage, BudgetSummarization(budget))
-    play(agent)
+    play(agent, hook)
     agent(QUESTION)
 
     blocks = [split(r)[2] for r in chat_requests(model)]
@@ -108,10 +108,10 @@ def test_the_hook_spends_the_strategys_budget(make_storage):
 
 
 def test_fewer_summary_calls_and_a_longer_history_than_strands_preset_with_the_hook(make_storage):
-    ours, _, ours_model = build(make_storage, BudgetSummarization())
-    preset, _, preset_model = build(make_storage, "proactive_summarization")
-    play(ours)
-    play(preset)
+    ours, ours_hook, ours_model = build(make_storage, BudgetSummarization())
+    preset, preset_hook, preset_model = build(make_storage, "proactive_summarization")
+    play(ours, ours_hook)
+    play(preset, preset_hook)
 
     def summaries(model) -> int:
         return sum(is_context_summary(r["system_prompt"]) for r in model.requests)
@@ -126,8 +126,8 @@ def test_fewer_summary_calls_and_a_longer_history_than_strands_preset_with_the_h
 
 
 def test_without_a_declared_window_only_an_overflow_summarizes(make_storage):
-    agent, _, model = build(make_storage, BudgetSummarization(), max_input_chars=3000, window=None)
-    play(agent)
+    agent, hook, model = build(make_storage, BudgetSummarization(), max_input_chars=3000, window=None)
+    play(agent, hook)
     assert model.overflows >= 1
     history = "\n".join(render_message(m) for m in agent.messages)
     assert "[Summarized:" in history

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 from collections.abc import Sequence
 
@@ -83,3 +85,20 @@ class WarmUpRecorder(CountingEmbedder):
         self.inner.warm_up()
         self.warmed_on.append(threading.current_thread().name)
         self.warmed.set()
+
+
+class NeverEmbeds:
+    """Stands in for the bundled model (same id and dimension) and never finishes embedding: for a child process that
+    is killed while its embedding thread holds a batch. Each document call writes ``{"embedding": n}`` to stdout."""
+
+    model_id = "sentence-transformers/all-MiniLM-L6-v2"
+    dimension = 384
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        os.write(1, (json.dumps({"embedding": len(texts)}) + "\n").encode())  # one write: never interleaved
+        threading.Event().wait()
+        raise AssertionError("unreachable")
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        threading.Event().wait()
+        raise AssertionError("unreachable")
