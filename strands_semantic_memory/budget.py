@@ -13,8 +13,9 @@ Example, a model with ``context_window_limit=8000`` tokens and the defaults::
     reply         0.05 x 8000 =  400 tokens
 
 With a large window the memory's share is capped at ``max_memory_tokens`` (8,000 by default): half of a
-200,000-token window would put up to 100,000 tokens of archived context into every call, and pay for them. The
-history keeps its share either way.
+200,000-token window would put up to 100,000 tokens of archived context into every call, and pay for them. What
+the cap leaves goes to the history (182,000 tokens of that window's 200,000), so the manager does not summarize
+earlier than the window needs.
 
 When the model does not declare its window, the manager reduces only when the model reports an overflow (as
 Strands does), and the hook spends at most ``fallback_memory_tokens``.
@@ -45,7 +46,14 @@ def estimate_tokens(text: str) -> int:
 
 
 def tokens_for_length(chars: int) -> int:
-    """``estimate_tokens`` of a text of ``chars`` characters, for a caller that knows the length but not the text."""
+    """``estimate_tokens`` of a text of ``chars`` characters, for a caller that knows the length but not the text.
+
+    Args:
+        chars: The text's length in characters.
+
+    Returns:
+        Tokens at four characters per token, rounded up.
+    """
     return math.ceil(chars / 4)
 
 
@@ -67,9 +75,10 @@ class ContextBudget:
         reply_share: Share kept free for the model's reply and for token-estimate error (0-0.5).
         fallback_memory_tokens: Tokens of archived context when the model's window is unknown.
         max_memory_tokens: The most tokens of archived context one call may carry, whatever the window (None: no
-            cap beyond the share). Default 8,000: twice the memory of the largest window the LoCoMo-in-the-loop
-            benchmark measures (4,000 tokens of an 8,000-token window delivered 95 % of the evidence there), so it
-            changes nothing up to a 16,000-token window and bounds the cost of every call above it.
+            cap beyond the share; it also bounds ``fallback_memory_tokens``). Default 8,000: twice the memory of
+            the largest window the LoCoMo-in-the-loop benchmark measures (4,000 tokens of an 8,000-token window
+            delivered up to 95 % of the evidence there), so with the default share it changes nothing up to a
+            16,000-token window and bounds the cost of every call above it. The room it leaves goes to the history.
     """
 
     memory_share: float = 0.5
@@ -105,9 +114,15 @@ class ContextBudget:
             window: The model's context window, in tokens.
 
         Returns:
-            What the window holds besides the memory's and the reply's shares.
+            What the window holds besides the memory's part (its share, at most ``max_memory_tokens``) and the
+            reply's share.
         """
-        return window - _part(window, self.memory_share) - _part(window, self.reply_share)
+        return window - self._memory_part(window) - _part(window, self.reply_share)
+
+    def _memory_part(self, window: int) -> int:
+        """The memory's share of ``window``, at most ``max_memory_tokens``."""
+        share = _part(window, self.memory_share)
+        return share if self.max_memory_tokens is None else min(share, self.max_memory_tokens)
 
     def memory_tokens(self, window: int | None, used: int | None = None) -> int:
         """The most tokens of archived context one model call may carry.
@@ -122,10 +137,9 @@ class ContextBudget:
             ``fallback_memory_tokens`` without a window.
         """
         if window is None or window <= 0:
-            return self.fallback_memory_tokens
-        share = _part(window, self.memory_share)
-        if self.max_memory_tokens is not None:
-            share = min(share, self.max_memory_tokens)
+            cap = self.max_memory_tokens
+            return self.fallback_memory_tokens if cap is None else min(self.fallback_memory_tokens, cap)
+        share = self._memory_part(window)
         if used is None:
             return share
         room = window - _part(window, self.reply_share) - used

@@ -26,6 +26,8 @@ def test_history_memory_and_reply_never_add_up_to_more_than_the_window(memory, r
     history = budget.history_limit(window)
     spent = budget.memory_tokens(window, used)
     memory_part, reply_part = math.floor(window * memory + 1e-9), math.floor(window * reply + 1e-9)
+    if cap is not None:
+        memory_part = min(memory_part, cap)  # what the cap leaves goes to the history
     assert 0 <= spent <= memory_part
     assert cap is None or spent <= cap
     assert history + memory_part + reply_part == window
@@ -48,8 +50,11 @@ def test_a_large_window_gives_the_memory_at_most_its_cap_and_the_history_keeps_i
     budget = ContextBudget()
     assert budget.memory_tokens(8000) == 4000  # below the cap: half the window
     assert budget.memory_tokens(200_000) == 8000  # not 100,000 tokens of archived context in every call
-    assert budget.history_limit(200_000) == 90_000
-    assert ContextBudget(max_memory_tokens=None).memory_tokens(200_000) == 100_000
+    assert budget.history_limit(200_000) == 182_000  # the room the cap leaves goes to the history
+    assert budget.history_limit(8000) == 3600
+    uncapped = ContextBudget(max_memory_tokens=None)
+    assert uncapped.memory_tokens(200_000) == 100_000 and uncapped.history_limit(200_000) == 90_000
+    assert ContextBudget(max_memory_tokens=500).memory_tokens(None) == 500  # the cap bounds the fallback too
     assert ContextBudget(max_memory_tokens=3000).memory_tokens(8000, used=7000) == 600  # the room still caps it
 
 

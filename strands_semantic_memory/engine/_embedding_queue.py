@@ -84,9 +84,16 @@ def _permanent(error: BaseException) -> bool:
 
 @atexit.register
 def _stop_all() -> None:
-    """At exit, let every background thread finish its batch (a daemon thread killed mid-write could not)."""
-    for queue in list(_live_queues):
-        queue.close()
+    """At exit, let every background thread finish its batch (a daemon thread killed mid-write could not).
+
+    Every thread is asked to stop first, so they finish their batches together rather than one after another; a
+    thread whose archive ends with the process (in process) is not waited for: its vectors would die with it.
+    """
+    queues = list(_live_queues)
+    for queue in queues:
+        queue.request_stop()
+    for queue in queues:
+        queue.close(timeout=STOP_TIMEOUT if queue.persistent_target else 0.0)
 
 
 class EmbeddingQueue:
@@ -224,6 +231,18 @@ class EmbeddingQueue:
                 _live_queues.add(self)
             self._signal.notify_all()
 
+    @property
+    def persistent_target(self) -> bool:
+        """Whether the queue stores vectors into an archive that outlives the process (a file or a database)."""
+        target = self._target
+        return target is not None and bool(target[0].persistent)
+
+    def request_stop(self) -> None:
+        """Ask the background thread to stop after its current batch, without waiting (``close`` waits)."""
+        with self._signal:
+            self._stopping = True
+            self._signal.notify_all()
+
     def close(self, timeout: float = STOP_TIMEOUT) -> None:
         """Stop the background thread after its current batch, and keep it from the store from then on.
 
@@ -234,9 +253,8 @@ class EmbeddingQueue:
         Args:
             timeout: Seconds to wait for the batch in hand.
         """
+        self.request_stop()
         with self._signal:
-            self._stopping = True
-            self._signal.notify_all()
             worker = self._worker
         if worker is not None and worker is not threading.current_thread():
             worker.join(timeout)
@@ -496,7 +514,8 @@ class _WorkerLock(AbstractContextManager[None]):
     """The store lock as the background thread takes it: refused once ``close`` has detached the store.
 
     Every store call of the thread is made inside it, so ``close`` (which takes ``_store_use`` to detach) waits for
-    a call in progress and no call starts after it.
+    a call in progress and no call starts after it. The store lock is taken first and ``_store_use`` second, the
+    order a caller of ``close`` that holds the store lock takes them in, so the two never wait for each other.
     """
 
     def __init__(self, queue: EmbeddingQueue, lock: AbstractContextManager[object]) -> None:
@@ -504,18 +523,16 @@ class _WorkerLock(AbstractContextManager[None]):
         self._lock = lock
 
     def __enter__(self) -> None:
+        self._lock.__enter__()
         use = self._queue._store_use
         use.acquire()
-        try:
-            if self._queue._detached:
-                raise _Detached
-            self._lock.__enter__()
-        except BaseException:
+        if self._queue._detached:
             use.release()
-            raise
+            self._lock.__exit__(None, None, None)
+            raise _Detached
 
     def __exit__(self, *exc_info: object) -> None:
         try:
-            self._lock.__exit__(*exc_info)  # type: ignore[arg-type]
-        finally:
             self._queue._store_use.release()
+        finally:
+            self._lock.__exit__(*exc_info)  # type: ignore[arg-type]

@@ -335,9 +335,10 @@ class SemanticMemory:
     def close(self) -> None:
         """Stop the background embedding thread after its batch, then close the store.
 
-        The thread makes no store call once the store closes (a batch it is still embedding after 30 seconds is
-        dropped), and none is started again: messages still pending stay pending, a durable archive embeds them
-        when it is opened again, and ``embed_pending()`` embeds them in the calling thread.
+        The thread makes no store call once the store closes (a batch it is still embedding after the embedding
+        queue's ``STOP_TIMEOUT``, 30 seconds, is dropped), and none is started again: messages still pending stay
+        pending, a durable archive embeds them when it is opened again, and ``embed_pending()`` embeds them in the
+        calling thread.
         """
         self._queue.close()
         self._archive.close()

@@ -219,7 +219,8 @@ class SemanticStorage:
             prefix: Prefix to prepend to every key (nested under this view's prefix).
 
         Returns:
-            The scoped view, marked as namespaced for Strands (which then does not add its own prefix).
+            The scoped view, marked as namespaced for Strands (which then does not add its own prefix). Closing
+            the view leaves the memory open: the storage it came from owns it.
 
         Raises:
             StorageError: If the prefix holds a backslash or a ``..`` segment.
@@ -228,6 +229,7 @@ class SemanticStorage:
         scoped = copy.copy(self)
         scoped._prefix = f"{self._prefix}{normalized}/" if normalized else self._prefix
         scoped._namespaced = NAMESPACED
+        scoped._owns_memory = False
         return scoped
 
     def _full_key(self, key: str) -> str:

@@ -273,6 +273,18 @@ def test_close_waits_for_the_batch_in_hand_and_the_thread_never_reopens_the_arch
     reopened.close()
 
 
+def test_closing_a_namespaced_view_leaves_the_shared_memory_and_its_embedding_open(make_storage):
+    storage = make_storage()
+    view = storage.namespace("agent-1")
+    view.close()
+    run(storage.write("notes/home", FACT))  # the storage that built the memory still writes
+    worker = storage.memory._queue._worker
+    assert worker is not None and worker.is_alive() and worker.name == WORKER, "the write started the embedding"
+    storage.memory.embed_pending()
+    assert [r.key for r in run(storage.search(PARAPHRASE))] == ["notes/home"]
+    storage.close()
+
+
 KILLED_STORAGE = """
 import asyncio, json, os, threading
 from strands_semantic_memory.storage import SemanticStorage
