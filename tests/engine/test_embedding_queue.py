@@ -187,6 +187,41 @@ def test_a_batch_still_embedding_when_close_stops_waiting_is_dropped_and_the_clo
     reopened.close()
 
 
+def test_close_called_while_holding_the_store_lock_returns_and_the_thread_then_stops(embedder):
+    held = RecordingEmbedder(embedder, hold=True)
+    memory = SemanticMemory(embedder=held, embedding="background")
+    memory.archive([text_message("user", "my locker code is QX-5521")])
+    assert held.started.wait(60)
+    queue, worker = memory._queue, memory._queue._worker
+    with memory._store_lock:  # e.g. a caller inside a write transaction: the thread's store call must wait
+        held.release.set()
+        closer = threading.Thread(target=queue.close, kwargs={"timeout": 0})
+        closer.start()
+        closer.join(60)
+        assert not closer.is_alive(), "close did not wait for the thread's store call to get the lock"
+    worker.join(60)
+    assert not worker.is_alive() and memory.stats().pending_embedding_count == 1, "the batch stays pending"
+
+
+def test_exit_asks_every_thread_to_stop_and_does_not_wait_for_an_in_process_archive(embedder, monkeypatch):
+    from strands_semantic_memory.engine import _embedding_queue
+
+    monkeypatch.setattr(_embedding_queue, "STOP_TIMEOUT", 3600.0)  # a wait would outlast the test
+    held = RecordingEmbedder(embedder, hold=True)
+    memories = [SemanticMemory(embedder=held, embedding="background") for _ in range(2)]
+    for memory in memories:
+        memory.archive([text_message("user", "the garden needs water")])
+    assert held.started.wait(60)
+    stopper = threading.Thread(target=_embedding_queue._stop_all)
+    stopper.start()
+    stopper.join(60)
+    assert not stopper.is_alive(), "the in-process archives' vectors would die with the process: no wait"
+    assert all(memory._queue._stopping for memory in memories), "every thread was asked to stop"
+    held.release.set()
+    for memory in memories:
+        memory.close()
+
+
 def test_inline_mode_embeds_before_archive_returns_on_the_callers_thread(embedder):
     recording = RecordingEmbedder(embedder)
     memory = SemanticMemory(embedder=recording)
