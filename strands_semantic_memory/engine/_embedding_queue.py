@@ -258,7 +258,7 @@ class EmbeddingQueue:
             worker = self._worker
         if worker is not None and worker is not threading.current_thread():
             worker.join(timeout)
-            if worker.is_alive():
+            if worker.is_alive() and timeout > 0:  # asked not to wait (an in-process archive at exit): no news
                 logger.warning(
                     "seconds=<%.0f> | the embedding thread did not stop in time; its batch stays pending", timeout
                 )

@@ -370,3 +370,23 @@ def test_a_process_ending_while_the_threads_work_exits_cleanly_and_loses_nothing
     reopened.embed_pending()
     assert reopened.stats().pending_embedding_count == 0
     reopened.close()
+
+
+IN_PROCESS_EXIT = """
+from strands_semantic_memory import SemanticMemory
+memory = SemanticMemory(embedding="background")
+memory.archive([{"role": "user", "content": [{"text": "the garden needs water"}]}])
+memory.embed_pending()  # the thread is now idle, waiting for work
+"""
+
+
+def test_a_process_with_an_idle_in_process_memory_exits_at_once_and_silently():
+    result = subprocess.run(
+        [sys.executable, "-c", IN_PROCESS_EXIT],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
