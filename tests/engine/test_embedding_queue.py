@@ -5,16 +5,10 @@ Real model throughout: the embedders are the bundled model wrapped to record, pa
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 
@@ -23,9 +17,9 @@ from strands_semantic_memory.embeddings import SentenceTransformerEmbedder, Vect
 from strands_semantic_memory.errors import ModelUnavailableError
 from tests.support.conversations import text_message
 from tests.support.embedders import CountingEmbedder, FlakyEmbedder, RecordingEmbedder
+from tests.support.processes import killed_after, run_script
 
 WORKER = "semantic-memory-embedding"
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_archive_returns_before_embedding_and_lexical_search_finds_the_message_at_once(make_memory, embedder):
@@ -301,18 +295,7 @@ def test_a_process_killed_before_embedding_loses_nothing_and_the_archive_is_embe
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
     namespace = new_namespace("killed")
     script = KILLED_BEFORE_EMBEDDING.format(kind=kind, path=path, uri=uri, namespace=namespace)
-    child = subprocess.Popen(
-        [sys.executable, "-c", script],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        lines = [json.loads(child.stdout.readline()) for _ in range(2)]  # archived, and the thread is embedding
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.communicate(timeout=60)
+    lines = killed_after(script, 2)  # archived, and the thread is embedding
     assert {"archived": 5} in lines and {"embedding": 5} in lines
 
     def reopen(with_embedder, **options):
@@ -354,14 +337,7 @@ def test_a_process_ending_while_the_threads_work_exits_cleanly_and_loses_nothing
     """Native code left running in a thread the interpreter abandons at exit can abort the process: the warm-up
     thread is joined and the embedding thread stopped after its batch, so the process ends normally."""
     path = str(tmp_path / "archive.sqlite3")
-    result = subprocess.run(
-        [sys.executable, "-c", ENDS_WHILE_WORKING.format(path=path)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=600,
-        check=False,
-    )
+    result = run_script(ENDS_WHILE_WORKING.format(path=path))
     assert result.returncode == 0 and result.stderr == "", result.stderr
     from strands_semantic_memory.stores import SqliteArchive
 
@@ -381,12 +357,5 @@ memory.embed_pending()  # the thread is now idle, waiting for work
 
 
 def test_a_process_with_an_idle_in_process_memory_exits_at_once_and_silently():
-    result = subprocess.run(
-        [sys.executable, "-c", IN_PROCESS_EXIT],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=600,
-        check=False,
-    )
+    result = run_script(IN_PROCESS_EXIT)
     assert result.returncode == 0 and result.stderr == "", result.stderr

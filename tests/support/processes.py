@@ -1,4 +1,5 @@
-"""A child Python process that reports JSON lines and is then killed: how the tests stop a process mid-work."""
+"""Child Python processes: one that reports JSON lines and is then killed (how the tests stop a process mid-work),
+and one run to its end (how the tests watch a process exit)."""
 
 from __future__ import annotations
 
@@ -62,3 +63,23 @@ def killed_after(script: str, lines: int, *, wait: float = 120.0) -> list[Any]:
         assert child.stderr is not None
         raise AssertionError(f"{problem}; its stderr:\n{child.stderr.read()}")
     return got
+
+
+def run_script(script: str, *, timeout: float = 600.0) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` in a new interpreter (this repository importable) to its end, its output captured as text.
+
+    Args:
+        script: Python source.
+        timeout: Seconds the child may take (a child that hangs fails the test).
+
+    Returns:
+        The finished process: ``returncode``, ``stdout``, ``stderr``.
+    """
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=timeout,
+        check=False,
+    )
