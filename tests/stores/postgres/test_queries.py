@@ -1,5 +1,5 @@
 """The search statement against a real PostgreSQL: filters, agreement with an independent search, the lexical
-scan budget, and the context formula in SQL against the one Python formula."""
+scan budget, the context formula in SQL against the one Python formula, and the neighbourhoods it answers."""
 
 import numpy as np
 import psycopg
