@@ -5,6 +5,12 @@ database without bound: a writer blocked by another session's row lock fails aft
 that runs away is cancelled after ``statement_timeout``; both become
 ``StoreError`` and the transaction is rolled back (nothing committed).
 
+Every connection also gets ``jit = off``: the store's statements run in milliseconds, and the planner's estimate
+for the search statement (which cannot know how many rows each neighbourhood range holds) passes the server's
+default ``jit_above_cost``, so on a server built with LLVM the statement would be compiled, at a cost of tens of
+milliseconds, whenever it is planned for its parameters (its first executions on each connection, and every one
+with ``prepare_threshold=None``).
+
 Pooled connections (``psycopg_pool``) are in autocommit mode, so a read is one statement and one round trip;
 writes open a transaction explicitly, and send their statements in a pipeline where they can. Because each call
 takes its own connection, the store is safe to call from several threads: a search does not queue behind a writer
@@ -140,14 +146,15 @@ class Connections:
     # ------------------------------------------------------------------ opening
 
     def configure(self, connection: Any) -> None:
-        """Set the timeouts and register the ``vector`` type on a new connection."""
+        """Set the timeouts and ``jit = off``, and register the ``vector`` type on a new connection."""
         from pgvector.psycopg import register_vector
 
         autocommit = connection.autocommit
         connection.autocommit = True
         try:
             connection.execute(
-                "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
+                "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false), "
+                "set_config('jit', 'off', false)",
                 (_milliseconds(self.lock_timeout), _milliseconds(self.statement_timeout)),
             )
             register_vector(connection)

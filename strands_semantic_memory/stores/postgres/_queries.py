@@ -153,11 +153,15 @@ def candidates_sql(plan: Plan) -> str:
 def _context_ctes(plan: Plan, where: str) -> list[str]:
     """The neighbours within ``radius`` of the ``leading`` strongest candidates (``retrieval._ranking.strongest``).
 
-    The neighbours are read in one primary-key scan (``idx = ANY(...)``, as ``similarities`` does; per-neighbour
-    lateral lookups cost about 2 ms more at 100k messages): each one's message row and vector rows tell whether it
-    is live (its message row exists) and accepted by the filter, and its best-chunk cosine. Candidates are left
-    out (what the engine needs of them is already in the answer). Parameters: ``radius``, ``leading``,
-    ``weight``, ``power``, ``ns``, ``q`` (with a vector) and the filter's.
+    Each leading candidate's neighbourhood is read as one primary-key range (``idx BETWEEN idx - radius AND
+    idx + radius``): one index descent per candidate instead of one per neighbour (an ``idx = ANY(...)`` list of
+    the ~900 neighbours of 150 candidates at 100k messages touched 5,600 buffers against 3,400, and took 1 ms
+    more). Its rows tell whether a neighbour is live (its message row exists) and accepted by the filter, and its
+    best-chunk cosine; the similarity is computed per row, before the grouping, so only narrow rows are grouped.
+    Candidates are left out (what the engine needs of them is already in the answer). Overlapping neighbourhoods
+    read a row twice, which neither ``bool_or`` nor ``max`` counts. ``OFFSET 0`` keeps the range scan a lateral
+    subquery (flattened, the planner may join the whole namespace to the ranges). Parameters: ``radius``,
+    ``leading``, ``weight``, ``power``, ``ns``, ``q`` (with a vector) and the filter's.
     """
     sides, joins, parts = [], [], []
     if plan.dense:
@@ -178,15 +182,14 @@ def _context_ctes(plan: Plan, where: str) -> list[str]:
             "(1 - %(weight)s) * power(greatest(coalesce(l.score / CASE WHEN b.best > 0 THEN b.best ELSE 1 END, 0), 0), "
             "%(power)s)"
         )
-    score = "max(-(embedding <#> %(q)s))" if plan.vector else "NULL::float8"
+    score = "-(embedding <#> %(q)s)" if plan.vector else "NULL::float8"
     return [
         f"around AS (SELECT p.idx FROM ({' UNION '.join(sides)}) AS p {' '.join(joins)} "
         f"ORDER BY {' + '.join(parts)} DESC, p.idx LIMIT %(leading)s)",
-        "nearby AS (SELECT a.idx + o AS idx FROM around AS a, "
-        "generate_series(-%(radius)s::int, %(radius)s::int) AS o WHERE a.idx + o >= 0 "
-        f"EXCEPT ({' UNION '.join(sides)}))",
-        f"context AS (SELECT idx, bool_or(chunk = 0{where}) AS live, {score} AS score FROM ssm_archive "
-        "WHERE namespace = %(ns)s AND idx = ANY(ARRAY(SELECT idx FROM nearby)) GROUP BY idx)",
+        "context AS (SELECT r.idx, bool_or(r.live) AS live, max(r.score) AS score FROM around AS a CROSS JOIN LATERAL "
+        f"(SELECT idx, chunk = 0{where} AS live, {score} AS score FROM ssm_archive WHERE namespace = %(ns)s "
+        "AND idx BETWEEN a.idx - %(radius)s::int AND a.idx + %(radius)s::int OFFSET 0) AS r "
+        f"WHERE r.idx NOT IN ({' UNION '.join(sides)}) GROUP BY r.idx)",
     ]
 
 

@@ -67,6 +67,7 @@ def test_reads_are_bounded_too_and_timeouts_are_set_on_every_connection(make_sto
     store.add([make_record("x")])
     assert connection.execute("SHOW lock_timeout").fetchone() == ("300ms",)
     assert connection.execute("SHOW statement_timeout").fetchone() == ("7500ms",)
+    assert connection.execute("SHOW jit").fetchone() == ("off",), "no JIT compilation of millisecond statements"
     pooled = make_store(namespace=store.namespace, lock_timeout=0.3)
     with psycopg.connect(pg_uri) as blocker:
         blocker.execute("LOCK TABLE ssm_archive IN ACCESS EXCLUSIVE MODE")
@@ -74,6 +75,8 @@ def test_reads_are_bounded_too_and_timeouts_are_set_on_every_connection(make_sto
             pooled.candidates(None, "x", 0, 5)
         blocker.rollback()
     assert list(pooled.candidates(None, "x", 0, 5).lexical) == [0]
+    with pooled._connections.read("checking") as pooled_connection:
+        assert pooled_connection.execute("SHOW jit").fetchone() == ("off",)
 
 
 def unreachable_store() -> PostgresArchive:

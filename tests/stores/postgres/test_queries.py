@@ -1,5 +1,5 @@
 """The search statement against a real PostgreSQL: filters, agreement with an independent search, the lexical
-scan budget, and the context formula in SQL against the one Python formula."""
+scan budget, the context formula in SQL against the one Python formula, and the neighbourhoods it answers."""
 
 import numpy as np
 import psycopg
@@ -147,3 +147,39 @@ def test_frequent_terms_are_ranked_only_when_the_selective_ones_match_too_few(ma
     filled = lexical_side(fresh_database, store.namespace, query, 10, budget=50)
     assert {50, 120, 300} < set(filled) and len(filled) == 10, "frequent-only matches fill a short list"
     assert store.candidates(None, query, 0, 10).lexical == everything, "below the real budget: unchanged"
+
+
+@pytest.mark.parametrize("search_filter", [None, SearchFilter(roles=frozenset({"user"}))])
+@pytest.mark.parametrize("radius", [1, 3])
+def test_the_neighbourhoods_answered_are_every_covered_index_read_directly(make_store, embedder, search_filter, radius):
+    """``context``: each covered index that is not a candidate, live as the filter says, with its best chunk.
+
+    The namespace has what the neighbourhood scan must get right: overlapping neighbourhoods (many leading
+    candidates, ``radius`` up to 3), the start of the archive (no negative index), a message of two chunks, one
+    still waiting for its vector (live, no similarity), a forgotten one (neither), and roles for the filter.
+    """
+    store = make_store()
+    texts = [m["content"][0]["text"] for m in distractor_conversation(60)]
+    store.add([make_record(t, role="user" if i % 3 else "assistant") for i, t in enumerate(texts)])
+    vectors = {i: v[None] for i, v in enumerate(embedder.embed_documents(texts))}
+    vectors[5] = np.vstack([vectors[5][0], vectors[40][0]])  # two chunks: the better one counts
+    del vectors[9]  # waits for its vector
+    store.set_vectors(vectors)
+    store.forget([12])
+    query = "the hiking trip plan and the sourdough cost"
+    vector = embedder.embed_queries([query])
+    request = ContextRequest(radius=radius, leading=30)
+    found = store.candidates(vector, query, 10, 10, search_filter, context=request)
+    assert found.context is not None and len(found.context.around) > 10
+    candidates = found.dense.keys() | found.lexical.keys()
+    covered = {a + o for a in found.context.around for o in range(-radius, radius + 1) if a + o >= 0} - candidates
+    assert len(covered) < len(found.context.around) * (2 * radius + 1), "neighbourhoods overlap"
+    records = store.get(sorted(covered))
+    assert 12 not in records and {9, 5} & covered, "the forgotten and the special messages are among the covered"
+    live = {i for i, r in records.items() if search_filter is None or search_filter.accepts(r.role, r.archived_at)}
+    assert live < set(records) if search_filter else live == set(records)
+    assert found.context.live == frozenset(live)
+    expected = store.similarities(vector, sorted(covered))
+    assert 9 not in expected and set(expected) == set(records) - {9}
+    assert found.context.similarity == expected, "the same best-chunk cosines as the similarities statement"
+    assert found.context.around == frozenset(strongest(found.dense, found.lexical, found.similarity, request))
