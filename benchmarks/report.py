@@ -664,7 +664,10 @@ def _locomo_loop(add: Add, result: LocomoLoopResult, out: Path) -> None:
         + "), "
         + (f"the first {questions} questions of each" if questions else "every question with evidence")
         + ". **Delivered, overflows and input sizes are deterministic** (scripted model, the archive settled "
-        "before the questions): the same on every run of the same code and data. **ms per exchange** is the "
+        "before the questions): the same on every run of the same code and data, except in the rows with Strands' "
+        "`MemoryManager`, which vary by a few tenths of a point between runs (Strands' summarizing manager "
+        "compresses from the previous call's reported usage, which includes what the store injected, and during "
+        "the conversation that depends on how far the store's background embedding has got). **ms per exchange** is the "
         "conversation phase's wall time over its exchanges, averaged over the conversations, in one run (no "
         "repeats): read it as a ratio to Strands' rows in the same run. Overflowed calls count every refused "
         "call (chat and summary), during the conversation and during the questions."

@@ -37,6 +37,10 @@ DETERMINISTIC = "deterministic"
 """The same on every run (same data, model and backend): one number decides."""
 MEDIAN_ONLY = "median only: spread not recorded"
 ONE_RUN = "one run, no spread"
+RACES_EMBEDDING = "one run: varies by tenths between runs"
+"""Strands' ``MemoryManager`` rows of the loop: Strands' summarizing manager compresses from the previous call's
+reported usage, which includes what the store injected, and during the conversation that depends on how far the
+store's background embedding has got."""
 ONE_ROUND = "one round, no spread"
 
 
@@ -387,6 +391,7 @@ def _loop_targets() -> tuple[Target, ...]:
     for window, goal in LOOP_DELIVERY_GOALS.items():
         at = f"LoCoMo in the loop, W = {window:,} characters"
         for row in LOOP_TARGET_ROWS:
+            note = RACES_EMBEDDING if row == LOOP_MEMORY_MANAGER_ROW else DETERMINISTIC
             targets += [
                 Target(
                     "25",
@@ -395,7 +400,7 @@ def _loop_targets() -> tuple[Target, ...]:
                     False,
                     1,
                     loop_delivered(window, row),
-                    DETERMINISTIC,
+                    note,
                 ),
                 Target(
                     "25",
@@ -404,7 +409,7 @@ def _loop_targets() -> tuple[Target, ...]:
                     False,
                     1,
                     loop_lowest(window, row),
-                    DETERMINISTIC,
+                    note,
                 ),
                 Target(
                     "25",
@@ -414,7 +419,7 @@ def _loop_targets() -> tuple[Target, ...]:
                     True,
                     0,
                     loop_excess_overflows(window, row),
-                    DETERMINISTIC,
+                    note,
                 ),
             ]
         targets.append(
