@@ -5,6 +5,7 @@ from benchmarks.targets import (
     LOOP_DEFAULT_ROW,
     LOOP_MEMORY_MANAGER_ROW,
     LOOP_STORAGE_ROW,
+    RACES_EMBEDDING,
     targets,
 )
 from tests.support.benchmark_results import cold_start, locomo_loop, loop_cell, loop_row
@@ -85,8 +86,9 @@ def test_loop_targets_judge_each_named_row_at_each_window_against_strands_summar
     assert _row(rows, f"{at16}{LOOP_DEFAULT_ROW}, no conversation below 75 %")[1] == "yes"
     assert _row(rows, f"{at16}{LOOP_DEFAULT_ROW}, overflowed")[0].startswith("0 "), "3 - 5 and 0 - 0: at most 0"
     assert _row(rows, f"{at16}{LOOP_DEFAULT_ROW}, overflowed")[1] == "yes"
-    assert _row(rows, f"{at16}{LOOP_MEMORY_MANAGER_ROW} delivers")[1] == "**no**", "80 %"
-    assert _row(rows, f"{at16}{LOOP_MEMORY_MANAGER_ROW}, no conversation below")[1] == "**no**", "70 % on one"
+    races = f"**no** ({RACES_EMBEDDING})"  # the MemoryManager rows vary by tenths between runs
+    assert _row(rows, f"{at16}{LOOP_MEMORY_MANAGER_ROW} delivers")[1] == races, "80 %"
+    assert _row(rows, f"{at16}{LOOP_MEMORY_MANAGER_ROW}, no conversation below")[1] == races, "70 % on one"
     assert _row(rows, f"{at16}{LOOP_MEMORY_MANAGER_ROW}, overflowed")[0].startswith("5 "), "10 against 5"
     assert _row(rows, f"{at16}{LOOP_STORAGE_ROW} delivers")[1] == "yes", "85 % meets >= 85 %"
     assert _row(rows, f"{at16}{LOOP_DEFAULT_ROW}, ms per exchange") == (
@@ -94,7 +96,7 @@ def test_loop_targets_judge_each_named_row_at_each_window_against_strands_summar
         "yes (one run, no spread)",
     )
     assert _row(rows, f"{at32}{LOOP_DEFAULT_ROW} delivers >= 90 %")[1] == "yes", "93 %"
-    assert _row(rows, f"{at32}{LOOP_MEMORY_MANAGER_ROW} delivers >= 90 %")[1] == "**no**", "89.9 %"
+    assert _row(rows, f"{at32}{LOOP_MEMORY_MANAGER_ROW} delivers >= 90 %")[1] == races, "89.9 %"
     assert _row(rows, f"{at32}{LOOP_DEFAULT_ROW}, ms per exchange")[1] == "**no** (one run, no spread)", "2x"
 
 
