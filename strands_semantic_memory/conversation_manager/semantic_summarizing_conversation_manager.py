@@ -402,9 +402,10 @@ def _usage_summary(stats: dict[str, Any]) -> str:
         limits.append(f"{_human_bytes(stats['max_memory_archived_messages'])}")
     lines.append("limits: " + (", ".join(limits) if limits else "none") + f"; evicted so far: {stats['evicted_count']}")
     if stats["pending_embedding_count"]:
+        error = stats["last_embedding_error"]
         lines.append(
-            f"{stats['pending_embedding_count']} messages wait for their embedding "
-            f"(last error: {stats['last_embedding_error']})"
+            f"{stats['pending_embedding_count']} messages wait for their embedding"
+            + (f" (last error: {error})" if error else "")
         )
     lines.append(
         f"left the active context: {stats['summarized_message_count']} summarized ({stats['summary_format']}), "

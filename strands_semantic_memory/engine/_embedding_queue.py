@@ -84,16 +84,17 @@ def _permanent(error: BaseException) -> bool:
 
 @atexit.register
 def _stop_all() -> None:
-    """At exit, let every background thread finish its batch (a daemon thread killed mid-write could not).
+    """At exit, let every background thread finish its batch.
 
-    Every thread is asked to stop first, so they finish their batches together rather than one after another; a
-    thread whose archive ends with the process (in process) is not waited for: its vectors would die with it.
+    Native code (ONNX Runtime, PyTorch) still running in a thread the interpreter abandons can abort the process,
+    and a durable archive would lose the batch's vectors. Every thread is asked to stop first, so they finish their
+    batches together rather than one after another; an idle thread ends at once.
     """
     queues = list(_live_queues)
     for queue in queues:
         queue.request_stop()
     for queue in queues:
-        queue.close(timeout=STOP_TIMEOUT if queue.persistent_target else 0.0)
+        queue.close()
 
 
 class EmbeddingQueue:
@@ -231,12 +232,6 @@ class EmbeddingQueue:
                 _live_queues.add(self)
             self._signal.notify_all()
 
-    @property
-    def persistent_target(self) -> bool:
-        """Whether the queue stores vectors into an archive that outlives the process (a file or a database)."""
-        target = self._target
-        return target is not None and bool(target[0].persistent)
-
     def request_stop(self) -> None:
         """Ask the background thread to stop after its current batch, without waiting (``close`` waits)."""
         with self._signal:
@@ -258,7 +253,7 @@ class EmbeddingQueue:
             worker = self._worker
         if worker is not None and worker is not threading.current_thread():
             worker.join(timeout)
-            if worker.is_alive() and timeout > 0:  # asked not to wait (an in-process archive at exit): no news
+            if worker.is_alive() and timeout > 0:  # timeout 0: the caller chose not to wait
                 logger.warning(
                     "seconds=<%.0f> | the embedding thread did not stop in time; its batch stays pending", timeout
                 )

@@ -197,10 +197,12 @@ def test_close_called_while_holding_the_store_lock_returns_and_the_thread_then_s
     assert not worker.is_alive() and memory.stats().pending_embedding_count == 1, "the batch stays pending"
 
 
-def test_exit_asks_every_thread_to_stop_and_does_not_wait_for_an_in_process_archive(embedder, monkeypatch):
+def test_exit_asks_every_thread_to_stop_before_waiting_for_any(embedder, monkeypatch):
+    import weakref
+
     from strands_semantic_memory.engine import _embedding_queue
 
-    monkeypatch.setattr(_embedding_queue, "STOP_TIMEOUT", 3600.0)  # a wait would outlast the test
+    monkeypatch.setattr(_embedding_queue, "_live_queues", weakref.WeakSet())  # only this test's threads
     held = RecordingEmbedder(embedder, hold=True)
     memories = [SemanticMemory(embedder=held, embedding="background") for _ in range(2)]
     for memory in memories:
@@ -208,10 +210,11 @@ def test_exit_asks_every_thread_to_stop_and_does_not_wait_for_an_in_process_arch
     assert held.started.wait(60)
     stopper = threading.Thread(target=_embedding_queue._stop_all)
     stopper.start()
-    stopper.join(60)
-    assert not stopper.is_alive(), "the in-process archives' vectors would die with the process: no wait"
-    assert all(memory._queue._stopping for memory in memories), "every thread was asked to stop"
+    for memory in memories:
+        _stop_requested(memory._queue)  # both asked while the first batch still holds the embedder
     held.release.set()
+    stopper.join(120)
+    assert not stopper.is_alive() and not any(m._queue._worker and m._queue._worker.is_alive() for m in memories)
     for memory in memories:
         memory.close()
 
@@ -331,6 +334,20 @@ memory.warm_up(wait=False)
 memory.archive([{{"role": "user", "content": [{{"text": f"note {{i}}: " + "the garden needs water " * 40}}]}}
                 for i in range(200)])
 """
+
+IN_PROCESS_ENDS_WHILE_WORKING = """
+from strands_semantic_memory import SemanticMemory
+memory = SemanticMemory(embedding="background")
+memory.archive([{"role": "user", "content": [{"text": f"note {i}: " + "the garden needs water " * 40}]}
+                for i in range(200)])
+"""
+
+
+def test_a_process_ending_while_an_in_process_memory_embeds_exits_cleanly():
+    """An archive that ends with the process: at exit its thread still finishes the batch in hand (native code
+    abandoned mid-call can abort the process) and starts no other."""
+    result = run_script(IN_PROCESS_ENDS_WHILE_WORKING)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
 
 
 def test_a_process_ending_while_the_threads_work_exits_cleanly_and_loses_nothing(tmp_path, embedder):
