@@ -121,8 +121,11 @@ class ContextBudget:
 
     def _memory_part(self, window: int) -> int:
         """The memory's share of ``window``, at most ``max_memory_tokens``."""
-        share = _part(window, self.memory_share)
-        return share if self.max_memory_tokens is None else min(share, self.max_memory_tokens)
+        return self._capped(_part(window, self.memory_share))
+
+    def _capped(self, tokens: int) -> int:
+        """``tokens``, at most ``max_memory_tokens``."""
+        return tokens if self.max_memory_tokens is None else min(tokens, self.max_memory_tokens)
 
     def memory_tokens(self, window: int | None, used: int | None = None) -> int:
         """The most tokens of archived context one model call may carry.
@@ -137,8 +140,7 @@ class ContextBudget:
             ``fallback_memory_tokens`` without a window.
         """
         if window is None or window <= 0:
-            cap = self.max_memory_tokens
-            return self.fallback_memory_tokens if cap is None else min(self.fallback_memory_tokens, cap)
+            return self._capped(self.fallback_memory_tokens)
         share = self._memory_part(window)
         if used is None:
             return share

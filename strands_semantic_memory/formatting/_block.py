@@ -183,13 +183,8 @@ def format_window(
     Returns:
         The window's lines joined by newlines.
     """
-    texts = [
-        format_window_message(
-            window, position, include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix
-        )
-        for position in range(len(window.messages))
-    ]
-    return _join_messages(texts, quote_prefix)
+    texts = MessageTexts(include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix)
+    return texts.window(window)
 
 
 def format_window_message(
