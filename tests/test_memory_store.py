@@ -22,7 +22,7 @@ from tests.support.conversations import PLANTED_TURN, REFERENCE, distractor_conv
 from tests.support.embedders import CountingEmbedder, RecordingEmbedder
 from tests.support.processes import killed_after
 from tests.support.scripted_model import ScriptedModel, ToolCall
-from tests.support.stores import new_namespace
+from tests.support.stores import durable_archive, new_namespace
 
 WORKER = "semantic-memory-embedding"  # the memory's embedding thread
 
@@ -211,11 +211,8 @@ from strands.memory import AddMessagesContext
 from strands_semantic_memory import SemanticMemoryStore
 from tests.support.conversations import text_message
 from tests.support.embedders import NeverEmbeds
-if {kind!r} == "sqlite":
-    store = SemanticMemoryStore(embedder=NeverEmbeds(), archive_path={path!r})
-else:
-    from strands_semantic_memory.stores.postgres import PostgresArchive
-    store = SemanticMemoryStore(embedder=NeverEmbeds(), store=PostgresArchive({uri!r}, {namespace!r}))
+from tests.support.stores import durable_archive
+store = SemanticMemoryStore(embedder=NeverEmbeds(), store=durable_archive({kind!r}, {path!r}, {uri!r}, {namespace!r}))
 batch = [text_message(role, text) for role, text in {batch!r}]
 asyncio.run(store.add_messages(batch, AddMessagesContext(sequence_numbers=list(range(len(batch))))))
 os.write(1, (json.dumps({{"archived": len(store.memory)}}) + chr(10)).encode())
@@ -227,8 +224,6 @@ threading.Event().wait()
 def test_a_process_killed_before_the_vectors_land_loses_nothing_and_they_are_embedded_at_open(
     kind, embedder, tmp_path, request
 ):
-    from strands_semantic_memory.stores.postgres import PostgresArchive
-
     path = str(tmp_path / "archive.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
     namespace = new_namespace("killed-store")
@@ -238,9 +233,7 @@ def test_a_process_killed_before_the_vectors_land_loses_nothing_and_they_are_emb
     assert {"archived": len(batch)} in lines and any("embedding" in line for line in lines), lines
 
     def open_store(with_embedder, **options):
-        if kind == "sqlite":
-            return SemanticMemoryStore(embedder=with_embedder, archive_path=path, **options)
-        return SemanticMemoryStore(embedder=with_embedder, store=PostgresArchive(uri, namespace), **options)
+        return SemanticMemoryStore(embedder=with_embedder, store=durable_archive(kind, path, uri, namespace), **options)
 
     inline = open_store(embedder, embedding="inline")  # opens without embedding anything
     assert inline.memory.stats().pending_embedding_count == len(batch), "every message kept, none embedded"

@@ -275,12 +275,8 @@ import json, os, sys, threading
 from strands_semantic_memory import SemanticMemory
 from tests.support.embedders import NeverEmbeds
 from tests.support.conversations import text_message
-if {kind!r} == "sqlite":
-    from strands_semantic_memory.stores import SqliteArchive
-    store = SqliteArchive({path!r})
-else:
-    from strands_semantic_memory.stores.postgres import PostgresArchive
-    store = PostgresArchive({uri!r}, {namespace!r})
+from tests.support.stores import durable_archive
+store = durable_archive({kind!r}, {path!r}, {uri!r}, {namespace!r})
 memory = SemanticMemory(embedder=NeverEmbeds(), store=store, embedding="background")
 memory.archive([text_message("user", f"fact {{i}}: the vault code is VC-{{i}}0{{i}}") for i in range(5)])
 os.write(1, (json.dumps({{"archived": len(memory)}}) + chr(10)).encode())
@@ -292,7 +288,7 @@ threading.Event().wait()
 def test_a_process_killed_before_embedding_loses_nothing_and_the_archive_is_embedded_at_open(
     kind, tmp_path, request, embedder
 ):
-    from tests.support.stores import new_namespace
+    from tests.support.stores import durable_archive, new_namespace
 
     path = str(tmp_path / "archive.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
@@ -302,13 +298,7 @@ def test_a_process_killed_before_embedding_loses_nothing_and_the_archive_is_embe
     assert {"archived": 5} in lines and {"embedding": 5} in lines
 
     def reopen(with_embedder, **options):
-        if kind == "sqlite":
-            from strands_semantic_memory.stores import SqliteArchive
-
-            return SemanticMemory(embedder=with_embedder, store=SqliteArchive(path), **options)
-        from strands_semantic_memory.stores.postgres import PostgresArchive
-
-        return SemanticMemory(embedder=with_embedder, store=PostgresArchive(uri, namespace), **options)
+        return SemanticMemory(embedder=with_embedder, store=durable_archive(kind, path, uri, namespace), **options)
 
     inline = reopen(embedder)
     assert len(inline) == 5 and inline.stats().pending_embedding_count == 5, "every message kept, none embedded"

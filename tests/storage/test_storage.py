@@ -22,7 +22,7 @@ from strands_semantic_memory.stores.postgres import PostgresArchive
 from strands_semantic_memory.tools._conversation_tools import forget_text, search_text
 from tests.support.embedders import RecordingEmbedder
 from tests.support.processes import killed_after
-from tests.support.stores import new_namespace, vector_owners
+from tests.support.stores import durable_archive, new_namespace, vector_owners
 
 SECRET = "ZQ-7731-PASSPORT"
 FACT = b"I was born and raised in Lisbon, in a flat near the river."
@@ -289,11 +289,8 @@ KILLED_STORAGE = """
 import asyncio, json, os, threading
 from strands_semantic_memory.storage import SemanticStorage
 from tests.support.embedders import NeverEmbeds
-if {kind!r} == "sqlite":
-    storage = SemanticStorage(embedder=NeverEmbeds(), archive_path={path!r})
-else:
-    from strands_semantic_memory.stores.postgres import PostgresArchive
-    storage = SemanticStorage(embedder=NeverEmbeds(), store=PostgresArchive({uri!r}, {namespace!r}))
+from tests.support.stores import durable_archive
+storage = SemanticStorage(embedder=NeverEmbeds(), store=durable_archive({kind!r}, {path!r}, {uri!r}, {namespace!r}))
 async def fill():
     for key, data in {entries!r}:
         await storage.write(key, data)
@@ -316,9 +313,7 @@ def test_a_process_killed_before_the_vectors_land_loses_no_entry_and_they_are_em
     assert {"written": len(entries)} in lines and any("embedding" in line for line in lines), lines
 
     def open_storage(with_embedder, **options):
-        if kind == "sqlite":
-            return SemanticStorage(embedder=with_embedder, archive_path=path, **options)
-        return SemanticStorage(embedder=with_embedder, store=PostgresArchive(uri, namespace), **options)
+        return SemanticStorage(embedder=with_embedder, store=durable_archive(kind, path, uri, namespace), **options)
 
     inline = open_storage(embedder, embedding="inline")  # opens without embedding anything
     assert inline.memory.stats().pending_embedding_count == len(entries), "every entry kept, none embedded"

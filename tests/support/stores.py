@@ -29,6 +29,18 @@ def store_for(kind: str, request: Any) -> Any:
     return PostgresArchive(request.getfixturevalue("pg_uri"), new_namespace())
 
 
+def durable_archive(kind: str, path: str, uri: str, namespace: str) -> Any:
+    """The archive that outlives its process: the SQLite file at ``path`` (``kind`` "sqlite"), else the PostgreSQL
+    namespace at ``uri``. A child process and the test that reopens after it name the same one."""
+    if kind == "sqlite":
+        from strands_semantic_memory.stores.sqlite import SqliteArchive
+
+        return SqliteArchive(path)
+    from strands_semantic_memory.stores.postgres import PostgresArchive
+
+    return PostgresArchive(uri, namespace)
+
+
 def vector_owners(memory: Any) -> tuple[set[int], int]:
     """(archive indices that own vectors, number of vectors), read from the store itself."""
     from strands_semantic_memory.messages._codec import message_index
