@@ -439,6 +439,19 @@ def _filler(i: int, words: int = 40) -> str:
     return f"Filler {i} about {topics[i % len(topics)]}: " + " ".join(f"word{(i * 7 + k) % 97}" for k in range(words))
 
 
+def _agent_over(store, history, window):
+    """An agent whose history is ``history`` and whose model (scripted) declares a window of ``window`` tokens,
+    with ``store`` injecting through Strands' ``MemoryManager``; and its model."""
+    model = ScriptedModel(max_input_chars=4 * window, context_window_limit=window)
+    agent = Agent(
+        model=model,
+        messages=[dict(m) for m in history],
+        memory_manager=MemoryManager(stores=[store], search_tool_config=False),
+        callback_handler=None,
+    )
+    return agent, model
+
+
 def test_injection_fits_the_room_the_call_leaves_when_the_history_is_near_its_share(embedder):
     from strands_semantic_memory.budget import ContextBudget, history_tokens
 
@@ -453,13 +466,7 @@ def test_injection_fits_the_room_the_call_leaves_when_the_history_is_near_its_sh
         for i in range(8)
     ]
     store.memory.archive([dict(m) for m in history])
-    model = ScriptedModel(max_input_chars=4 * window, context_window_limit=window)
-    agent = Agent(
-        model=model,
-        messages=[dict(m) for m in history],
-        memory_manager=MemoryManager(stores=[store], search_tool_config=False),
-        callback_handler=None,
-    )
+    agent, model = _agent_over(store, history, window)
     question = "What did the ferry booking notes say?"  # the best hits are still in the agent's context
     used = history_tokens([*agent.messages, text_message("user", question)])
     assert used > ContextBudget().history_limit(window) and used < window  # near full, still fits on its own
@@ -547,13 +554,7 @@ def test_a_squeezed_budget_is_reported_once_with_the_remedy(embedder, caplog):
         text_message("user" if i % 2 == 0 else "assistant", f"Ferry note {i}: " + _filler(100 + i, 165))
         for i in range(6)
     ]  # about 1,600 tokens of a 2,000-token window: the memory's share (1,000) is squeezed to a few hundred
-    model = ScriptedModel(max_input_chars=4 * window, context_window_limit=window)
-    agent = Agent(
-        model=model,
-        messages=[dict(m) for m in history],
-        memory_manager=MemoryManager(stores=[store], search_tool_config=False),
-        callback_handler=None,
-    )
+    agent, model = _agent_over(store, history, window)
     with caplog.at_level(logging.WARNING, logger="strands_semantic_memory.memory_store"):
         agent("What did the booking notes say?")
         first_room = store.last_enrichment.budget_tokens
