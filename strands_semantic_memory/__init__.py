@@ -6,7 +6,7 @@ the model when they matter. The root exports the entry points; each feature live
 - ``conversation_manager``: the manager that archives what it summarizes away;
 - ``hook``: the hook that brings archived exchanges into a turn's model calls;
 - ``engine``: ``SemanticMemory``, the archive and its search;
-- ``stores``: where the archive lives (in process, SQLite, PostgreSQL);
+- ``archives``: where the archive lives (in process, SQLite, PostgreSQL);
 - ``embeddings``: the bundled model, ONNX Runtime, Amazon Bedrock;
 - ``tools`` and ``context_editing``: tools the agent calls;
 - ``memory_store``: the archive as a Strands ``MemoryStore``;

@@ -326,7 +326,7 @@ class SemanticMemoryStore(MemoryStore):
                 Default: the budget of the agent's conversation manager when it has one (this library's manager),
                 else ``ContextBudget()`` (memory 0.5 of the window, reply 0.05). Applies when the store knows its
                 agent (a writable store with extraction).
-            **memory_options: Options for the new ``SemanticMemory`` (``embedding_model``, ``store``,
+            **memory_options: Options for the new ``SemanticMemory`` (``embedding_model``, ``archive``,
                 ``archive_path``, ...). ``embedding`` defaults to ``"background"`` here (``"inline"``: a batch is
                 embedded before ``add_messages`` returns). Not allowed together with ``memory``.
 
@@ -581,7 +581,7 @@ class SemanticMemoryStore(MemoryStore):
         prepared = [
             self._keyed(message, numbers[i] if numbers is not None else None) for i, message in enumerate(messages)
         ]
-        indices: list[int] = await asyncio.to_thread(self._memory.archive, prepared)
+        indices: list[int] = await asyncio.to_thread(self._memory.add, prepared)
         logger.debug("store=<%s>, messages=<%d> | batch archived", self.name, len(indices))
         return indices
 
@@ -622,7 +622,7 @@ class SemanticMemoryStore(MemoryStore):
         message: Message = {"role": role, "content": [{"text": content}], "tracking_id": str(uuid.uuid4())}
         if options.get("timestamp") is not None:
             message["metadata"] = {"custom": {"timestamp": options["timestamp"]}}
-        indices: list[int] = await asyncio.to_thread(self._memory.archive, [message])
+        indices: list[int] = await asyncio.to_thread(self._memory.add, [message])
         return indices[0]
 
     # ------------------------------------------------------------------ tools

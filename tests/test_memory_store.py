@@ -17,12 +17,12 @@ from strands_semantic_memory import SemanticMemory, SemanticSummarizingConversat
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.memory_store import KEEP_TOOL_TRAFFIC, SemanticMemoryStore
 from strands_semantic_memory.messages._text import render_message
+from tests.support.archives import durable_archive, new_namespace
 from tests.support.context_manager import FACT, QUESTION, planning_turns
 from tests.support.conversations import PLANTED_TURN, REFERENCE, distractor_conversation, text_message
 from tests.support.embedders import CountingEmbedder, RecordingEmbedder
 from tests.support.processes import killed_after
 from tests.support.scripted_model import ScriptedModel, ToolCall
-from tests.support.stores import durable_archive, new_namespace
 
 WORKER = "semantic-memory-embedding"  # the memory's embedding thread
 
@@ -102,7 +102,7 @@ def test_search_returns_context_windows_as_entries(archive_factory):  # noqa: F8
     memory = archive_factory()
     conversation = distractor_conversation(40)
     conversation[20] = text_message("user", PLANTED_TURN)
-    indices = memory.archive(conversation)
+    indices = memory.add(conversation)
     store = SemanticMemoryStore(memory=memory, max_search_results=3, context_radius=1)
     entries = run(store.search("What was my booking reference?"))
     assert 1 <= len(entries) <= 3
@@ -128,7 +128,7 @@ def test_search_returns_context_windows_as_entries(archive_factory):  # noqa: F8
 
 def test_entries_are_bounded(archive_factory):  # noqa: F811
     memory = archive_factory()
-    memory.archive([text_message("user", f"Inspection report {i}: " + "crane cable wear " * 200) for i in range(6)])
+    memory.add([text_message("user", f"Inspection report {i}: " + "crane cable wear " * 200) for i in range(6)])
     store = SemanticMemoryStore(memory=memory, max_entry_chars=1500)
     entries = run(store.search("crane cable wear inspection"))
     assert entries and all(len(e.content) <= 1500 for e in entries)
@@ -211,8 +211,8 @@ from strands.memory import AddMessagesContext
 from strands_semantic_memory import SemanticMemoryStore
 from tests.support.conversations import text_message
 from tests.support.embedders import NeverEmbeds
-from tests.support.stores import durable_archive
-store = SemanticMemoryStore(embedder=NeverEmbeds(), store=durable_archive({kind!r}, {path!r}, {uri!r}, {namespace!r}))
+from tests.support.archives import durable_archive
+store = SemanticMemoryStore(embedder=NeverEmbeds(), archive=durable_archive({kind!r}, {path!r}, {uri!r}, {namespace!r}))
 batch = [text_message(role, text) for role, text in {batch!r}]
 asyncio.run(store.add_messages(batch, AddMessagesContext(sequence_numbers=list(range(len(batch))))))
 os.write(1, (json.dumps({{"archived": len(store.memory)}}) + chr(10)).encode())
@@ -233,7 +233,9 @@ def test_a_process_killed_before_the_vectors_land_loses_nothing_and_they_are_emb
     assert {"archived": len(batch)} in lines and any("embedding" in line for line in lines), lines
 
     def open_store(with_embedder, **options):
-        return SemanticMemoryStore(embedder=with_embedder, store=durable_archive(kind, path, uri, namespace), **options)
+        return SemanticMemoryStore(
+            embedder=with_embedder, archive=durable_archive(kind, path, uri, namespace), **options
+        )
 
     inline = open_store(embedder, embedding="inline")  # opens without embedding anything
     assert inline.memory.stats().pending_embedding_count == len(batch), "every message kept, none embedded"
@@ -317,7 +319,7 @@ def test_real_agent_archives_tool_traffic_and_finds_the_fact_with_search_memory(
 
 def test_one_archive_serves_manager_hook_tools_and_memory_manager(embedder):
     manager = SemanticSummarizingConversationManager(embedder=embedder)
-    manager.memory.archive([text_message("user", PLANTED_TURN), text_message("assistant", "Noted.")])
+    manager.memory.add([text_message("user", PLANTED_TURN), text_message("assistant", "Noted.")])
     store = SemanticMemoryStore(memory=manager.memory)
     entries = run(store.search("booking reference"))
     assert REFERENCE in entries[0].content
@@ -339,7 +341,7 @@ def recall_agent(store, model, **kwargs):
 
 def test_injected_entries_keep_their_framing_through_strands_escaping(embedder):
     store = SemanticMemoryStore(embedder=embedder, context_radius=1)
-    store.memory.archive(
+    store.memory.add(
         [
             text_message("user", "Compare the two plans for me."),
             text_message("assistant", "Plan A > plan B on cost & speed; see <notes>."),
@@ -400,7 +402,7 @@ def test_messages_still_in_the_agents_context_are_left_out_until_they_leave(embe
 
 def test_last_enrichment_says_what_the_result_limit_left_out(embedder):
     store = SemanticMemoryStore(embedder=embedder, context_radius=0)
-    store.memory.archive(distractor_conversation(30))
+    store.memory.add(distractor_conversation(30))
     recall_agent(store, ScriptedModel())("Hello.")  # the store now knows its agent
     entries = run(store.search("the hiking trip and the quarterly budget", {"max_search_results": 1}))
     enrichment = store.last_enrichment
@@ -458,14 +460,14 @@ def test_injection_fits_the_room_the_call_leaves_when_the_history_is_near_its_sh
     window = 2000  # tokens: 8,000 characters
     store = SemanticMemoryStore(embedder=embedder, tools=False)
     said = [text_message("user" if i % 2 == 0 else "assistant", f"Booking note {i}: " + _filler(i)) for i in range(40)]
-    store.memory.archive(said)
+    store.memory.add(said)
     # The agent's history is archived as well (a writable store archives every message) and takes a little more
     # than its share of the window (0.45), so the room left, not the memory's share, bounds the entries.
     history = [
         text_message("user" if i % 2 == 0 else "assistant", f"Ferry booking note {i}: " + _filler(100 + i, 70))
         for i in range(8)
     ]
-    store.memory.archive([dict(m) for m in history])
+    store.memory.add([dict(m) for m in history])
     agent, model = _agent_over(store, history, window)
     question = "What did the ferry booking notes say?"  # the best hits are still in the agent's context
     used = history_tokens([*agent.messages, text_message("user", question)])
@@ -506,7 +508,7 @@ def test_hits_come_before_neighbours_within_the_budget(embedder):
         else:
             text = _filler(i, 30)
         messages.append(text_message("user" if i % 2 == 0 else "assistant", text))
-    indices = store.memory.archive(messages)
+    indices = store.memory.add(messages)
     planted = [indices[i] for i in planted]
     model = ScriptedModel(context_window_limit=1000)  # memory: 250 tokens, about 1,000 characters
     Agent(model=model, memory_manager=MemoryManager(stores=[store]), callback_handler=None)("Hello.")
@@ -529,7 +531,7 @@ def test_hits_come_before_neighbours_within_the_budget(embedder):
 
 def test_a_store_that_does_not_know_its_agent_applies_no_budget(embedder):
     store = SemanticMemoryStore(embedder=embedder, extraction=False)
-    store.memory.archive([text_message("user", PLANTED_TURN), text_message("assistant", "Noted.")])
+    store.memory.add([text_message("user", PLANTED_TURN), text_message("assistant", "Noted.")])
     entries = run(store.search("booking reference"))
     assert entries and REFERENCE in entries[0].content
     assert store.last_enrichment.budget_tokens is None and store.last_enrichment.tokens > 0
@@ -549,7 +551,7 @@ def test_budget_option_is_validated(embedder):
 def test_a_squeezed_budget_is_reported_once_with_the_remedy(embedder, caplog):
     window = 2000
     store = SemanticMemoryStore(embedder=embedder, tools=False)
-    store.memory.archive([text_message("user", f"Booking note {i}: " + _filler(i)) for i in range(10)])
+    store.memory.add([text_message("user", f"Booking note {i}: " + _filler(i)) for i in range(10)])
     history = [
         text_message("user" if i % 2 == 0 else "assistant", f"Ferry note {i}: " + _filler(100 + i, 165))
         for i in range(6)

@@ -16,6 +16,7 @@ from strands.hooks import AgentInitializedEvent, HookRegistry
 from strands.types.content import Message
 from typing_extensions import override
 
+from strands_semantic_memory.archives import Archive
 from strands_semantic_memory.budget import ContextBudget
 from strands_semantic_memory.conversation_manager._checks import (
     OnSummaryFailure,
@@ -40,7 +41,6 @@ from strands_semantic_memory.engine._options import (
 from strands_semantic_memory.errors import ConfigurationError, StateError
 from strands_semantic_memory.retrieval._ranking_options import Retrieval
 from strands_semantic_memory.retrieval._rerank import Reranker
-from strands_semantic_memory.stores import ArchiveStore
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -69,7 +69,7 @@ _ARCHIVE_DEFAULTS: dict[str, Any] = {
     "aws_region": None,
     "embedding_dimensions": None,
     "embedder": None,
-    "store": None,
+    "archive": None,
     "reranker": None,
     "archive_path": None,
     "embedding": BUILT_MEMORY_EMBEDDING,
@@ -117,7 +117,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         aws_region: str | None = None,
         embedding_dimensions: int | None = None,
         embedder: Embedder | None = None,
-        store: ArchiveStore | None = None,
+        archive: Archive | None = None,
         reranker: Reranker | None = None,
         archive_path: str | os.PathLike[str] | None = None,
         embedding: EmbeddingMode = BUILT_MEMORY_EMBEDDING,
@@ -159,11 +159,11 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             aws_region: Bedrock region.
             embedding_dimensions: Bedrock output dimension, where the model offers a choice.
             embedder: A ready embedder instead of ``embedding_model``.
-            store: Where the archive lives, an ``ArchiveStore`` (``PostgresArchive(...)`` to share it between
+            archive: Where the messages are kept, an ``Archive`` (``PostgresArchive(...)`` to share it between
                 processes); default in process.
             reranker: An optional reranker (for example ``CrossEncoderReranker``).
             archive_path: A file for a durable archive on this machine (``SemanticMemory(archive_path=...)``);
-                not together with ``store``.
+                not together with ``archive``.
             embedding: ``"background"`` (default): a reduction archives the leaving messages (searchable lexically at
                 once) and a background thread embeds them, so no document is embedded inside the user's turn.
                 ``"inline"``: they are embedded before the reduction returns. A ready ``memory`` keeps its own option.
@@ -214,7 +214,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             aws_region=aws_region,
             embedding_dimensions=embedding_dimensions,
             embedder=embedder,
-            store=store,
+            archive=archive,
             reranker=reranker,
             archive_path=archive_path,
             embedding=embedding,
@@ -259,7 +259,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         for message in messages:
             if not message.get("tracking_id"):  # Strands' own id field; the archive is idempotent on it
                 message["tracking_id"] = str(uuid.uuid4())
-        indices = self.memory.archive(messages)
+        indices = self.memory.add(messages)
         logger.debug("archived=<%d> | messages archived before leaving the context", len(messages))
         return indices
 
@@ -368,7 +368,7 @@ def _build_memory(*, memory: SemanticMemory | None, **options: Any) -> SemanticM
         "max_num_archived_messages": options["max_num_archived_messages"],
         "max_memory_archived_messages": options["max_memory_archived_messages"],
         "embedder": options["embedder"],
-        "store": options["store"],
+        "archive": options["archive"],
         "reranker": options["reranker"],
         "aws_region": options["aws_region"],
         "embedding_dimensions": options["embedding_dimensions"],

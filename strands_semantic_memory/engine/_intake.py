@@ -17,11 +17,11 @@ from typing import Any, get_args
 
 from strands.types.content import Message, Role
 
+from strands_semantic_memory.archives._protocol import Archive, NewRecord
 from strands_semantic_memory.errors import InvalidMessageError, InvalidMessageTypeError
 from strands_semantic_memory.messages._codec import encode_message, record_key, searchable_text
 from strands_semantic_memory.messages._text import render_message
 from strands_semantic_memory.retrieval._recall import TimeBound, to_epoch
-from strands_semantic_memory.stores._protocol import ArchiveStore, NewRecord
 
 ROLES: tuple[str, ...] = get_args(Role)
 """The roles of a Strands message (``strands.types.content.Role``); anything else is refused before archiving."""
@@ -117,7 +117,7 @@ class AddedCounter:
         self._generation = 0
         self._lock = threading.Lock()
 
-    def horizon(self, store: ArchiveStore) -> tuple[int, int]:
+    def horizon(self, store: Archive) -> tuple[int, int]:
         """The horizon to count the next ``add`` against, with its generation (take it just before the add)."""
         with self._lock:
             horizon, generation = self._horizon, self._generation

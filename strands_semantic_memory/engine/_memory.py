@@ -3,10 +3,10 @@
 One class owns the running parts and the write transaction. It binds the store to the embedding model, picks
 the store lock (none for a thread-safe store), and connects the checked encoder (``_query_encoder``), the
 embedding queue (``_embedding_queue``) and the recall path (``retrieval``). Every write is one store call under
-that lock: ``archive`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits
+that lock: ``add`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits
 them in one ``add``, then embeds what is pending outside the lock (a failing embedder leaves messages pending,
 never lost) and enforces the size limits; ``evict_oldest`` and ``forget`` remove, ``load_state`` replaces the
-archive with a saved one (``stores._saved_state``). Each change counts once in ``version``; ``configure`` hands
+archive with a saved one (``archives._state``). Each change counts once in ``version``; ``configure`` hands
 changed options to the running parts without dropping their state (claims in flight, the failure clock, cached
 queries that still fit). Options: ``_options``; what ``stats`` reports: ``_stats``.
 
@@ -15,7 +15,7 @@ Every public method is safe to call from several threads at once.
 Example:
     ```python
     memory = SemanticMemory(top_k=3, context_radius=2)
-    memory.archive(messages)
+    memory.add(messages)
     for window in memory.retrieve("what was the order number?"):
         print(window.start, window.end, window.messages)
     ```
@@ -36,6 +36,14 @@ from strands.types.content import Message
 from typing_extensions import Unpack
 
 from strands_semantic_memory._validation import check_members
+from strands_semantic_memory.archives import resolve_archive
+from strands_semantic_memory.archives._protocol import Archive, NewRecord, StoredRecord
+from strands_semantic_memory.archives._state import (
+    check_compatibility,
+    constructor_arguments,
+    export_memory,
+    restore_archive,
+)
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
 from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records
@@ -59,14 +67,6 @@ from strands_semantic_memory.messages._codec import decode_message
 from strands_semantic_memory.retrieval._recall import Recall, SearchHit, TimeBound, make_filter
 from strands_semantic_memory.retrieval._rerank import Reranker
 from strands_semantic_memory.retrieval._windows import ContextWindow
-from strands_semantic_memory.stores import resolve_store
-from strands_semantic_memory.stores._protocol import ArchiveStore, NewRecord, StoredRecord
-from strands_semantic_memory.stores._saved_state import (
-    check_compatibility,
-    constructor_arguments,
-    export_memory,
-    restore_archive,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -76,11 +76,11 @@ __all__ = ["MemoryArguments", "MemorySources", "SearchHit", "SemanticMemory", "r
 
 
 class MemorySources(TypedDict, total=False):
-    """The ``SemanticMemory`` keywords that are not options: the model, the store, the reranker."""
+    """The ``SemanticMemory`` keywords that are not options: the model, the archive, the reranker."""
 
     embedding_model: str
     embedder: Embedder | None
-    store: ArchiveStore | None
+    archive: Archive | None
     archive_path: str | os.PathLike[str] | None
     reranker: Reranker | None
     aws_region: str | None
@@ -108,7 +108,7 @@ class SemanticMemory:
         max_memory_archived_messages: int | None = None,
         *,
         embedder: Embedder | None = None,
-        store: ArchiveStore | None = None,
+        archive: Archive | None = None,
         archive_path: str | os.PathLike[str] | None = None,
         reranker: Reranker | None = None,
         aws_region: str | None = None,
@@ -125,8 +125,8 @@ class SemanticMemory:
             max_num_archived_messages: Keep at most this many messages (oldest evicted first); None: no limit.
             max_memory_archived_messages: Keep at most this many estimated bytes; None: no limit.
             embedder: A ready ``Embedder``, instead of a model name.
-            store: Where the archive lives (``stores``; default: in process).
-            archive_path: A file for a durable archive (``SqliteArchive``); not together with ``store``.
+            archive: Where the messages are kept (an ``Archive`` from ``archives``; default: in process).
+            archive_path: A file for a durable archive (``SqliteArchive``); not together with ``archive``.
             reranker: A ``Reranker`` to reorder candidates; default none.
             aws_region: Bedrock only: the region (default: the AWS SDK's resolution).
             embedding_dimensions: Bedrock only: the output dimension, for models that offer a choice.
@@ -146,7 +146,7 @@ class SemanticMemory:
         )
         check_members("embedder", embedder, EMBEDDER_MEMBERS, "an Embedder")
         check_members("reranker", reranker, ("rerank",), "a Reranker (an object with rerank(query, texts))")
-        archive = resolve_store(store, archive_path)
+        archive = resolve_archive(archive, archive_path)
         self.embedder: Embedder = embedder or resolve_embedder(
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
         )
@@ -206,8 +206,8 @@ class SemanticMemory:
         return self._version
 
     @property
-    def archive_store(self) -> ArchiveStore:
-        """Where the archive is kept."""
+    def archive(self) -> Archive:
+        """Where the messages are kept verbatim (an ``Archive``: in process, SQLite or PostgreSQL)."""
         return self._archive
 
     # ------------------------------------------------------------------------------------------- reading
@@ -264,7 +264,7 @@ class SemanticMemory:
 
     # ------------------------------------------------------------------------------------------- writing
 
-    def archive(self, messages: Sequence[Message], *, timestamps: Sequence[TimeBound] | None = None) -> list[int]:
+    def add(self, messages: Sequence[Message], *, timestamps: Sequence[TimeBound] | None = None) -> list[int]:
         """Archive messages verbatim in one commit (again: the existing index), then embed them if possible.
 
         Args:
@@ -280,11 +280,11 @@ class SemanticMemory:
         return self._archive_records(new_records(messages, timestamps))
 
     def _archive_entries(self, messages: Sequence[Message]) -> list[int]:
-        """``archive`` for ``SemanticStorage``: its entries have the storage role, which ``archive`` refuses."""
+        """``add`` for ``SemanticStorage``: its entries have the storage role, which ``add`` refuses."""
         return self._archive_records(new_records(messages, None, (*ROLES, STORAGE_ROLE)))
 
     def _archive_records(self, records: Sequence[NewRecord]) -> list[int]:
-        """Commit checked records, then embed what is due and enforce the limits (the second half of ``archive``)."""
+        """Commit checked records, then embed what is due and enforce the limits (the second half of ``add``)."""
         with self._store_lock:
             indices, added = self._commit(records)
         self._changed(added)

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from strands_semantic_memory.archives._protocol import StoreStats
     from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
     from strands_semantic_memory.engine._options import MemoryOptions
     from strands_semantic_memory.engine._query_encoder import Encoder
     from strands_semantic_memory.retrieval._ranking_options import Retrieval
-    from strands_semantic_memory.stores._protocol import StoreStats
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from strands_semantic_memory.archives._protocol import StoredRecord
 from strands_semantic_memory.messages._codec import decode_message
 from strands_semantic_memory.retrieval._windows import ContextWindow, IndexRange, expand_and_merge, window_score
-from strands_semantic_memory.stores._protocol import StoredRecord
 
 Fetch = Callable[[Sequence[int]], Mapping[int, StoredRecord]]
 

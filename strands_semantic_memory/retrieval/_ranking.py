@@ -55,13 +55,13 @@ from collections.abc import Container, Iterable, Mapping
 import numpy as np
 import numpy.typing as npt
 
+from strands_semantic_memory.archives._protocol import Candidates, ContextRequest
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.retrieval._ranking_options import (
     DEFAULT_NEIGHBOUR_WEIGHTS as DEFAULT_NEIGHBOUR_WEIGHTS,  # re-exported
 )
 from strands_semantic_memory.retrieval._ranking_options import RETRIEVAL_MODES, Retrieval
 from strands_semantic_memory.retrieval._ranking_options import RankingOptions as RankingOptions  # re-exported
-from strands_semantic_memory.stores._protocol import Candidates, ContextRequest
 
 Ranked = list[tuple[int, float, "float | None"]]
 """``(archive index, score, cosine similarity or None)``, best first."""

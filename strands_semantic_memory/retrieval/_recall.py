@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from strands_semantic_memory._validation import check_int, check_score
+from strands_semantic_memory.archives._protocol import Archive, Candidates, SearchFilter, StoredRecord
 from strands_semantic_memory.embeddings._base import Vectors
 from strands_semantic_memory.engine._query_encoder import Encoder
 from strands_semantic_memory.errors import InvalidMessageTypeError, SemanticMemoryError
@@ -40,7 +41,6 @@ from strands_semantic_memory.retrieval._ranking import (
 from strands_semantic_memory.retrieval._ranking_options import Retrieval
 from strands_semantic_memory.retrieval._rerank import Reranker
 from strands_semantic_memory.retrieval._windows import ContextWindow
-from strands_semantic_memory.stores._protocol import ArchiveStore, Candidates, SearchFilter, StoredRecord
 
 if TYPE_CHECKING:
     from strands.types.content import Message
@@ -141,7 +141,7 @@ class Recall:
 
     def __init__(
         self,
-        store: ArchiveStore,
+        store: Archive,
         encoder: Encoder,
         lock: AbstractContextManager[object],
         options: Callable[[], MemoryOptions],

@@ -328,18 +328,18 @@ def test_construction_fails_if_strands_renamed_the_hooked_method(monkeypatch, em
 def test_memory_together_with_archive_options_raises(embedder):
     memory = SemanticMemory(embedder=embedder)
     with pytest.raises(ConfigurationError, match="semantic_search_top_k, store") as raised:
-        SemanticSummarizingConversationManager(memory=memory, semantic_search_top_k=5, store=object())
+        SemanticSummarizingConversationManager(memory=memory, semantic_search_top_k=5, archive=object())
     assert "memory=" in str(raised.value)
     manager = SemanticSummarizingConversationManager(memory=memory, preserve_recent_messages=4)
     assert manager.memory is memory
 
 
 def test_archive_path_reaches_the_memory(embedder, tmp_path):
-    pytest.importorskip("strands_semantic_memory.stores.sqlite")
+    pytest.importorskip("strands_semantic_memory.archives.sqlite")
     path = tmp_path / "archive.sqlite3"
     manager = SemanticSummarizingConversationManager(embedder=embedder, archive_path=path)
-    manager.memory.archive([{"role": "user", "content": [{"text": PLANTED_TURN}]}])
-    assert type(manager.memory.archive_store).__name__ == "SqliteArchive"
+    manager.memory.add([{"role": "user", "content": [{"text": PLANTED_TURN}]}])
+    assert type(manager.memory.archive).__name__ == "SqliteArchive"
     assert path.exists()
     with pytest.raises(ConfigurationError, match="archive_path"):
         SemanticSummarizingConversationManager(memory=manager.memory, archive_path=path)
@@ -377,17 +377,17 @@ def note(text):
 
 def test_get_state_reuses_the_archive_string_until_the_archive_changes(embedder):
     manager = manager_for(embedder)
-    manager.memory.archive([note("the locker code is 4471"), note("bring the blue folder")])
+    manager.memory.add([note("the locker code is 4471"), note("bring the blue folder")])
     manager.memory.embed_pending()  # the vectors change the state too: let them land before comparing
     first = archive_payload(manager)
     assert archive_payload(manager) is first  # nothing changed: the same string, not re-serialized
     manager.memory.search("locker")  # reading changes nothing
     assert archive_payload(manager) is first
 
-    manager.memory.archive([note("the locker code is 4471")])  # the same message again: nothing changes
+    manager.memory.add([note("the locker code is 4471")])  # the same message again: nothing changes
     assert archive_payload(manager) is first
 
-    manager.memory.archive([note("the train leaves at nine")])
+    manager.memory.add([note("the train leaves at nine")])
     manager.memory.embed_pending()
     after_archive = archive_payload(manager)
     assert after_archive is not first and "train leaves" in after_archive
@@ -403,9 +403,9 @@ def test_get_state_reuses_the_archive_string_until_the_archive_changes(embedder)
 
 def test_get_state_follows_a_restore_and_an_option_change(embedder):
     manager = manager_for(embedder)
-    manager.memory.archive([note("the wifi password is tulip-42")])
+    manager.memory.add([note("the wifi password is tulip-42")])
     saved = manager.memory.to_state()
-    manager.memory.archive([note("the meeting moved to room 7")])
+    manager.memory.add([note("the meeting moved to room 7")])
     before = archive_payload(manager)
     assert "room 7" in before
 

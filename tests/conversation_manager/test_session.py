@@ -217,7 +217,7 @@ def test_deeply_nested_session_payloads_are_state_errors_and_change_nothing(embe
     )
 
     manager = SemanticSummarizingConversationManager(embedder=embedder, summary_format="structured")
-    manager.memory.archive([{"role": "user", "content": [{"text": "kept before the restore"}]}])
+    manager.memory.add([{"role": "user", "content": [{"text": "kept before the restore"}]}])
     state = manager.get_state()
     archive = json.loads(state[STATE_KEY])
     deep_message = {"role": "user", "content": [{"text": "x", "nested": deeply_nested()}]}  # the archive as an object
@@ -248,18 +248,18 @@ def spoken(manager):
 def test_a_session_naming_another_archive_file_is_refused_and_nothing_is_written(embedder, tmp_path):
     theirs, ours = tmp_path / "theirs" / "archive.sqlite3", tmp_path / "ours" / "archive.sqlite3"
     other = SemanticSummarizingConversationManager(embedder=embedder, archive_path=theirs)
-    other.memory.archive([{"role": "user", "content": [{"text": "another user's secret"}]}])
+    other.memory.add([{"role": "user", "content": [{"text": "another user's secret"}]}])
     session = other.get_state()
-    other.memory.archive_store.close()
+    other.memory.archive.close()
     manager = SemanticSummarizingConversationManager(embedder=embedder, archive_path=ours)
-    manager.memory.archive([{"role": "user", "content": [{"text": "our own message"}]}])
+    manager.memory.add([{"role": "user", "content": [{"text": "our own message"}]}])
     before = files_of(theirs), files_of(ours)
     with pytest.raises(StateError, match="another archive"):
         manager.restore_from_session(session)
     assert (files_of(theirs), files_of(ours)) == before
-    assert manager.memory.archive_store.path == str(ours)
+    assert manager.memory.archive.path == str(ours)
     assert spoken(manager) == ["our own message"]
-    manager.memory.archive([{"role": "user", "content": [{"text": "still ours"}]}])
+    manager.memory.add([{"role": "user", "content": [{"text": "still ours"}]}])
     assert spoken(manager) == ["our own message", "still ours"]
     in_process = SemanticSummarizingConversationManager(embedder=embedder)
     with pytest.raises(StateError, match="references the archive file .* archive_path"):
@@ -267,14 +267,14 @@ def test_a_session_naming_another_archive_file_is_refused_and_nothing_is_written
 
 
 def test_a_session_naming_another_namespace_is_refused(embedder, pg_uri):
-    from strands_semantic_memory.stores.postgres import PostgresArchive
-    from tests.support.stores import new_namespace
+    from strands_semantic_memory.archives.postgres import PostgresArchive
+    from tests.support.archives import new_namespace
 
     theirs, ours = new_namespace("theirs"), new_namespace("ours")
-    other = SemanticSummarizingConversationManager(embedder=embedder, store=PostgresArchive(pg_uri, theirs))
-    other.memory.archive([{"role": "user", "content": [{"text": "another user's secret"}]}])
-    manager = SemanticSummarizingConversationManager(embedder=embedder, store=PostgresArchive(pg_uri, ours))
-    manager.memory.archive([{"role": "user", "content": [{"text": "our own message"}]}])
+    other = SemanticSummarizingConversationManager(embedder=embedder, archive=PostgresArchive(pg_uri, theirs))
+    other.memory.add([{"role": "user", "content": [{"text": "another user's secret"}]}])
+    manager = SemanticSummarizingConversationManager(embedder=embedder, archive=PostgresArchive(pg_uri, ours))
+    manager.memory.add([{"role": "user", "content": [{"text": "our own message"}]}])
     with pytest.raises(StateError, match="namespace"):
         manager.restore_from_session(other.get_state())
     assert spoken(manager) == ["our own message"] and spoken(other) == ["another user's secret"]
@@ -283,24 +283,24 @@ def test_a_session_naming_another_namespace_is_refused(embedder, pg_uri):
 def in_process_session(embedder, count):
     """The manager state a session saved when the archive was in process (its JSON inside)."""
     manager = SemanticSummarizingConversationManager(embedder=embedder)
-    manager.memory.archive([{"role": "user", "content": [{"text": f"session message {n}"}]} for n in range(count)])
+    manager.memory.add([{"role": "user", "content": [{"text": f"session message {n}"}]} for n in range(count)])
     return manager.get_state()
 
 
 def durable_manager(kind, embedder, tmp_path, request):
     if kind == "sqlite":
         return SemanticSummarizingConversationManager(embedder=embedder, archive_path=tmp_path / "archive.sqlite3")
-    from strands_semantic_memory.stores.postgres import PostgresArchive
-    from tests.support.stores import new_namespace
+    from strands_semantic_memory.archives.postgres import PostgresArchive
+    from tests.support.archives import new_namespace
 
     store = PostgresArchive(request.getfixturevalue("pg_uri"), new_namespace("restore"))
-    return SemanticSummarizingConversationManager(embedder=embedder, store=store)
+    return SemanticSummarizingConversationManager(embedder=embedder, archive=store)
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "pgvector"])
 def test_a_restore_never_deletes_archived_messages(embedder, tmp_path, request, kind):
     manager = durable_manager(kind, embedder, tmp_path, request)
-    manager.memory.archive([{"role": "user", "content": [{"text": f"durable message {n}"}]} for n in range(50)])
+    manager.memory.add([{"role": "user", "content": [{"text": f"durable message {n}"}]} for n in range(50)])
     with pytest.raises(StateError):
         manager.restore_from_session(in_process_session(embedder, 3))
     assert spoken(manager) == [f"durable message {n}" for n in range(50)]
@@ -314,6 +314,6 @@ def test_an_in_process_session_moves_into_an_empty_archive_file_once(embedder, t
     assert spoken(manager) == [f"session message {n}" for n in range(3)]
     manager.restore_from_session(session)  # the same session again (a restart before it was saved): no change
     assert spoken(manager) == [f"session message {n}" for n in range(3)]
-    manager.memory.archive([{"role": "user", "content": [{"text": "after the move"}]}])
+    manager.memory.add([{"role": "user", "content": [{"text": "after the move"}]}])
     manager.restore_from_session(session)  # the file holds all of it and more: nothing to add, nothing deleted
     assert spoken(manager) == [*(f"session message {n}" for n in range(3)), "after the move"]

@@ -19,7 +19,7 @@ CAPS = [(None, None), (1500, None), (None, 120), (4000, 40), (120, None)]
 def archived(embedder):
     memory = SemanticMemory(embedder=embedder)
     messages = [{**m, "tracking_id": f"t{i}"} for i, m in enumerate(distractor_conversation(300))]
-    memory.archive(messages, timestamps=[1.7e9 + 3600.0 * i for i in range(len(messages))])
+    memory.add(messages, timestamps=[1.7e9 + 3600.0 * i for i in range(len(messages))])
     return memory, frozenset(f"t{i}" for i in range(260, 300))
 
 

@@ -5,25 +5,25 @@ from __future__ import annotations
 import psycopg
 
 from strands_semantic_memory import SemanticMemory, SemanticMemoryHook
+from tests.support.archives import new_namespace
 from tests.support.conversations import distractor_conversation
 from tests.support.postgres import RoundTrips, pg_memory
-from tests.support.stores import new_namespace
 
 QUESTIONS = ["What about the sourdough baking?", "Who reviews the job interview?", "the hiking trip plan"]
 
 
 def test_an_archive_opened_from_postgresql_is_counted_once_then_a_turn_is_two_round_trips(pg_uri, embedder):
     """A process that opens an archive and has not archived yet counts it once, not on every turn."""
-    from strands_semantic_memory.stores.postgres import PostgresArchive
+    from strands_semantic_memory.archives.postgres import PostgresArchive
 
     namespace = new_namespace("hook")
     writer = pg_memory(pg_uri, embedder, namespace)
     connection = psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0)  # as the pool's connections are
-    reader = SemanticMemory(embedder=embedder, store=PostgresArchive(pg_uri, namespace, connection=connection))
+    reader = SemanticMemory(embedder=embedder, archive=PostgresArchive(pg_uri, namespace, connection=connection))
     hook = SemanticMemoryHook(memory=reader)
     try:
         assert hook.preview("the hiking trip").windows == [], "nothing archived yet"
-        writer.archive(distractor_conversation(40))
+        writer.add(distractor_conversation(40))
         writer.embed_pending()
         assert reader.version == 0, "the reader changed nothing: it cannot know the archive is not empty"
         assert hook.preview("warm up: the solar panels").windows, "counted again while it was empty: found"

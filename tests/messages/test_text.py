@@ -152,7 +152,7 @@ def test_every_part_of_a_long_message_can_be_found(embedder):
 
     def rank_of_note(**options):
         memory = SemanticMemory(embedder=embedder, retrieval="dense", **options)
-        memory.archive([{"role": "user", "content": [{"text": t}]} for t in [*others[:10], note, *others[10:]]])
+        memory.add([{"role": "user", "content": [{"text": t}]} for t in [*others[:10], note, *others[10:]]])
         hits = [h.index for h in memory.search("Where is the spare key to the server cage kept?", top_k=21)]
         return hits.index(10)
 

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from strands_semantic_memory.archives._protocol import Candidates, NewRecord
+from strands_semantic_memory.archives.in_process._archive import InMemoryArchive
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages._codec import encode_message
 from strands_semantic_memory.retrieval._ranking import (
@@ -23,8 +25,6 @@ from strands_semantic_memory.retrieval._ranking import (
     weighted_fusion,
     within,
 )
-from strands_semantic_memory.stores._protocol import Candidates, NewRecord
-from strands_semantic_memory.stores.in_process._archive import InMemoryArchive
 
 ALONE = RankingOptions(neighbour_weights=(), neighbour_hits=0, dense_floor=False, lexical_power=1.0)
 """Each message scored on its own: plain weighted fusion, the reference for the other options."""

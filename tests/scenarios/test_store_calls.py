@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from strands_semantic_memory import SemanticMemory
-from strands_semantic_memory.stores import InMemoryArchive
+from strands_semantic_memory.archives import InMemoryArchive
 
 
 class CountingStore:
@@ -50,9 +50,9 @@ TOPICS = [
 @pytest.fixture
 def counted(embedder):
     store = CountingStore(InMemoryArchive())
-    memory = SemanticMemory(embedder=embedder, store=store, top_k=2, context_radius=1)
+    memory = SemanticMemory(embedder=embedder, archive=store, top_k=2, context_radius=1)
     messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": t}]} for i, t in enumerate(TOPICS)]
-    memory.archive(messages * 3)  # 18 messages: the windows must be widened and merged from several hits
+    memory.add(messages * 3)  # 18 messages: the windows must be widened and merged from several hits
     memory.embed_pending()
     return memory, store
 
@@ -96,11 +96,11 @@ def test_archive_does_not_count_the_store(counted):
     store.calls.clear()
     version = memory.version
     kites = {"role": "user", "content": [{"text": "a brand new message about kites"}], "tracking_id": "kites-1"}
-    first = memory.archive([kites])
+    first = memory.add([kites])
     assert store.calls["__len__"] == 0 and store.calls["bounds"] == 0, store.calls
     assert memory.version > version
     version = memory.version
-    assert memory.archive([kites]) == first  # the same message again: its index, and no change
+    assert memory.add([kites]) == first  # the same message again: its index, and no change
     assert memory.version == version  # nothing was added: nothing changed
     assert store.calls["__len__"] == 0, store.calls
 
@@ -119,9 +119,11 @@ QUESTIONS = [
 def test_a_store_that_leaves_the_context_request_unanswered_gives_the_same_results(embedder, retrieval, roles):
     archive = InMemoryArchive()
     serving, unserving = CountingStore(archive), UnservingStore(archive)
-    memories = [SemanticMemory(embedder=embedder, store=s, top_k=3, retrieval=retrieval) for s in (serving, unserving)]
+    memories = [
+        SemanticMemory(embedder=embedder, archive=s, top_k=3, retrieval=retrieval) for s in (serving, unserving)
+    ]
     messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": t}]} for i, t in enumerate(TOPICS)]
-    memories[0].archive(messages * 4)
+    memories[0].add(messages * 4)
     memories[0].embed_pending()
     found = 0
     for question in QUESTIONS:

@@ -37,7 +37,7 @@ from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings.onnx._export import export_count
 memory = SemanticMemory()
 notes = [f"note {i}: the booking reference is BK-{i}" for i in range(10)]
-memory.archive([{"role": "user", "content": [{"text": note}]} for note in notes])
+memory.add([{"role": "user", "content": [{"text": note}]} for note in notes])
 hits = memory.search("what was the booking reference?")
 print(json.dumps({"exports": export_count(), "torch": "torch" in sys.modules, "hits": len(hits),
                   "similarity": hits[0].similarity}))
