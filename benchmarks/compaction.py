@@ -153,7 +153,7 @@ def _found_by_hook(enrichment: Any, value: str) -> tuple[bool, bool]:
     model call was retried with less injected context after an overflow."""
     if enrichment is None:
         return False, False
-    windows = [*enrichment.windows, *enrichment.dropped_windows]
+    windows = [*enrichment.passages, *enrichment.left_out]
     found = any(value in _text(message) for window in windows for message in window.messages)
     return found, enrichment.overflow_retries > 0
 

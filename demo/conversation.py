@@ -196,8 +196,8 @@ def ask_recall(prepared: Prepared, console: Console) -> Outcome:
     prepared.timings["answer"] = time.perf_counter() - started
     enrichment = prepared.hook.last_enrichment
     injected_texts: list[str] = []
-    if enrichment is not None and enrichment.windows:
-        injected_texts = [render_message(m) for w in enrichment.windows for m in w.messages]
+    if enrichment is not None and enrichment.passages:
+        injected_texts = [render_message(m) for w in enrichment.passages for m in w.messages]
         console.item(
             f"the hook added earlier context to this turn ({enrichment.elapsed_ms:.1f} ms); the model received:"
         )

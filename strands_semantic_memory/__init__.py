@@ -28,7 +28,7 @@ from strands_semantic_memory.conversation_manager import SemanticSummarizingConv
 from strands_semantic_memory.engine import MemoryOptions, MemoryStats, SemanticMemory
 from strands_semantic_memory.errors import SemanticMemoryError
 from strands_semantic_memory.hook import Enrichment, SemanticMemoryHook
-from strands_semantic_memory.retrieval import ContextWindow, SearchHit
+from strands_semantic_memory.retrieval import Passage, SearchHit
 
 __version__ = "0.1.0"  # the package's one version: pyproject.toml reads it (setuptools' dynamic version)
 
@@ -47,7 +47,7 @@ _LAZY = {
 
 __all__ = [
     "ContextEditor",
-    "ContextWindow",
+    "Passage",
     "Enrichment",
     "MemoryOptions",
     "MemoryStats",

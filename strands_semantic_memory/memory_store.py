@@ -3,7 +3,7 @@
 Strands' ``MemoryManager`` searches its stores for every user turn (injecting the results
 for that one model call, never into history), gives the model a ``search_memory`` tool, and, for a writable store
 with extraction, hands it the conversation's messages in batches. This store answers with the engine's hybrid
-search, as merged context windows of verbatim messages, and archives the batches verbatim, without any model call.
+search, as merged passages of verbatim messages, and archives the batches verbatim, without any model call.
 
 Strands escapes each entry as XML text, so an entry's own framing uses no ``<``, ``>`` or ``&`` (archived lines
 are quoted with ``"| "``), and messages the agent still has in its context are left out (the model sees them
@@ -49,10 +49,10 @@ from strands_semantic_memory.budget import ContextBudget, estimate_tokens, histo
 from strands_semantic_memory.engine._memory import MemorySources, SemanticMemory
 from strands_semantic_memory.engine._options import BUILT_MEMORY_EMBEDDING, DEFAULT_TOP_K, MemoryTunables
 from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.formatting._block import ENTRY_QUOTE, format_window_message
-from strands_semantic_memory.formatting._tool_output import render_windows
+from strands_semantic_memory.formatting._block import ENTRY_QUOTE, format_passage_message
+from strands_semantic_memory.formatting._tool_output import render_passages
 from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.retrieval._windows import ContextWindow, pack_windows, subset_window
+from strands_semantic_memory.retrieval._passages import Passage, pack_passages, subset_passage
 from strands_semantic_memory.tools._conversation_tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
 
 if TYPE_CHECKING:
@@ -90,15 +90,15 @@ LeftOutReason = Literal["in_context", "max_search_results", "budget"]
 
 @dataclass(frozen=True)
 class LeftOut:
-    """A window the store found and did not return.
+    """A passage the store found and did not return.
 
     Attributes:
-        window: The window as found.
+        passage: The passage as found.
         reason: ``"in_context"``: every hit in it is a message the agent still has in its active context (the
-            model sees it already). ``"max_search_results"``: more relevant windows filled the entries asked for.
+            model sees it already). ``"max_search_results"``: more relevant passages filled the entries asked for.
     """
 
-    window: ContextWindow
+    passage: Passage
     reason: LeftOutReason
 
 
@@ -112,23 +112,23 @@ class StoreEnrichment:
     Attributes:
         query: The text searched for.
         entries: The entries returned, most relevant first.
-        windows: The window behind each entry, same order, as shown (without the messages left out as in context).
-        left_out: Windows found and not returned, each with the reason.
+        passages: The passage behind each entry, same order, as shown (without the messages left out as in context).
+        left_out: Passages found and not returned, each with the reason.
         in_context_indices: Archive indices of messages left out because the agent still has them in its
-            context (from returned windows and left-out ones alike), ascending.
+            context (from returned passages and left-out ones alike), ascending.
         budget_tokens: The most tokens the entries could take in this call (the memory's share of the model's
-            window, capped by the room the call leaves), or None when no budget applied (the store does not know
+            passage, capped by the room the call leaves), or None when no budget applied (the store does not know
             its agent).
         tokens: Estimated tokens of the entries as Strands' default format injects them (escaped, in their
             ``<entry>`` elements, with the ``<memory>`` block); 0 when nothing was returned.
-        budget_left_out_indices: Archive indices of messages of returned windows that did not fit the budget
+        budget_left_out_indices: Archive indices of messages of returned passages that did not fit the budget
             (neighbours before hits), ascending.
         elapsed_ms: Time spent searching and formatting.
     """
 
     query: str
     entries: list[MemoryEntry] = field(default_factory=list)
-    windows: list[ContextWindow] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
     left_out: list[LeftOut] = field(default_factory=list)
     in_context_indices: list[int] = field(default_factory=list)
     budget_tokens: int | None = None
@@ -237,28 +237,28 @@ class NewMemoryArguments(MemoryTunables, MemorySources, total=False):
 class SemanticMemoryStore(MemoryStore):
     """A Strands ``MemoryStore`` over a ``SemanticMemory``.
 
-    **Search** returns merged context windows, most relevant first: each ``MemoryEntry``
-    holds one window's messages, a ``[Message N, role]`` line before each and every archived line quoted with
+    **Search** returns merged passages, most relevant first: each ``MemoryEntry``
+    holds one passage's messages, a ``[Message N, role]`` line before each and every archived line quoted with
     ``"| "``; its metadata holds ``indices``, ``roles``, ``timestamps`` (epoch seconds: when said if known, else
     when archived), ``hit_indices``, ``start``, ``end`` and ``score``. Each entry is bounded (``max_entry_chars``).
     Strands' ``MemoryManager`` escapes entries as XML text; nothing in an entry's own framing is escaped (a
     ``"> "`` quote would reach the model as ``"&gt; "``), so the model reads the archived text as it was said.
 
     **What the model already sees is left out.** Messages still in the agent's active context are removed from
-    the windows, and a window whose hits are all still in context is not returned (more hits are searched for to
+    the passages, and a passage whose hits are all still in context is not returned (more hits are searched for to
     take its place). Strands gives a store's search only the query; the store learns its agent when
     ``MemoryManager`` attaches the store's extraction trigger, so this applies to a writable store with
     extraction (the default for a store that owns its memory). A read-only store over a conversation manager's
     archive needs no such check: that manager archives only messages that leave the context.
-    ``last_enrichment`` records each search: the entries, the windows behind them, what was left out and why.
+    ``last_enrichment`` records each search: the entries, the passages behind them, what was left out and why.
 
     **The entries fit the model call.** A store that knows its agent sizes what it returns to a ``ContextBudget``:
     at most ``memory_share`` of the model's ``context_window_limit``, and never more than the room the call leaves
     (the window less the reply's share, the history, the system prompt and the tool specs), counted as Strands'
     default format injects the entries (escaped, each in its ``<entry>`` element). Within that room, the hits of
-    the windows found come first, best first, then their neighbours, nearest first (``pack_windows``, as the hook
-    does); a window none of whose messages fit is left out (reason ``"budget"``). The number of entries stays
-    within Strands' ``max_search_results`` (``max_entries`` for injection): one entry is one window.
+    the passages found come first, best first, then their neighbours, nearest first (``pack_passages``, as the hook
+    does); a passage none of whose messages fit is left out (reason ``"budget"``). The number of entries stays
+    within Strands' ``max_search_results`` (``max_entries`` for injection): one entry is one passage.
 
     **Writing.** A writable store archives what Strands hands to ``add_messages`` verbatim, with no model
     call (server-side extraction in Strands' terms). Its default extraction config runs after every invocation and
@@ -308,7 +308,7 @@ class SemanticMemoryStore(MemoryStore):
                 ``SemanticMemory`` built from ``memory_options``.
             name: The store's name in Strands (unique per ``MemoryManager``).
             description: Shown to the model in the ``search_memory`` tool's description.
-            max_search_results: Windows per search when the caller does not say (Strands' option).
+            max_search_results: Passages per search when the caller does not say (Strands' option).
             writable: Archive the messages Strands hands over. Default: True for a memory this store creates,
                 False for a memory you pass (its manager archives it already; see the class docstring).
             extraction: Strands' extraction setting for a writable store. Default (None or True): after every
@@ -420,10 +420,10 @@ class SemanticMemoryStore(MemoryStore):
 
         Args:
             query: What to look for.
-            options: Strands' search options (``max_search_results``: how many windows at most).
+            options: Strands' search options (``max_search_results``: how many passages at most).
 
         Returns:
-            One entry per merged context window, most relevant first (see the class docstring). The search is
+            One entry per merged passage, most relevant first (see the class docstring). The search is
             recorded in ``last_enrichment``.
 
         Raises:
@@ -439,7 +439,7 @@ class SemanticMemoryStore(MemoryStore):
         agent = self._serving()
         active = self._active_context(agent)
         extra = min(active.size, _IN_CONTEXT_LOOKAHEAD) if active else 0
-        windows = await asyncio.to_thread(
+        passages = await asyncio.to_thread(
             self._memory.retrieve,
             query,
             top_k=limit + extra,
@@ -448,23 +448,23 @@ class SemanticMemoryStore(MemoryStore):
         )
         record = StoreEnrichment(query=query)
         in_context: set[int] = set()
-        for window in sorted(windows, key=lambda w: (-w.score, w.start)):
-            shown = window
+        for passage in sorted(passages, key=lambda w: (-w.score, w.start)):
+            shown = passage
             if active:
-                kept = [p for p, message in enumerate(window.messages) if not active.holds(message)]
-                in_context.update(i for p, i in enumerate(window.indices) if p not in kept)
-                if not set(window.hit_indices) & {window.indices[p] for p in kept}:
-                    record.left_out.append(LeftOut(window, "in_context"))
+                kept = [p for p, message in enumerate(passage.messages) if not active.holds(message)]
+                in_context.update(i for p, i in enumerate(passage.indices) if p not in kept)
+                if not set(passage.hit_indices) & {passage.indices[p] for p in kept}:
+                    record.left_out.append(LeftOut(passage, "in_context"))
                     continue
-                if len(kept) < len(window.messages):
-                    shown = subset_window(window, kept, score=window.score)
-            if len(record.windows) >= limit:
-                record.left_out.append(LeftOut(window, "max_search_results"))
+                if len(kept) < len(passage.messages):
+                    shown = subset_passage(passage, kept, score=passage.score)
+            if len(record.passages) >= limit:
+                record.left_out.append(LeftOut(passage, "max_search_results"))
                 continue
-            record.windows.append(shown)
+            record.passages.append(shown)
         if agent is not None:
             self._fit(agent, record)
-        record.entries = [self._entry(window) for window in record.windows]
+        record.entries = [self._entry(passage) for passage in record.passages]
         record.tokens = self._injected_tokens(record.entries)
         record.in_context_indices = sorted(in_context)
         record.elapsed_ms = (time.perf_counter() - started) * 1000
@@ -485,10 +485,10 @@ class SemanticMemoryStore(MemoryStore):
         return shared if isinstance(shared, ContextBudget) else _DEFAULT_BUDGET
 
     def _fit(self, agent: Agent, record: StoreEnrichment) -> None:
-        """Keep, of ``record.windows``, the messages that fit the room the agent's next model call leaves.
+        """Keep, of ``record.passages``, the messages that fit the room the agent's next model call leaves.
 
         Hits first (best first), then neighbours (nearest first); each entry is counted as Strands' default
-        format injects it. Windows with nothing that fits move to ``record.left_out`` (reason ``"budget"``).
+        format injects it. Passages with nothing that fits move to ``record.left_out`` (reason ``"budget"``).
         """
         limit = getattr(agent.model, "context_window_limit", None)
         window_tokens = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
@@ -506,30 +506,30 @@ class SemanticMemoryStore(MemoryStore):
                 tokens,
                 share,
             )
-        if not record.windows:
+        if not record.passages:
             return
         wrapper = self._wrapper_chars()
         room = tokens - tokens_for_length(len(_BLOCK_OVERHEAD) + wrapper)
         show_dates = self.show_dates
 
-        def sizes(window: ContextWindow, position: int) -> tuple[int]:
-            text = format_window_message(window, position, show_dates=show_dates, quote_prefix=ENTRY_QUOTE)
+        def sizes(passage: Passage, position: int) -> tuple[int]:
+            text = format_passage_message(passage, position, show_dates=show_dates, quote_prefix=ENTRY_QUOTE)
             return (tokens_for_length(_escaped_chars(text) + 1),)
 
-        usable = [w for w in record.windows if len(w.indices) == len(w.messages)]
-        chosen, _ = pack_windows(usable, sizes, [max(0, room)], gap=(tokens_for_length(wrapper),))
+        usable = [w for w in record.passages if len(w.indices) == len(w.messages)]
+        chosen, _ = pack_passages(usable, sizes, [max(0, room)], gap=(tokens_for_length(wrapper),))
         picked = {i for run in chosen for i in run.indices}
-        kept: list[ContextWindow] = []
-        for window in record.windows:
-            positions = [p for p, i in enumerate(window.indices) if i in picked]
+        kept: list[Passage] = []
+        for passage in record.passages:
+            positions = [p for p, i in enumerate(passage.indices) if i in picked]
             if not positions:
-                record.left_out.append(LeftOut(window, "budget"))
+                record.left_out.append(LeftOut(passage, "budget"))
                 continue
-            if len(positions) < len(window.indices):
-                record.budget_left_out_indices.extend(i for i in window.indices if i not in picked)
-                window = subset_window(window, positions, score=window.score)
-            kept.append(window)
-        record.windows = kept
+            if len(positions) < len(passage.indices):
+                record.budget_left_out_indices.extend(i for i in passage.indices if i not in picked)
+                passage = subset_passage(passage, positions, score=passage.score)
+            kept.append(passage)
+        record.passages = kept
         record.budget_left_out_indices.sort()
 
     def _wrapper_chars(self) -> int:
@@ -543,20 +543,20 @@ class SemanticMemoryStore(MemoryStore):
         chars = len(_BLOCK_OVERHEAD) + sum(self._wrapper_chars() + _escaped_chars(e.content) for e in entries)
         return tokens_for_length(chars)
 
-    def _entry(self, window: ContextWindow) -> MemoryEntry:
-        text, shown, _ = render_windows(
-            [window], self.max_entry_chars, show_dates=self.show_dates, quote_prefix=ENTRY_QUOTE, fenced=False
+    def _entry(self, passage: Passage) -> MemoryEntry:
+        text, shown, _ = render_passages(
+            [passage], self.max_entry_chars, show_dates=self.show_dates, quote_prefix=ENTRY_QUOTE, fenced=False
         )
         metadata: Metadata = {
-            "start": window.start,
-            "end": window.end,
-            "indices": list(window.indices),
-            "hit_indices": list(window.hit_indices),
-            "roles": list(window.roles) or [str(m.get("role", "?")) for m in window.messages],
-            "timestamps": list(window.timestamps),
-            "score": float(window.score),
+            "start": passage.start,
+            "end": passage.end,
+            "indices": list(passage.indices),
+            "hit_indices": list(passage.hit_indices),
+            "roles": list(passage.roles) or [str(m.get("role", "?")) for m in passage.messages],
+            "timestamps": list(passage.timestamps),
+            "score": float(passage.score),
         }
-        if shown and len(shown[0].indices) < len(window.indices):
+        if shown and len(shown[0].indices) < len(passage.indices):
             metadata["shown_indices"] = [i for w in shown for i in w.indices]
         return MemoryEntry(content=text, metadata=metadata)
 

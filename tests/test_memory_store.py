@@ -1,4 +1,4 @@
-"""SemanticMemoryStore as a Strands MemoryStore: protocol, idempotent verbatim archiving, windows as entries, and a
+"""SemanticMemoryStore as a Strands MemoryStore: protocol, idempotent verbatim archiving, passages as entries, and a
 real Agent(memory_manager=MemoryManager(...)) whose scripted model calls Strands' own search_memory tool.
 """
 
@@ -384,7 +384,7 @@ def test_messages_still_in_the_agents_context_are_left_out_until_they_leave(embe
     planted = next(i for i, m in store.memory.messages() if REFERENCE in render_message(m))
     assert enrichment.entries == [] and planted in enrichment.in_context_indices
     assert {left.reason for left in enrichment.left_out} == {"in_context"}
-    assert any(planted in left.window.hit_indices for left in enrichment.left_out)
+    assert any(planted in left.passage.hit_indices for left in enrichment.left_out)
 
     for turn in [t["content"][0]["text"] for t in distractor_conversation(12)[::2]]:
         agent(turn)  # the sliding window lets the planted turn go
@@ -393,11 +393,11 @@ def test_messages_still_in_the_agents_context_are_left_out_until_they_leave(embe
     entries = injected_entries(model.chat_requests[-1])
     assert entries and REFERENCE in entries[0]
     enrichment = store.last_enrichment
-    assert planted in enrichment.windows[0].hit_indices and planted not in enrichment.in_context_indices
+    assert planted in enrichment.passages[0].hit_indices and planted not in enrichment.in_context_indices
     # The messages the agent still has are not repeated, in any entry.
     active = {render_message(m) for m in agent.messages}
-    for window in enrichment.windows:
-        assert not any(render_message(m) in active for m in window.messages)
+    for passage in enrichment.passages:
+        assert not any(render_message(m) in active for m in passage.messages)
 
 
 def test_last_enrichment_says_what_the_result_limit_left_out(embedder):
@@ -406,10 +406,10 @@ def test_last_enrichment_says_what_the_result_limit_left_out(embedder):
     recall_agent(store, ScriptedModel())("Hello.")  # the store now knows its agent
     entries = run(store.search("the hiking trip and the quarterly budget", {"max_search_results": 1}))
     enrichment = store.last_enrichment
-    assert len(entries) == len(enrichment.windows) == 1
+    assert len(entries) == len(enrichment.passages) == 1
     # Hits were searched for beyond the limit (to replace any the agent still sees); the spare ones are named.
     limited = [left for left in enrichment.left_out if left.reason == "max_search_results"]
-    assert limited and all(left.window.score <= enrichment.windows[0].score for left in limited)
+    assert limited and all(left.passage.score <= enrichment.passages[0].score for left in limited)
     assert run(store.search("   ")) == [] and store.last_enrichment.entries == []
     with pytest.raises(ConfigurationError, match="max_search_results must be an integer >= 1 or None, got 0"):
         run(store.search("hiking", {"max_search_results": 0}))
@@ -485,12 +485,12 @@ def test_injection_fits_the_room_the_call_leaves_when_the_history_is_near_its_sh
     room = window - ContextBudget().reply_share * window - used
     assert enrichment.budget_tokens is not None and enrichment.budget_tokens <= room < window * 0.5
     assert 0 < enrichment.tokens <= enrichment.budget_tokens
-    # The budget bound the answer: without it, the windows found would not have fitted.
+    # The budget bound the answer: without it, the passages found would not have fitted.
     assert enrichment.budget_left_out_indices or any(left.reason == "budget" for left in enrichment.left_out)
     # Nothing returned is already in the agent's context.
     active = {render_message(m) for m in agent.messages}
-    for window_shown in enrichment.windows:
-        assert not any(render_message(m) in active for m in window_shown.messages)
+    for passage_shown in enrichment.passages:
+        assert not any(render_message(m) in active for m in passage_shown.messages)
     assert enrichment.in_context_indices
 
 
@@ -517,15 +517,15 @@ def test_hits_come_before_neighbours_within_the_budget(embedder):
 
     enrichment = store.last_enrichment
     assert entries and enrichment.budget_tokens == 250 and enrichment.tokens <= 250
-    shown = {i for w in enrichment.windows for i in w.indices}
+    shown = {i for w in enrichment.passages for i in w.indices}
     assert set(planted) <= shown  # every hit made it
     left = set(enrichment.budget_left_out_indices)
     assert left and not left & set(planted)  # what did not fit are neighbours only
-    # A neighbour shown sits next to a message shown in its window (never apart from its passage).
-    for w in enrichment.windows:
+    # A neighbour shown sits next to a message shown in its passage (never apart from its passage).
+    for w in enrichment.passages:
         for i in w.indices:
             assert i in w.hit_indices or i - 1 in w.indices or i + 1 in w.indices
-    # The entries carry what the windows show, hits included.
+    # The entries carry what the passages show, hits included.
     assert all("zebra crossing code" in entry.content for entry in entries)
 
 

@@ -16,8 +16,8 @@ Example:
     ```python
     memory = SemanticMemory(top_k=3, context_radius=2)
     memory.add(messages)
-    for window in memory.retrieve("what was the order number?"):
-        print(window.start, window.end, window.messages)
+    for passage in memory.retrieve("what was the order number?"):
+        print(passage.start, passage.end, passage.messages)
     ```
 """
 
@@ -64,9 +64,9 @@ from strands_semantic_memory.errors import (
     SemanticMemoryError,
 )
 from strands_semantic_memory.messages._codec import decode_message
+from strands_semantic_memory.retrieval._passages import Passage
 from strands_semantic_memory.retrieval._recall import Recall, SearchHit, TimeBound, make_filter
 from strands_semantic_memory.retrieval._rerank import Reranker
-from strands_semantic_memory.retrieval._windows import ContextWindow
 
 logger = logging.getLogger(__name__)
 
@@ -470,13 +470,13 @@ class SemanticMemory:
         roles: Collection[str] | None = None,
         since: TimeBound = None,
         until: TimeBound = None,
-    ) -> list[ContextWindow]:
-        """Search, widen each hit by ``context_radius`` (default: the option), merge into scored windows.
+    ) -> list[Passage]:
+        """Search, widen each hit by ``context_radius`` (default: the option), merge into scored passages.
 
-        Arguments and errors as in ``search``; windows come in conversation order.
+        Arguments and errors as in ``search``; passages come in conversation order.
         """
         recall = self._ready_recall()
-        return recall.windows(query, top_k, context_radius, min_score, make_filter(roles, since, until))
+        return recall.passages(query, top_k, context_radius, min_score, make_filter(roles, since, until))
 
     def _ready_recall(self) -> Recall:
         """Before a search: count it, embed what is pending if a run is due; returns the recall path."""

@@ -3,7 +3,7 @@
 The budget comes from ``ContextBudget``: a share of the model's context window, never more than the room the call
 leaves; ``max_context_length`` (characters) and ``max_context_tokens`` cap it further when set. Messages the model
 already sees in the call are skipped, so every token spent on memory brings something the model lacks. The packing
-itself is ``pack_windows`` (pure, property-tested); this module sizes the pieces and writes the body, formatting
+itself is ``pack_passages`` (pure, property-tested); this module sizes the pieces and writes the body, formatting
 each message once for both (``MessageTexts``).
 
 Tokens are estimated locally (``estimate_tokens``), so choosing the context never sends a request to a provider's
@@ -21,9 +21,9 @@ from strands.types.content import Message
 from strands_semantic_memory.budget import ContextBudget, estimate_tokens, tokens_for_length
 from strands_semantic_memory.formatting._block import MessageTexts, context_block
 from strands_semantic_memory.hook._turn import Turn
-from strands_semantic_memory.retrieval._windows import ContextWindow, pack_windows
+from strands_semantic_memory.retrieval._passages import Passage, pack_passages
 
-__all__ = ["InjectionSettings", "Selection", "select_windows", "tracking_ids"]
+__all__ = ["InjectionSettings", "Selection", "select_passages", "tracking_ids"]
 
 GAP_PROBE = "[... 999999999 messages not shown ...]"  # the longest gap line, to bound its size
 SEPARATOR = "\n\n"  # what may follow a message in the body: a line break, and an empty line before the next
@@ -44,10 +44,10 @@ class InjectionSettings:
 
 @dataclass
 class Selection:
-    """Windows chosen for one call (conversation order), those left out, the body text and its tokens."""
+    """Passages chosen for one call (conversation order), those left out, the body text and its tokens."""
 
-    chosen: list[ContextWindow]
-    dropped: list[ContextWindow]
+    chosen: list[Passage]
+    dropped: list[Passage]
     body: str
     tokens: int | None
 
@@ -69,7 +69,7 @@ def _token_budget(settings: InjectionSettings, model: Any, used: int | None, tur
     return max(0, budget)
 
 
-def select_windows(
+def select_passages(
     settings: InjectionSettings,
     model: Any,
     used: int | None,
@@ -83,12 +83,12 @@ def select_windows(
         settings: The hook's current options.
         model: The model (its ``context_window_limit``, when set, sizes the budget).
         used: Estimated tokens the call takes without the injected context, when known.
-        turn: The turn, with its retrieved windows and caps.
+        turn: The turn, with its retrieved passages and caps.
         kept_extra: Tokens already taken by earlier turns' kept context.
         seen: Tracking ids of messages the model already sees in this call (skipped).
 
     Returns:
-        The chosen windows in conversation order, those left out, the body text, and its estimated tokens (None
+        The chosen passages in conversation order, those left out, the body text, and its estimated tokens (None
         when nothing was chosen).
     """
     char_budget = settings.max_context_length
@@ -98,17 +98,17 @@ def select_windows(
 
     texts = MessageTexts(include_metadata=settings.include_metadata, show_dates=settings.show_dates)
 
-    def sizes(window: ContextWindow, position: int) -> tuple[int, int]:
-        chars = len(texts.message(window, position)) + len(SEPARATOR)  # with the separator that may follow it
+    def sizes(passage: Passage, position: int) -> tuple[int, int]:
+        chars = len(texts.message(passage, position)) + len(SEPARATOR)  # with the separator that may follow it
         return chars, tokens_for_length(chars)
 
-    def skip(window: ContextWindow, position: int) -> bool:
-        tracking_id = window.messages[position].get("tracking_id")
+    def skip(passage: Passage, position: int) -> bool:
+        tracking_id = passage.messages[position].get("tracking_id")
         return isinstance(tracking_id, str) and tracking_id in seen
 
     gap = GAP_PROBE + "\n"
-    usable = [w for w in turn.windows if len(w.indices) == len(w.messages)]
-    chosen, dropped = pack_windows(
+    usable = [w for w in turn.passages if len(w.indices) == len(w.messages)]
+    chosen, dropped = pack_passages(
         usable, sizes, [char_budget, token_budget], gap=(len(gap), estimate_tokens(gap)), skip=skip if seen else None
     )
     body = texts.body(chosen)  # the chosen messages were formatted once, when they were sized

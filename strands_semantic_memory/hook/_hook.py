@@ -249,7 +249,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
             agent: The agent whose archive and model to use (default: the ``memory`` given to the hook).
 
         Returns:
-            The windows that would be injected, those left out, and the full text the turn would be sent with.
+            The passages that would be injected, those left out, and the full text the turn would be sent with.
         """
         settings = self._settings(agent)
         return preview_turn(
@@ -388,7 +388,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
             min_score=self.min_score,
         )
         if scope is not None:  # a storage also holds what the context still shows: keep what left it
-            turn.windows = scope.windows(turn.windows)
+            turn.passages = scope.passages(turn.passages)
         if enrichment is not None:  # None: nothing archived yet, last_enrichment stays None
             turn.enrichment = self.last_enrichment = enrichment
 

@@ -1,12 +1,12 @@
-"""Recall: one query in, ranked hits and context windows out.
+"""Recall: one query in, ranked hits and passages out.
 
 The path: the query is embedded (cached), the store answers with dense and lexical candidates in one call
 (``candidates``), the ranking orders them (``_ranking``, pure), ``min_score`` and an optional reranker apply, and
-for windows the hits are widened and merged (``_assembly``).
+for passages the hits are widened and merged (``_assembly``).
 
 Store calls per search: ``candidates`` also answers the neighbours the ranking scores (a
-``ContextRequest``), so a search is one call and a window
-search two (``candidates``, then ``get`` for the windows' records). A store may leave that request unanswered: the
+``ContextRequest``), so a search is one call and a passage
+search two (``candidates``, then ``get`` for the passages' records). A store may leave that request unanswered: the
 neighbours it did not cover are then read with ``similarities`` and, for a lexical or filtered search, ``get``.
 """
 
@@ -29,7 +29,8 @@ from strands_semantic_memory.engine._query_encoder import Encoder
 from strands_semantic_memory.errors import InvalidMessageTypeError, SemanticMemoryError
 from strands_semantic_memory.messages._codec import decode_message
 from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.retrieval._assembly import build_windows, window_ranges
+from strands_semantic_memory.retrieval._assembly import build_passages, passage_ranges
+from strands_semantic_memory.retrieval._passages import Passage
 from strands_semantic_memory.retrieval._ranking import (
     Ranked,
     base_scores,
@@ -40,7 +41,6 @@ from strands_semantic_memory.retrieval._ranking import (
 )
 from strands_semantic_memory.retrieval._ranking_options import Retrieval
 from strands_semantic_memory.retrieval._rerank import Reranker
-from strands_semantic_memory.retrieval._windows import ContextWindow
 
 if TYPE_CHECKING:
     from strands.types.content import Message
@@ -302,15 +302,15 @@ class Recall:
         ]
         return sorted(rescored, key=lambda h: (-h.score, h.index))
 
-    def windows(
+    def passages(
         self,
         query: str,
         top_k: int | None,
         context_radius: int | None,
         min_score: float | None,
         search_filter: SearchFilter | None,
-    ) -> list[ContextWindow]:
-        """Search, widen the best hits by the radius, merge, and build scored windows (None: the option).
+    ) -> list[Passage]:
+        """Search, widen the best hits by the radius, merge, and build scored passages (None: the option).
 
         The records are read once, for the merged ranges (which hold the hits); with a reranker, which needs the
         candidates' messages first, the ranges' other records are read in a second call.
@@ -327,7 +327,7 @@ class Recall:
             best = dict(ranked[:k])
             if not best:
                 return []
-            ranges = window_ranges(best, radius, (max(0, min(best) - radius), max(best) + radius))
+            ranges = passage_ranges(best, radius, (max(0, min(best) - radius), max(best) + radius))
             wanted = [i for span in ranges for i in range(span.start, span.end + 1) if i not in asked]
             if wanted:
                 asked.update(wanted)
@@ -335,6 +335,6 @@ class Recall:
                     records.update(self._store.get(wanted))
             gone = {i for i in best if i not in records}
             if not gone:
-                return build_windows(ranges, records, best, {i: s for i, s in ranked if i in records})
+                return build_passages(ranges, records, best, {i: s for i, s in ranked if i in records})
             # Removed between ranking and reading (forgotten meanwhile): the next candidates move up.
             ranked = [(i, s) for i, s in ranked if i not in gone]

@@ -353,7 +353,7 @@ class SemanticStorage:
             top_k: Hits the turn keeps (default: the memory's ``top_k``).
 
         Returns:
-            The scope: search ``depth`` hits, then keep the ``windows`` outside the context and in this view.
+            The scope: search ``depth`` hits, then keep the ``passages`` outside the context and in this view.
         """
         keep = self._memory.options.top_k if top_k is None else top_k
         return TurnScope.of(self._prefix, messages, keep)

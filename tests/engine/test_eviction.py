@@ -89,8 +89,8 @@ class ArchiveEvictSearch(RuleBasedStateMachine):
         for hit in self.memory.search(query, top_k=5):
             assert hit.index in self.model
             assert hit.message["content"][0]["text"] == self.model[hit.index]
-        for window in self.memory.retrieve(query, top_k=3, context_radius=1):
-            for index, message in zip(window.indices, window.messages):
+        for passage in self.memory.retrieve(query, top_k=3, context_radius=1):
+            for index, message in zip(passage.indices, passage.messages):
                 assert message["content"][0]["text"] == self.model[index]
 
     @invariant()
@@ -134,8 +134,8 @@ def test_record_list_is_trimmed_after_many_evictions_and_stays_consistent(embedd
     assert store._base > 0, "the evicted prefix of the record list was trimmed"
     assert list(memory.indices) == list(range(2500, 2600))
     assert memory.get(2550) == messages[2550]
-    for window in memory.retrieve("the chess opening", top_k=3):
-        assert [m for m in window.messages] == [messages[i] for i in window.indices]
+    for passage in memory.retrieve("the chess opening", top_k=3):
+        assert [m for m in passage.messages] == [messages[i] for i in passage.indices]
     stats = memory.get_memory_usage_stats()
     assert stats["message_count"] == 100 and stats["evicted_count"] == 2500
     restored = SemanticMemory.from_state(memory.to_state(), embedder=embedder)

@@ -24,13 +24,13 @@ def test_planted_fact_is_found_among_600_distractors(planted_memory):
     assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
 
 
-def test_planted_fact_appears_in_retrieved_window_with_its_neighbours(planted_memory):
-    windows = planted_memory.retrieve("What was the order reference for the replacement laptop?")
-    window = next(w for w in windows if 311 in w.hit_indices)
-    assert window.start <= 309 and window.end >= 313  # radius 2 on both sides
-    assert window.indices == list(range(window.start, window.end + 1))
-    assert PLANTED in [m["content"][0]["text"] for m in window.messages]
-    assert [w.start for w in windows] == sorted(w.start for w in windows)
+def test_planted_fact_appears_in_retrieved_passage_with_its_neighbours(planted_memory):
+    passages = planted_memory.retrieve("What was the order reference for the replacement laptop?")
+    passage = next(w for w in passages if 311 in w.hit_indices)
+    assert passage.start <= 309 and passage.end >= 313  # radius 2 on both sides
+    assert passage.indices == list(range(passage.start, passage.end + 1))
+    assert PLANTED in [m["content"][0]["text"] for m in passage.messages]
+    assert [w.start for w in passages] == sorted(w.start for w in passages)
 
 
 def test_exact_message_dict_is_kept(memory):
@@ -221,7 +221,7 @@ def test_lexical_search_works_while_embeddings_are_pending(make_memory, embedder
     assert "Rotterdam" in hits[0].message["content"][0]["text"] and hits[0].similarity is None
 
 
-def test_windows_with_matching_neighbours_outrank_isolated_hits(make_memory):
+def test_passages_with_matching_neighbours_outrank_isolated_hits(make_memory):
     messages = distractor_conversation(200)
     # A passage about the pool heater over three consecutive turns, and one isolated mention elsewhere.
     messages[50] = text_message("user", "The pool heater is broken again.")
@@ -230,11 +230,11 @@ def test_windows_with_matching_neighbours_outrank_isolated_hits(make_memory):
     messages[150] = text_message("assistant", "Someone mentioned a pool heater once.")
     memory = make_memory(top_k=2, context_radius=1)
     memory.add(messages)
-    windows = memory.retrieve("What is wrong with the pool heater?")
-    ranked = sorted(windows, key=lambda w: -w.score)
-    passage = next(w for w in windows if 50 in w.indices)
+    passages = memory.retrieve("What is wrong with the pool heater?")
+    ranked = sorted(passages, key=lambda w: -w.score)
+    passage = next(w for w in passages if 50 in w.indices)
     assert ranked[0] is passage and passage.start >= 49 and passage.end <= 53
     assert passage.score > max(passage.hit_scores), "matching neighbours raised the passage's score"
-    # Every other window is an isolated mention: nothing around it matches, so its score is its hit's.
-    for window in ranked[1:]:
-        assert window.score == pytest.approx(max(window.hit_scores))
+    # Every other passage is an isolated mention: nothing around it matches, so its score is its hit's.
+    for passage in ranked[1:]:
+        assert passage.score == pytest.approx(max(passage.hit_scores))

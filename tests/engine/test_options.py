@@ -96,9 +96,9 @@ def test_time_and_role_filters(make_memory):
     assert all(h.said_at is not None and h.archived_at > 0 for h in hits)
     users = memory.search("garden", top_k=10, roles=["user"], since=datetime(2024, 5, 5, tzinfo=timezone.utc))
     assert sorted(h.index for h in users) == [4, 6, 8]
-    window = memory.retrieve("note 4 about the garden", top_k=1, context_radius=1)[0]
-    assert window.timestamps == [start + 3 * day, start + 4 * day, start + 5 * day]
-    assert window.roles == ["assistant", "user", "assistant"]
+    passage = memory.retrieve("note 4 about the garden", top_k=1, context_radius=1)[0]
+    assert passage.timestamps == [start + 3 * day, start + 4 * day, start + 5 * day]
+    assert passage.roles == ["assistant", "user", "assistant"]
 
 
 def test_a_timestamp_in_the_message_metadata_is_used(embedder):

@@ -22,17 +22,17 @@ def test_an_archive_opened_from_postgresql_is_counted_once_then_a_turn_is_two_ro
     reader = SemanticMemory(embedder=embedder, archive=PostgresArchive(pg_uri, namespace, connection=connection))
     hook = SemanticMemoryHook(memory=reader)
     try:
-        assert hook.preview("the hiking trip").windows == [], "nothing archived yet"
+        assert hook.preview("the hiking trip").passages == [], "nothing archived yet"
         writer.add(distractor_conversation(40))
         writer.embed_pending()
         assert reader.version == 0, "the reader changed nothing: it cannot know the archive is not empty"
-        assert hook.preview("warm up: the solar panels").windows, "counted again while it was empty: found"
+        assert hook.preview("warm up: the solar panels").passages, "counted again while it was empty: found"
         counts = []
         for question in QUESTIONS:
             with RoundTrips(connection) as turn:
-                assert hook.preview(question).windows, question
+                assert hook.preview(question).passages, question
             counts.append(turn.count)
-        assert counts == [2] * len(QUESTIONS), "the search, then the windows' messages"
+        assert counts == [2] * len(QUESTIONS), "the search, then the passages' messages"
     finally:
         reader.close()
         writer.close()

@@ -49,5 +49,5 @@ def test_per_call_options_follow_the_options_own_rules(embedder):
     with pytest.raises(ConfigurationError, match="top_k"):
         SemanticMemory(embedder=embedder, top_k=0)
     assert len(memory.search("hash tables", top_k=1)) == 1
-    (window,) = memory.retrieve("hash tables", top_k=1, context_radius=0)
-    assert list(window.indices) == [memory.search("hash tables", top_k=1)[0].index]
+    (passage,) = memory.retrieve("hash tables", top_k=1, context_radius=0)
+    assert list(passage.indices) == [memory.search("hash tables", top_k=1)[0].index]

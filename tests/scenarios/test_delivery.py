@@ -86,6 +86,6 @@ def test_hits_reach_the_model_before_their_neighbours_when_the_budget_is_tight(e
     hook = SemanticMemoryHook(memory=memory, max_context_length=tight)
     model = ScriptedModel()
     make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
-    chosen = hook.last_enrichment.windows
+    chosen = hook.last_enrichment.passages
     assert [w.indices for w in chosen] == [[10]] and REFERENCE in hook.last_enrichment.text
-    assert hook.last_enrichment.dropped_windows, "its neighbours were found and left out"
+    assert hook.last_enrichment.left_out, "its neighbours were found and left out"

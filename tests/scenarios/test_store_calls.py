@@ -1,7 +1,7 @@
 """How many store calls one hook-style retrieval makes (one hook turn is one or two transactions).
 
 The store is a real :class:`InMemoryArchive`, wrapped in a proxy that only counts the calls it forwards. A search
-is one ``candidates`` call that also answers the neighbours the ranking scores (a ``ContextRequest``); the windows'
+is one ``candidates`` call that also answers the neighbours the ranking scores (a ``ContextRequest``); the passages'
 records are one ``get``. A store that leaves that request unanswered (``UnservingStore``) still gives the same
 results, through ``similarities`` and ``get``.
 """
@@ -52,7 +52,7 @@ def counted(embedder):
     store = CountingStore(InMemoryArchive())
     memory = SemanticMemory(embedder=embedder, archive=store, top_k=2, context_radius=1)
     messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": t}]} for i, t in enumerate(TOPICS)]
-    memory.add(messages * 3)  # 18 messages: the windows must be widened and merged from several hits
+    memory.add(messages * 3)  # 18 messages: the passages must be widened and merged from several hits
     memory.embed_pending()
     return memory, store
 
@@ -71,24 +71,24 @@ def test_retrieve_reads_the_records_in_one_get(counted, retrieval, roles):
     memory, store = counted
     memory.configure(retrieval=retrieval)
     store.calls.clear()
-    windows = memory.retrieve("what is the locker code?", roles=roles)
-    assert windows and any("4471" in str(w.messages) for w in windows)
+    passages = memory.retrieve("what is the locker code?", roles=roles)
+    assert passages and any("4471" in str(w.messages) for w in passages)
     assert store.calls["get"] == 1, store.calls
     assert store.calls["candidates"] == 1, store.calls
     assert store.calls["similarities"] == 0, store.calls  # the neighbours came with the candidates
-    for window in windows:  # the windows hold exactly the live messages of their ranges
-        assert window.indices == list(range(window.start, window.end + 1))
-        assert window.messages == [memory.get(i) for i in window.indices]
+    for passage in passages:  # the passages hold exactly the live messages of their ranges
+        assert passage.indices == list(range(passage.start, passage.end + 1))
+        assert passage.messages == [memory.get(i) for i in passage.indices]
 
 
 def test_retrieve_matches_search_after_the_single_read(counted):
     memory, store = counted
     hits = memory.search("who reviews the migration plan?", top_k=2)
-    windows = memory.retrieve("who reviews the migration plan?", top_k=2, context_radius=1)
-    assert sorted(i for w in windows for i in w.hit_indices) == sorted(h.index for h in hits)
-    for window in windows:
+    passages = memory.retrieve("who reviews the migration plan?", top_k=2, context_radius=1)
+    assert sorted(i for w in passages for i in w.hit_indices) == sorted(h.index for h in hits)
+    for passage in passages:
         scores = {h.index: h.score for h in hits}
-        assert window.hit_scores == [scores[i] for i in window.hit_indices]
+        assert passage.hit_scores == [scores[i] for i in passage.hit_indices]
 
 
 def test_archive_does_not_count_the_store(counted):

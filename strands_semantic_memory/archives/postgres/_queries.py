@@ -18,7 +18,7 @@ One round trip answers a search (see ``candidates_sql``); its rows are tagged by
   neighbourhoods are answered (the ``leading`` strongest by the request's base score), ``NEAR_LIVE`` each live
   neighbour the filter accepts, ``NEAR`` each other live neighbour that has vectors; ``score`` is the neighbour's
   best-chunk cosine (NULL without vectors or query vector). See ``_context_ctes``: the engine then needs no
-  ``similarities`` or ``get`` round trip before reading the windows.
+  ``similarities`` or ``get`` round trip before reading the passages.
 
 Both dense paths take the ``fetch`` nearest chunk rows (a top-N sort, not an aggregate over every message) and
 keep each message's best. Dense search is exact (a scan of the namespace's vectors) below the store's

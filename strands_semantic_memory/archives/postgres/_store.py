@@ -5,7 +5,7 @@ adapter). The schema is described in ``_schema``, the search statement in ``_que
 ``_reads``, writes in ``_writes``, the HNSW index in ``_hnsw``, opening a namespace in ``_namespace``,
 connections and bounded waits in ``_connections``.
 
-Round trips: a search is one statement (``candidates``), fetching the windows' messages another
+Round trips: a search is one statement (``candidates``), fetching the passages' messages another
 (``get``); ``has_pending`` is answered from what the last statement reported, for at most
 ``pending_check_interval`` seconds. So a hook turn costs two round trips, each its own (autocommit) transaction;
 archiving a small batch costs two (a pipeline carrying ``BEGIN`` ... ``COMMIT``).

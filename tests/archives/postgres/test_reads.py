@@ -10,7 +10,7 @@ from tests.support.postgres import RoundTrips, embed, make_record
 
 
 def test_a_search_is_one_round_trip_and_a_hook_turn_two(pg_uri, make_store, embedder):
-    """Candidates in one statement, windows in another, has_pending from the last report."""
+    """Candidates in one statement, passages in another, has_pending from the last report."""
     connection = psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0)  # as the pool's connections are
     store = make_store(connection=connection)
     texts = [m["content"][0]["text"] for m in distractor_conversation(60)]
@@ -57,7 +57,7 @@ class UnservedContext:
 @pytest.mark.parametrize("roles", [None, ["user"]])
 @pytest.mark.parametrize("retrieval", ["hybrid", "dense", "lexical"])
 def test_an_engine_hook_turn_is_two_round_trips_with_unchanged_results(pg_uri, make_store, embedder, retrieval, roles):
-    """The neighbours the ranking scores come with the candidates; then one read for the windows."""
+    """The neighbours the ranking scores come with the candidates; then one read for the passages."""
     connection = psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0)  # as the pool's connections are
     store = make_store(connection=connection)
     options = {"retrieval": retrieval, "top_k": 3, "ranking": {"min_depth": 20}}  # fewer candidates than messages
@@ -69,15 +69,15 @@ def test_an_engine_hook_turn_is_two_round_trips_with_unchanged_results(pg_uri, m
         warming.retrieve("warm up: prepare the statements for solar panels", roles=roles, context_radius=1)
     for question in ("How much did the sourdough cost?", "Who reviews the job interview?", "the hiking trip plan"):
         with RoundTrips(connection) as turn:
-            windows = memory.retrieve(question, roles=roles)
-        assert windows, question
+            passages = memory.retrieve(question, roles=roles)
+        assert passages, question
         assert turn.count == 2, (question, turn.count)
         with RoundTrips(connection) as old:
             same = unserved.retrieve(question, roles=roles, context_radius=1)
-        assert [(w.start, w.end, w.hit_indices, w.hit_scores) for w in windows] == [
+        assert [(w.start, w.end, w.hit_indices, w.hit_scores) for w in passages] == [
             (w.start, w.end, w.hit_indices, w.hit_scores) for w in same
         ]
-        if retrieval != "lexical":  # (a lexical turn may find every window record among the neighbours read)
+        if retrieval != "lexical":  # (a lexical turn may find every passage record among the neighbours read)
             assert old.count >= 3, "without the context answered the neighbours cost a round trip of their own"
 
 

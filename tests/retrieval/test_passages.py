@@ -2,14 +2,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strands_semantic_memory.retrieval._windows import (
-    ContextWindow,
+from strands_semantic_memory.retrieval._passages import (
+    Passage,
     expand_and_merge,
-    pack_windows,
-    subset_window,
-    window_score,
+    pack_passages,
+    passage_score,
+    subset_passage,
 )
-from tests.support.windows import reference_pack_windows, reference_subset_window
+from tests.support.passages import reference_pack_passages, reference_subset_passage
 
 
 def test_example_ranges():
@@ -62,15 +62,15 @@ def test_merge_equals_union_of_widened_hits(hits, radius, lowest, span):
         assert all(r.start <= h <= r.end for h in r.hit_indices)
 
 
-def test_window_score_rewards_more_hits():
-    assert window_score([0.5, 0.4]) > window_score([0.5])
-    assert window_score([0.5]) == pytest.approx(0.5)
+def test_passage_score_rewards_more_hits():
+    assert passage_score([0.5, 0.4]) > passage_score([0.5])
+    assert passage_score([0.5]) == pytest.approx(0.5)
 
 
-def _window(start: int, length: int, hits: dict[int, float]) -> ContextWindow:
+def _passage(start: int, length: int, hits: dict[int, float]) -> Passage:
     indices = list(range(start, start + length))
     chosen = sorted(i for i in hits if start <= i < start + length)
-    return ContextWindow(
+    return Passage(
         start=start,
         end=start + length - 1,
         messages=[{"role": "user", "content": [{"text": f"m{i}"}]} for i in indices],
@@ -83,27 +83,27 @@ def _window(start: int, length: int, hits: dict[int, float]) -> ContextWindow:
 
 @st.composite
 def retrieved(draw):
-    """Disjoint windows of 1-7 messages with 1-3 hits each, and a size per archive index."""
-    windows, start = [], 0
+    """Disjoint passages of 1-7 messages with 1-3 hits each, and a size per archive index."""
+    passages, start = [], 0
     for _ in range(draw(st.integers(0, 5))):
         start += draw(st.integers(0, 4))
         length = draw(st.integers(1, 7))
         positions = draw(st.sets(st.integers(0, length - 1), min_size=1, max_size=3))
         hits = {start + p: draw(st.floats(0.01, 1.0)) for p in positions}
-        windows.append(_window(start, length, hits))
+        passages.append(_passage(start, length, hits))
         start += length + 1
-    sizes = {i: draw(st.integers(1, 40)) for w in windows for i in w.indices}
-    return windows, sizes
+    sizes = {i: draw(st.integers(1, 40)) for w in passages for i in w.indices}
+    return passages, sizes
 
 
-def _units(windows):
-    return {(w.start, i) for w in windows for i in w.indices}
+def _units(passages):
+    return {(w.start, i) for w in passages for i in w.indices}
 
 
 @given(retrieved(), st.integers(0, 300), st.integers(0, 10))
 def test_packing_fits_the_budget_and_neighbours_stay_beside_their_passage(data, budget, gap):
-    windows, sizes = data
-    chosen, dropped = pack_windows(windows, lambda w, p: (sizes[w.indices[p]],), [budget], gap=(gap,))
+    passages, sizes = data
+    chosen, dropped = pack_passages(passages, lambda w, p: (sizes[w.indices[p]],), [budget], gap=(gap,))
     total = sum(sizes[i] for w in chosen for i in w.indices) + gap * max(0, len(chosen) - 1)
     assert total <= budget
     # every chosen run holds a hit: a neighbour never appears without its passage's hit
@@ -112,54 +112,54 @@ def test_packing_fits_the_budget_and_neighbours_stay_beside_their_passage(data, 
     shown = [i for w in chosen for i in w.indices]
     assert shown == sorted(shown)
     left_out = [i for w in dropped for i in w.indices]
-    assert sorted(shown + left_out) == sorted(i for w in windows for i in w.indices)
+    assert sorted(shown + left_out) == sorted(i for w in passages for i in w.indices)
 
 
 @given(retrieved(), st.integers(0, 300))
 def test_hits_come_before_neighbours(data, budget):
-    windows, sizes = data
-    chosen, _ = pack_windows(windows, lambda w, p: (sizes[w.indices[p]],), [budget], gap=(0,))
+    passages, sizes = data
+    chosen, _ = pack_passages(passages, lambda w, p: (sizes[w.indices[p]],), [budget], gap=(0,))
     shown = {i for w in chosen for i in w.indices}
     neighbours_shown = any(i not in w.hit_indices for w in chosen for i in w.indices)
     if neighbours_shown:
         # no hit was left out that would have fitted on its own before any neighbour was taken
-        hits_shown = sum(sizes[i] for w in windows for i in w.hit_indices if i in shown)
-        for w in windows:
+        hits_shown = sum(sizes[i] for w in passages for i in w.hit_indices if i in shown)
+        for w in passages:
             for i in w.hit_indices:
                 if i not in shown:
                     assert hits_shown + sizes[i] > budget
 
 
 def test_packing_without_limits_keeps_everything_and_skip_leaves_out():
-    windows = [_window(0, 5, {2: 0.9}), _window(10, 3, {11: 0.5})]
-    chosen, dropped = pack_windows(windows, lambda w, p: (10**9,), [None], gap=(1,))
+    passages = [_passage(0, 5, {2: 0.9}), _passage(10, 3, {11: 0.5})]
+    chosen, dropped = pack_passages(passages, lambda w, p: (10**9,), [None], gap=(1,))
     assert [(w.start, w.end) for w in chosen] == [(0, 4), (10, 12)] and dropped == []
-    chosen, _ = pack_windows(windows, lambda w, p: (1,), [None], gap=(0,), skip=lambda w, p: w.indices[p] == 3)
+    chosen, _ = pack_passages(passages, lambda w, p: (1,), [None], gap=(0,), skip=lambda w, p: w.indices[p] == 3)
     # 3 is skipped: the run stops before it, and 4 is no longer beside the passage
     assert [(w.start, w.end) for w in chosen] == [(0, 2), (10, 12)]
 
 
 def test_a_tight_budget_takes_the_best_hits_alone():
-    windows = [_window(0, 5, {2: 0.4}), _window(10, 5, {12: 0.9})]
-    chosen, dropped = pack_windows(windows, lambda w, p: (10,), [15], gap=(5,))
+    passages = [_passage(0, 5, {2: 0.4}), _passage(10, 5, {12: 0.9})]
+    chosen, dropped = pack_passages(passages, lambda w, p: (10,), [15], gap=(5,))
     assert [(w.start, w.end) for w in chosen] == [(12, 12)]
     assert [w.hit_indices for w in chosen] == [[12]] and chosen[0].score == 0.9
-    assert dropped[0].start == 10  # the more relevant window's left-out messages are listed first
+    assert dropped[0].start == 10  # the more relevant passage's left-out messages are listed first
 
 
 @st.composite
 def packing_case(draw):
-    """Disjoint windows (indices with holes, tied scores, roles and times aligned or not), sizes in 1-3 units,
+    """Disjoint passages (indices with holes, tied scores, roles and times aligned or not), sizes in 1-3 units,
     budgets (some unlimited), a gap and messages to skip."""
-    windows, start = [], 0
+    passages, start = [], 0
     for _ in range(draw(st.integers(0, 6))):
         start += draw(st.integers(0, 4))
         indices = sorted(start + o for o in draw(st.sets(st.integers(0, 9), min_size=1, max_size=7)))
         hits = sorted(draw(st.sets(st.sampled_from(indices), min_size=1, max_size=3)))
         scores = [draw(st.one_of(st.sampled_from([0.25, 0.5]), st.floats(0.01, 1.0))) for _ in hits]
         length = len(indices)
-        windows.append(
-            ContextWindow(
+        passages.append(
+            Passage(
                 start=indices[0],
                 end=indices[-1],
                 messages=[{"role": "user", "content": [{"text": f"m{i}"}], "tracking_id": f"t{i}"} for i in indices],
@@ -173,62 +173,62 @@ def packing_case(draw):
         )
         start = indices[-1] + 2
     units = draw(st.integers(1, 3))
-    every = [i for w in windows for i in w.indices]
+    every = [i for w in passages for i in w.indices]
     sizes = {i: tuple(draw(st.integers(0, 40)) for _ in range(units)) for i in every}
     budgets = [draw(st.one_of(st.none(), st.integers(0, 250))) for _ in range(units)]
     gap = tuple(draw(st.integers(0, 12)) for _ in range(units))
     skipped = draw(st.sets(st.sampled_from(every))) if every else set()
-    return windows, sizes, budgets, gap, skipped
+    return passages, sizes, budgets, gap, skipped
 
 
 @given(packing_case())
 def test_packing_chooses_and_leaves_out_exactly_what_the_plain_rule_does(case):
-    windows, sizes, budgets, gap, skipped = case
+    passages, sizes, budgets, gap, skipped = case
 
-    def size(window, position):
-        return sizes[window.indices[position]]
+    def size(passage, position):
+        return sizes[passage.indices[position]]
 
-    def skip(window, position):
-        return window.indices[position] in skipped
+    def skip(passage, position):
+        return passage.indices[position] in skipped
 
     for skip_rule in (None, skip):
-        found = pack_windows(windows, size, budgets, gap=gap, skip=skip_rule)
-        assert found == reference_pack_windows(windows, size, budgets, gap=gap, skip=skip_rule)
+        found = pack_passages(passages, size, budgets, gap=gap, skip=skip_rule)
+        assert found == reference_pack_passages(passages, size, budgets, gap=gap, skip=skip_rule)
 
 
 @given(packing_case(), st.data())
-def test_a_subset_is_the_same_window_from_a_list_of_positions_or_a_run(case, data):
-    windows = case[0]
-    if not windows:
+def test_a_subset_is_the_same_passage_from_a_list_of_positions_or_a_run(case, data):
+    passages = case[0]
+    if not passages:
         return
-    window = data.draw(st.sampled_from(windows))
-    count = len(window.indices)
+    passage = data.draw(st.sampled_from(passages))
+    count = len(passage.indices)
     positions = sorted(data.draw(st.sets(st.integers(0, count - 1), min_size=1)))
     score = data.draw(st.one_of(st.none(), st.floats(0, 1)))
-    assert subset_window(window, positions, score=score) == reference_subset_window(window, positions, score)
+    assert subset_passage(passage, positions, score=score) == reference_subset_passage(passage, positions, score)
     low = data.draw(st.integers(0, count - 1))
     high = data.draw(st.integers(low + 1, count))
     run = range(low, high)
-    assert subset_window(window, run, score=score) == reference_subset_window(window, list(run), score)
-    unaligned = ContextWindow(
-        start=window.start,
-        end=window.end,
-        messages=window.messages[:-1],
-        hit_indices=window.hit_indices,
-        score=window.score,
-        indices=window.indices,
-        hit_scores=window.hit_scores,
-        roles=window.roles[:-1],
-        timestamps=window.timestamps,
+    assert subset_passage(passage, run, score=score) == reference_subset_passage(passage, list(run), score)
+    unaligned = Passage(
+        start=passage.start,
+        end=passage.end,
+        messages=passage.messages[:-1],
+        hit_indices=passage.hit_indices,
+        score=passage.score,
+        indices=passage.indices,
+        hit_scores=passage.hit_scores,
+        roles=passage.roles[:-1],
+        timestamps=passage.timestamps,
     )
-    assert subset_window(unaligned, run) == reference_subset_window(unaligned, list(run))
-    assert subset_window(unaligned, positions) == reference_subset_window(unaligned, positions)
+    assert subset_passage(unaligned, run) == reference_subset_passage(unaligned, list(run))
+    assert subset_passage(unaligned, positions) == reference_subset_passage(unaligned, positions)
 
 
-def test_at_equal_distance_the_more_relevant_windows_neighbour_comes_first():
-    weak, strong = _window(0, 3, {1: 0.9}), _window(10, 3, {11: 0.3})
-    strong = subset_window(strong, range(3), score=2.0)  # a window with many candidates inside ranks higher
-    for windows in ([weak, strong], [strong, weak]):
-        chosen, _ = pack_windows(windows, lambda w, p: (10,), [30], gap=(0,))
+def test_at_equal_distance_the_more_relevant_passages_neighbour_comes_first():
+    weak, strong = _passage(0, 3, {1: 0.9}), _passage(10, 3, {11: 0.3})
+    strong = subset_passage(strong, range(3), score=2.0)  # a passage with many candidates inside ranks higher
+    for passages in ([weak, strong], [strong, weak]):
+        chosen, _ = pack_passages(passages, lambda w, p: (10,), [30], gap=(0,))
         assert sorted(i for w in chosen for i in w.indices) == [1, 10, 11]
-        assert chosen == reference_pack_windows(windows, lambda w, p: (10,), [30], gap=(0,))[0]
+        assert chosen == reference_pack_passages(passages, lambda w, p: (10,), [30], gap=(0,))[0]

@@ -1,7 +1,7 @@
-"""Context windows: widen hits by a radius, merge what overlaps, and pack windows into budgets.
+"""Passages: widen hits by a radius, merge what overlaps, and pack passages into budgets.
 
 Pure functions over archive indices, with no I/O, so they are tested exhaustively (see
-``tests/retrieval/test_windows.py``, property-based).
+``tests/retrieval/test_passages.py``, property-based).
 """
 
 from __future__ import annotations
@@ -31,16 +31,16 @@ class IndexRange:
 
 
 @dataclass(frozen=True)
-class ContextWindow:
+class Passage:
     """A run of consecutive archived messages around one or more search hits.
 
     Attributes:
-        start: Archive index of the first message in the window.
-        end: Archive index of the last message in the window (inclusive).
+        start: Archive index of the first message in the passage.
+        end: Archive index of the last message in the passage (inclusive).
         messages: The archived messages ``start..end`` that are still in the archive, in conversation order.
-        hit_indices: Archive indices of the search hits inside this window, ascending.
-        score: The window's relevance: the best hit score, plus a bonus for every further hit it contains
-            (see ``window_score``). Higher is more relevant.
+        hit_indices: Archive indices of the search hits inside this passage, ascending.
+        score: The passage's relevance: the best hit score, plus a bonus for every further hit it contains
+            (see ``passage_score``). Higher is more relevant.
         indices: The archive index of each entry of ``messages``.
         hit_scores: The score of each hit, aligned with ``hit_indices``.
         roles: The role of each entry of ``messages``.
@@ -89,18 +89,18 @@ def expand_and_merge(hit_indices: Iterable[int], radius: int, lowest: int, highe
     return merged
 
 
-def window_score(hit_scores: Sequence[float], neighbour_bonus: float = 0.1) -> float:
-    """Relevance of a window from the scores of the hits it contains.
+def passage_score(hit_scores: Sequence[float], neighbour_bonus: float = 0.1) -> float:
+    """Relevance of a passage from the scores of the hits it contains.
 
     The best hit counts fully; each further hit adds ``neighbour_bonus`` times its score, so a passage where
     several messages match ranks above an isolated hit of the same strength.
 
     Args:
-        hit_scores: Scores of the hits in the window (at least one).
+        hit_scores: Scores of the hits in the passage (at least one).
         neighbour_bonus: Weight of each hit after the best one.
 
     Returns:
-        The window's score.
+        The passage's score.
     """
     ordered = sorted(hit_scores, reverse=True)
     return ordered[0] + neighbour_bonus * sum(ordered[1:])
@@ -115,39 +115,39 @@ def _take(values: list[_T], positions: Sequence[int], run: slice | None) -> list
     return values[run] if run is not None else [values[p] for p in positions]
 
 
-def subset_window(window: ContextWindow, positions: Sequence[int], *, score: float | None = None) -> ContextWindow:
-    """A window of some of ``window``'s messages: those at ``positions`` (ascending indexes into its lists).
+def subset_passage(passage: Passage, positions: Sequence[int], *, score: float | None = None) -> Passage:
+    """A passage of some of ``passage``'s messages: those at ``positions`` (ascending indexes into its lists).
 
-    Hits keep their scores; the subset's score is ``score`` when given, else its best hit's score, or the window's
+    Hits keep their scores; the subset's score is ``score`` when given, else its best hit's score, or the passage's
     score when it holds no hit. A run of positions given as a ``range`` is cut as slices.
 
     Raises:
         ValueError: If ``positions`` is empty.
     """
     if not positions:
-        raise ValueError("a window needs at least one message")
-    count = len(window.indices)
+        raise ValueError("a passage needs at least one message")
+    count = len(passage.indices)
     run = None  # a run of consecutive positions (a ``range``, as packing cuts them) is taken as slices
     if isinstance(positions, range) and positions.step == 1 and positions.start >= 0 and positions.stop <= count:
         run = slice(positions.start, positions.stop)
-    indices = _take(window.indices, positions, run)
-    messages = _take(window.messages, positions, run) if len(window.messages) == count else []
-    roles = _take(window.roles, positions, run) if len(window.roles) == count else []
-    timestamps = _take(window.timestamps, positions, run) if len(window.timestamps) == count else []
+    indices = _take(passage.indices, positions, run)
+    messages = _take(passage.messages, positions, run) if len(passage.messages) == count else []
+    roles = _take(passage.roles, positions, run) if len(passage.roles) == count else []
+    timestamps = _take(passage.timestamps, positions, run) if len(passage.timestamps) == count else []
     hit_indices: list[int] = []
     hit_scores: list[float] = []
-    if window.hit_indices:
+    if passage.hit_indices:
         inside = set(indices)
-        for index, hit_score in zip(window.hit_indices, window.hit_scores, strict=False):
+        for index, hit_score in zip(passage.hit_indices, passage.hit_scores, strict=False):
             if index in inside:
                 hit_indices.append(index)
                 hit_scores.append(hit_score)
-    return ContextWindow(
+    return Passage(
         start=indices[0],
         end=indices[-1],
         messages=messages,
         hit_indices=hit_indices,
-        score=score if score is not None else max(hit_scores, default=window.score),
+        score=score if score is not None else max(hit_scores, default=passage.score),
         indices=indices,
         hit_scores=hit_scores,
         roles=roles,
@@ -177,50 +177,50 @@ def _runs(flags: Sequence[bool]) -> list[range]:
     return runs
 
 
-def pack_windows(
-    windows: Sequence[ContextWindow],
-    sizes: Callable[[ContextWindow, int], Sizes],
+def pack_passages(
+    passages: Sequence[Passage],
+    sizes: Callable[[Passage, int], Sizes],
     budgets: Sequence[int | None],
     *,
     gap: Sizes,
-    skip: Callable[[ContextWindow, int], bool] | None = None,
-) -> tuple[list[ContextWindow], list[ContextWindow]]:
-    """Choose the messages of retrieved windows that fit the budgets: hits first, then their neighbours.
+    skip: Callable[[Passage, int], bool] | None = None,
+) -> tuple[list[Passage], list[Passage]]:
+    """Choose the messages of retrieved passages that fit the budgets: hits first, then their neighbours.
 
-    Every hit of every window is considered first, best score first; then neighbours, nearest to a chosen message
-    of their window first (a neighbour is taken only next to a chosen message, so it is never shown apart from its
+    Every hit of every passage is considered first, best score first; then neighbours, nearest to a chosen message
+    of their passage first (a neighbour is taken only next to a chosen message, so it is never shown apart from its
     passage). A message that does not fit is skipped and smaller, later ones may still be taken; a message is never
-    cut. The chosen messages of a window form one or more runs; each run costs its messages' sizes, and each run
+    cut. The chosen messages of a passage form one or more runs; each run costs its messages' sizes, and each run
     after the first costs ``gap`` (the line shown between passages). Pure and deterministic.
 
     Args:
-        windows: Retrieved windows (each with ``indices`` aligned with ``messages``).
-        sizes: The size of the message at a position of a window, in each budget's unit.
+        passages: Retrieved passages (each with ``indices`` aligned with ``messages``).
+        sizes: The size of the message at a position of a passage, in each budget's unit.
         budgets: The most each unit may total; None: no limit in that unit.
         gap: The size of the separation between two runs, in each unit.
         skip: Messages never to choose (for example those the model already sees).
 
     Returns:
-        ``(chosen, dropped)``: the chosen runs as windows in conversation order, and the runs left out (not
-        skipped) as windows, most relevant window first.
+        ``(chosen, dropped)``: the chosen runs as passages in conversation order, and the runs left out (not
+        skipped) as passages, most relevant passage first.
     """
-    # One unit per message: (0, -score, 0, index) for a hit, (1, distance to the nearest hit, -window score, index)
-    # for a neighbour, then the window and the position; sorted, they are the order of consideration.
+    # One unit per message: (0, -score, 0, index) for a hit, (1, distance to the nearest hit, -passage score, index)
+    # for a neighbour, then the passage and the position; sorted, they are the order of consideration.
     units: list[tuple[int, float, float, int, int, int]] = []
     considered: list[list[bool]] = []
-    for w, window in enumerate(windows):
-        indices = window.indices
-        hit_score = dict(zip(window.hit_indices, window.hit_scores, strict=False))
+    for w, passage in enumerate(passages):
+        indices = passage.indices
+        hit_score = dict(zip(passage.hit_indices, passage.hit_scores, strict=False))
         distances = _distances([p for p, index in enumerate(indices) if index in hit_score], len(indices))
         seen = [False] * len(indices)
         for p, index in enumerate(indices):
-            if skip is not None and skip(window, p):
+            if skip is not None and skip(passage, p):
                 continue
             seen[p] = True
             if index in hit_score:
                 units.append((0, -hit_score[index], 0.0, index, w, p))
             else:
-                units.append((1, distances[p], -window.score, index, w, p))
+                units.append((1, distances[p], -passage.score, index, w, p))
         considered.append(seen)
     units.sort()
     limits = [(d, budget) for d, budget in enumerate(budgets) if budget is not None]
@@ -236,7 +236,7 @@ def pack_windows(
             continue  # a neighbour is shown only beside its passage
         runs_after = runs_total + 1 - left - right
         gaps = (runs_after - 1 if runs_after > 1 else 0) - (runs_total - 1 if runs_total > 1 else 0)
-        size = sizes(windows[w], p)
+        size = sizes(passages[w], p)
         trial = [used[d] + size[d] + gap[d] * gaps for d in dimensions]
         for d, budget in limits:
             if trial[d] > budget:
@@ -244,12 +244,12 @@ def pack_windows(
         else:
             row[p] = True
             used, runs_total = trial, runs_after
-    picked: list[ContextWindow] = []
-    dropped: list[tuple[float, int, ContextWindow]] = []
-    for w, window in enumerate(windows):
+    picked: list[Passage] = []
+    dropped: list[tuple[float, int, Passage]] = []
+    for w, passage in enumerate(passages):
         row = taken[w]
         left_out = [seen and not chosen for seen, chosen in zip(considered[w], row, strict=True)]
-        picked.extend(subset_window(window, run) for run in _runs(row))
-        dropped.extend((-window.score, w, subset_window(window, run)) for run in _runs(left_out))
-    picked.sort(key=lambda window: window.start)
-    return picked, [window for _, _, window in sorted(dropped, key=lambda item: (item[0], item[1]))]
+        picked.extend(subset_passage(passage, run) for run in _runs(row))
+        dropped.extend((-passage.score, w, subset_passage(passage, run)) for run in _runs(left_out))
+    picked.sort(key=lambda passage: passage.start)
+    return picked, [passage for _, _, passage in sorted(dropped, key=lambda item: (item[0], item[1]))]
