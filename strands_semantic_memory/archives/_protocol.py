@@ -124,7 +124,7 @@ class ContextRequest:
     ``_ranking``). A store that answers them in the same call saves the engine a
     ``similarities`` call (and, for a lexical or filtered search, a ``get``): one round trip fewer on a database.
 
-    The strongest candidates are those ``retrieval._ranking.strongest`` returns for the store's own candidates:
+    The strongest candidates are those ``archives._scoring.strongest`` returns for the store's own candidates:
     the best base score (the weighted fusion of each candidate's similarity and lexical share, with this
     request's weights), ties by index. That function is the formula; the PostgreSQL store's statement computes the
     same in SQL, and a test holds the two together. The engine checks which neighbourhoods were answered and asks

@@ -21,7 +21,7 @@ from strands_semantic_memory.archives._protocol import Archive, NewRecord
 from strands_semantic_memory.errors import InvalidMessageError, InvalidMessageTypeError
 from strands_semantic_memory.messages._codec import encode_message, record_key, searchable_text
 from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.retrieval._recall import TimeBound, to_epoch
+from strands_semantic_memory.messages._time import TimeBound, to_epoch
 
 ROLES: tuple[str, ...] = get_args(Role)
 """The roles of a Strands message (``strands.types.content.Role``); anything else is refused before archiving."""

@@ -1,14 +1,15 @@
 """SemanticMemory: the engine behind the conversation manager, the hook and the Strands memory store.
 
-One class owns the running parts and the write transaction. It binds the store to the embedding model, picks
-the store lock (none for a thread-safe store), and connects the checked encoder (``_query_encoder``), the
-embedding queue (``_embedding_queue``) and the recall path (``retrieval``). Every write is one store call under
-that lock: ``add`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits
-them in one ``add``, then embeds what is pending outside the lock (a failing embedder leaves messages pending,
-never lost) and enforces the size limits; ``evict_oldest`` and ``forget`` remove, ``load_state`` replaces the
-archive with a saved one (``archives._state``). Each change counts once in ``version``; ``configure`` hands
-changed options to the running parts without dropping their state (claims in flight, the failure clock, cached
-queries that still fit). Options: ``_options``; what ``stats`` reports: ``_stats``.
+One class owns the running parts and the write transaction. It binds the archive to the embedding model, picks
+the archive lock (none for a thread-safe archive), and connects the checked embedder (``embeddings._checked``),
+the embedding queue (``_embedding_queue``) and the recall path (``retrieval``). Every write is one archive call
+under that lock: ``add`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits
+them in one ``Archive.add``, then embeds what is pending outside the lock (a failing embedder leaves messages
+pending, never lost) and enforces the size limits; ``evict_oldest`` and ``forget`` remove, ``load_state`` replaces
+the archive with a saved one (``_memory_state``; the layout: ``archives._state``). Each change counts once in
+``version``; ``configure`` hands changed options to the running parts without dropping their state (claims in
+flight, the failure clock, cached queries that still fit). Options: ``_options``; what ``stats`` reports:
+``_stats``.
 
 Every public method is safe to call from several threads at once.
 
@@ -38,15 +39,16 @@ from typing_extensions import Unpack
 from strands_semantic_memory._validation import check_members
 from strands_semantic_memory.archives import resolve_archive
 from strands_semantic_memory.archives._protocol import Archive, NewRecord, StoredRecord
-from strands_semantic_memory.archives._state import (
+from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
+from strands_semantic_memory.embeddings._checked import CheckedEmbedder
+from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
+from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records
+from strands_semantic_memory.engine._memory_state import (
     check_compatibility,
     constructor_arguments,
     export_memory,
     restore_archive,
 )
-from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
-from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
-from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records
 from strands_semantic_memory.engine._options import (
     DEFAULT_CONTEXT_RADIUS,
     DEFAULT_TOP_K,
@@ -54,7 +56,6 @@ from strands_semantic_memory.engine._options import (
     MemoryTunables,
     OptionChanges,
 )
-from strands_semantic_memory.engine._query_encoder import Encoder
 from strands_semantic_memory.engine._stats import MemoryStats, build_stats
 from strands_semantic_memory.errors import (
     ConfigurationError,
@@ -64,8 +65,9 @@ from strands_semantic_memory.errors import (
     SemanticMemoryError,
 )
 from strands_semantic_memory.messages._codec import decode_message
+from strands_semantic_memory.messages._time import TimeBound
 from strands_semantic_memory.retrieval._passages import Passage
-from strands_semantic_memory.retrieval._recall import Recall, SearchHit, TimeBound, make_filter
+from strands_semantic_memory.retrieval._recall import Recall, SearchHit, make_filter
 from strands_semantic_memory.retrieval._rerank import Reranker
 
 logger = logging.getLogger(__name__)
@@ -157,9 +159,9 @@ class SemanticMemory:
         self._store_lock: AbstractContextManager[object] = (
             contextlib.nullcontext() if archive.thread_safe else self._lock
         )
-        self._encoder = Encoder(self.embedder, lambda: archive.dimension, self._options.query_cache_size)
-        self._queue = EmbeddingQueue.for_options(self._encoder.documents, self._options)
-        self._recall = Recall(archive, self._encoder, self._store_lock, lambda: self._options, reranker)
+        self._checked = CheckedEmbedder(self.embedder, lambda: archive.dimension, self._options.query_cache_size)
+        self._queue = EmbeddingQueue.for_options(self._checked.documents, self._options)
+        self._recall = Recall(archive, self._checked, self._store_lock, lambda: self._options, reranker)
         self._added = AddedCounter()
         self._version = 0
         self._searches = 0
@@ -186,7 +188,7 @@ class SemanticMemory:
         with self._lock:
             self._options = self._options.replace(**changes)
             self._queue.reconfigure(self._options)  # claims in flight and the failure clock are kept
-            self._encoder.resize_cache(self._options.query_cache_size)  # the least recent queries evicted
+            self._checked.resize_cache(self._options.query_cache_size)  # the least recent queries evicted
         self._changed()
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -330,7 +332,7 @@ class SemanticMemory:
             ModelUnavailableError: If the model cannot be loaded (``wait=True``).
             EmbeddingError: If the embedder fails otherwise (``wait=True``).
         """
-        self._encoder.warm_up(wait=wait)
+        self._checked.warm_up(wait=wait)
 
     def close(self) -> None:
         """Stop the background embedding thread after its batch, then close the store.
@@ -493,7 +495,7 @@ class SemanticMemory:
             figures = self._archive.stats()
         store = type(self._archive).__name__
         return build_stats(
-            figures, self._options, self.embedder.model_id, store, self._queue, self._encoder, self._searches
+            figures, self._options, self.embedder.model_id, store, self._queue, self._checked, self._searches
         )
 
     def get_memory_usage_stats(self) -> dict[str, Any]:
@@ -528,7 +530,7 @@ class SemanticMemory:
         with self._lock, self._store_lock:
             restore_archive(self._archive, state, reembed=mismatch)
             self._queue.reset()
-            self._encoder.clear()
+            self._checked.clear()
             self._added.reset()
             self._changed()
         if mismatch:

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from strands_semantic_memory.archives._protocol import StoreStats
+    from strands_semantic_memory.embeddings._checked import CheckedEmbedder
     from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
     from strands_semantic_memory.engine._options import MemoryOptions
-    from strands_semantic_memory.engine._query_encoder import Encoder
     from strands_semantic_memory.retrieval._ranking_options import Retrieval
 
 
@@ -82,7 +82,7 @@ def build_stats(
     embedding_model: str,
     store: str,
     queue: EmbeddingQueue,
-    encoder: Encoder,
+    checked: CheckedEmbedder,
     searches: int,
 ) -> MemoryStats:
     """Combine a store's own figures with the engine's counters and options."""
@@ -110,7 +110,7 @@ def build_stats(
         max_memory_archived_messages=limit,
         memory_utilization=stats.total_bytes / limit if limit else None,
         searches=searches,
-        query_cache_hits=encoder.cache_hits,
+        query_cache_hits=checked.cache_hits,
         embedding_failures=queue.failures,
-        degraded=encoder.unavailable,
+        degraded=checked.unavailable,
     )

@@ -5,9 +5,10 @@ and fusion functions), ``_ranking_options`` (their tunables), ``_passages`` (wid
 ``_assembly`` (passages built from stored records), ``_rerank`` (the optional second stage).
 """
 
+from strands_semantic_memory.messages._time import TimeBound
 from strands_semantic_memory.retrieval._passages import IndexRange, Passage
 from strands_semantic_memory.retrieval._ranking_options import RETRIEVAL_MODES, Fusion, RankingOptions, Retrieval
-from strands_semantic_memory.retrieval._recall import SearchHit, TimeBound
+from strands_semantic_memory.retrieval._recall import SearchHit
 from strands_semantic_memory.retrieval._rerank import CrossEncoderReranker, Reranker
 
 __all__ = [

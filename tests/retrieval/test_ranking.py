@@ -8,22 +8,18 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from strands_semantic_memory.archives._protocol import Candidates, NewRecord
+from strands_semantic_memory.archives._scoring import above_floor, lookup, normalized_by_best, weighted_fusion, within
 from strands_semantic_memory.archives.in_process._archive import InMemoryArchive
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages._codec import encode_message
 from strands_semantic_memory.retrieval._ranking import (
     DEFAULT_NEIGHBOUR_WEIGHTS,
     RankingOptions,
-    above_floor,
     candidate_depth,
     context_indices,
-    lookup,
-    normalized_by_best,
     rank,
     reciprocal_rank_fusion,
     spread_to_neighbours,
-    weighted_fusion,
-    within,
 )
 
 ALONE = RankingOptions(neighbour_weights=(), neighbour_hits=0, dense_floor=False, lexical_power=1.0)

@@ -16,6 +16,7 @@ from strands_semantic_memory.archives._protocol import (
     StoredRecord,
     StoreStats,
 )
+from strands_semantic_memory.archives._scoring import strongest
 from strands_semantic_memory.archives._state import SavedArchive, dump_state, load_state
 from strands_semantic_memory.archives.in_process._columns import Columns, columns_of_saved, fill, to_saved
 from strands_semantic_memory.archives.in_process._records import RecordTable, TextOf, default_text_of
@@ -31,7 +32,6 @@ from strands_semantic_memory.archives.in_process.faiss._store import FaissIndex
 from strands_semantic_memory.embeddings._base import Vectors
 from strands_semantic_memory.errors import DimensionMismatchError
 from strands_semantic_memory.messages._codec import key_number, vector_id
-from strands_semantic_memory.retrieval._ranking import strongest
 
 logger = logging.getLogger(__name__)
 

@@ -14,12 +14,12 @@ import numpy as np
 import numpy.typing as npt
 
 from strands_semantic_memory.archives._protocol import ContextRequest, NeighbourContext, SearchFilter
+from strands_semantic_memory.archives._scoring import lookup_mask, unique_ascending, within
 from strands_semantic_memory.archives.in_process._records import RecordTable
 from strands_semantic_memory.archives.in_process.bm25._index import LexicalIndex
 from strands_semantic_memory.archives.in_process.faiss._store import FaissIndex
 from strands_semantic_memory.embeddings._base import Vectors
 from strands_semantic_memory.messages._codec import CHUNK_BITS, message_index
-from strands_semantic_memory.retrieval._ranking import lookup_mask, unique_ascending, within
 
 
 def accepts(table: RecordTable, search_filter: SearchFilter | None, index: int) -> bool:

@@ -151,7 +151,7 @@ def candidates_sql(plan: Plan) -> str:
 
 
 def _context_ctes(plan: Plan, where: str) -> list[str]:
-    """The neighbours within ``radius`` of the ``leading`` strongest candidates (``retrieval._ranking.strongest``).
+    """The neighbours within ``radius`` of the ``leading`` strongest candidates (``archives._scoring.strongest``).
 
     Each leading candidate's neighbourhood is read as one primary-key range (``idx BETWEEN idx - radius AND
     idx + radius``): one index descent per candidate instead of one per neighbour (an ``idx = ANY(...)`` list of

@@ -6,10 +6,10 @@ import psycopg
 import pytest
 
 from strands_semantic_memory.archives._protocol import ContextRequest, SearchFilter
+from strands_semantic_memory.archives._scoring import strongest
 from strands_semantic_memory.archives.postgres import PostgresArchive
 from strands_semantic_memory.archives.postgres._queries import LEXICAL, Plan, candidates_sql
 from strands_semantic_memory.archives.postgres._text_search import query_lexemes, quoted, tsquery_literal
-from strands_semantic_memory.retrieval._ranking import strongest
 from tests.support.archives import new_namespace
 from tests.support.conversations import distractor_conversation
 from tests.support.postgres import embed, make_record

@@ -28,11 +28,11 @@ from strands_semantic_memory.errors import (
 logger = logging.getLogger(__name__)
 
 
-class Encoder:
+class CheckedEmbedder:
     """Checked embedding of documents and (cached) queries. Thread-safe."""
 
     def __init__(self, embedder: Embedder, dimension: Callable[[], int | None], cache_size: int) -> None:
-        """Create the encoder.
+        """Create the checked embedder.
 
         Args:
             embedder: The embedding model.
