@@ -3,7 +3,7 @@
 ``CompactingConversationManager`` is Strands' ``SummarizingConversationManager`` with three additions, each
 of which calls ``_archive`` for every message before it leaves the context:
 
-* ``summary_format="structured"``: the summary is a pydantic state (``session_state``) that each reduction
+* ``summary_format="structured"``: the summary is a pydantic object (``structured_summary``) that each reduction
   merges into through Strands' structured output, instead of a prose summary that is re-summarized;
 * ``hard_limit``: a share of the model's context window above which the oldest messages leave the context anyway
   when compaction fails or is not enough;
@@ -11,9 +11,10 @@ of which calls ``_archive`` for every message before it leaves the context:
 * ``state_budget``: the structured state never takes more than this share of the model's context window (its oldest
   items give way, their messages stay archived), so a state the model made too large cannot wedge the conversation.
 
-``SemanticSummarizingConversationManager`` supplies the archive. What the summarizer sees and how it is asked:
-``_summarizer``; the Strands compatibility and option checks: ``_checks``; merging into the structured state:
-``_structured_summary``; where to cut when messages are dropped, and the overflow error's wording: ``_drop_policy``.
+``SemanticSummarizingConversationManager`` supplies the archive. What the summarizer sees, how it is asked, and
+merging into the structured summary: ``_summarizer``; the Strands compatibility and option checks: ``_options``;
+the structured summary's schema, rendering, trimming and saving: ``_structured_summary``; where to cut when
+messages are dropped, and the overflow error's wording: ``_drop_policy``.
 """
 
 from __future__ import annotations
@@ -30,27 +31,31 @@ from strands.types.exceptions import ContextWindowOverflowException
 from typing_extensions import override
 
 from strands_semantic_memory.budget import ContextBudget, history_tokens
-from strands_semantic_memory.conversation_manager._checks import (
-    OnSummaryFailure,
-    SummaryFormat,
-    check_strands_compatibility,
-    validate_compaction_options,
-    validate_strands_options,
-)
 from strands_semantic_memory.conversation_manager._drop_policy import (
     count_tokens,
     drop_split,
     explain_overflow,
     split_for,
 )
-from strands_semantic_memory.conversation_manager._session_state import (
-    SessionState,
+from strands_semantic_memory.conversation_manager._options import (
+    OnSummaryFailure,
+    SummaryFormat,
+    check_strands_compatibility,
+    validate_compaction_options,
+    validate_strands_options,
+)
+from strands_semantic_memory.conversation_manager._structured_summary import (
+    StructuredSummary,
     state_json,
     state_message,
     trim_state,
 )
-from strands_semantic_memory.conversation_manager._structured_summary import merge_into_state, previous_prose
-from strands_semantic_memory.conversation_manager._summarizer import MessageFilter, summary_view
+from strands_semantic_memory.conversation_manager._summarizer import (
+    MessageFilter,
+    merge_into_state,
+    previous_prose,
+    summary_view,
+)
 from strands_semantic_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -103,14 +108,14 @@ class CompactingConversationManager(SummarizingConversationManager):
         )
         self.state_budget = float(state_budget)
         self.summary_format = summary_format
-        self.summary_schema: type[BaseModel] = summary_schema or SessionState
+        self.summary_schema: type[BaseModel] = summary_schema or StructuredSummary
         self.summary_filter = summary_filter
         self.hard_limit = hard_limit
         self.on_summary_failure = on_summary_failure
         if budget is not None and not isinstance(budget, ContextBudget):
             raise ConfigurationError(f"budget must be a ContextBudget, got {type(budget).__name__}")
         self.budget = budget or ContextBudget()
-        self._session_state: BaseModel | None = None
+        self._summary_object: BaseModel | None = None
         self._pending_state: BaseModel | None = None
         self._dropped = 0
         self._summary_failures = 0
@@ -124,9 +129,9 @@ class CompactingConversationManager(SummarizingConversationManager):
         return False
 
     @property
-    def session_state(self) -> BaseModel | None:
+    def structured_summary(self) -> BaseModel | None:
         """The structured summary so far (``summary_format="structured"``), or None before the first reduction."""
-        return self._session_state
+        return self._summary_object
 
     @property
     def summary_message(self) -> Message | None:
@@ -199,7 +204,7 @@ class CompactingConversationManager(SummarizingConversationManager):
             self.removed_message_count = removed_before
             raise
         if self._pending_state is not None:  # committed only once Strands has replaced the messages
-            self._session_state, self._pending_state = self._pending_state, None
+            self._summary_object, self._pending_state = self._pending_state, None
 
     @override
     def _adjust_split_point_for_tool_pairs(self, messages: list[Message], split_point: int) -> int:
@@ -239,7 +244,7 @@ class CompactingConversationManager(SummarizingConversationManager):
         index_of = dict(zip([id(m) for m in kept], self._archive(kept), strict=True))
         seen = summary_view(leaving, self._summarizer_sees)
         if self.summary_format == "structured":
-            return self._structured_summary(
+            return self._merge_structured(
                 [leaving[i] for i in seen],
                 [index_of[id(leaving[i])] for i in seen],
                 agent,
@@ -263,14 +268,12 @@ class CompactingConversationManager(SummarizingConversationManager):
 
     def _previous_prose(self, messages: list[Message]) -> str | None:
         """A prose summary to migrate into the first state (restored from a text session), if any."""
-        return previous_prose(self._summary_message, self._session_state, messages)
+        return previous_prose(self._summary_message, self._summary_object, messages)
 
-    def _structured_summary(
-        self, seen: list[Message], indices: list[int], agent: Agent, *, prose: str | None
-    ) -> Message:
+    def _merge_structured(self, seen: list[Message], indices: list[int], agent: Agent, *, prose: str | None) -> Message:
         state = merge_into_state(
             self.summary_schema,
-            self._session_state,
+            self._summary_object,
             seen,
             indices,
             agent,
@@ -301,7 +304,7 @@ class CompactingConversationManager(SummarizingConversationManager):
 
     def _fit_state(self, agent: Agent) -> None:
         """Trim the current state to its budget (a restored session's, say) and put it in the conversation."""
-        state, budget = self._session_state, self._state_chars(agent)
+        state, budget = self._summary_object, self._state_chars(agent)
         if state is None or len(state_json(state)) <= budget:
             return
         trimmed, report = trim_state(state, budget)
@@ -311,7 +314,7 @@ class CompactingConversationManager(SummarizingConversationManager):
         message = state_message(trimmed, report.note())
         previous = self._summary_message
         agent.messages[:] = [message if m is previous else m for m in agent.messages]
-        self._summary_message, self._session_state = message, trimmed
+        self._summary_message, self._summary_object = message, trimmed
         logger.warning(
             "left_out=<%d>, budget_chars=<%d> | the structured state exceeded state_budget; its oldest items were "
             "left out (their messages are archived)",

@@ -18,17 +18,20 @@ from typing_extensions import override
 
 from strands_semantic_memory.archives import Archive
 from strands_semantic_memory.budget import ContextBudget
-from strands_semantic_memory.conversation_manager._checks import (
-    OnSummaryFailure,
-    SummaryFormat,
-    validate_archive_options,
-)
 from strands_semantic_memory.conversation_manager._compaction import (
     DEFAULT_STATE_BUDGET,
     CompactingConversationManager,
     check_strands_compatibility,
 )
-from strands_semantic_memory.conversation_manager._session_state import dump_session_state, load_session_state
+from strands_semantic_memory.conversation_manager._options import (
+    OnSummaryFailure,
+    SummaryFormat,
+    validate_archive_options,
+)
+from strands_semantic_memory.conversation_manager._structured_summary import (
+    dump_structured_summary,
+    load_structured_summary,
+)
 from strands_semantic_memory.conversation_manager._summarizer import MessageFilter
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder
 from strands_semantic_memory.engine._memory import SemanticMemory
@@ -84,7 +87,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
     summary call loses nothing (archiving is idempotent per message, so a retry does not archive them twice). The
     manager's own previous summary is recognised by identity, never by fields found on a message, and never archived.
 
-    ``summary_format="structured"`` keeps a ``SessionState`` (or your
+    ``summary_format="structured"`` keeps a ``StructuredSummary`` (or your
     ``summary_schema``) instead of a prose summary: each reduction merges the previous state with the leaving
     messages through Strands' structured output. ``hard_limit`` and ``on_summary_failure="drop_oldest"`` make sure a
     failing summarizer never wedges the conversation: the oldest messages then leave the context anyway, archived.
@@ -135,10 +138,10 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             pin_first: Messages at the start pinned in context (Strands option).
             proactive_compression: Compress before overflow (Strands option; ``True`` compresses above 70 % of the
                 model's context window, ``{"compression_threshold": 0.6}`` above 60 %).
-            summary_format: ``"text"`` (Strands' prose summary) or ``"structured"`` (a session state, merged on
-                each reduction; see ``session_state``).
+            summary_format: ``"text"`` (Strands' prose summary) or ``"structured"`` (a structured summary, merged on
+                each reduction; see ``structured_summary``).
             summary_schema: The pydantic model of the structured summary (default
-                ``SessionState``); needs ``summary_format="structured"``.
+                ``StructuredSummary``); needs ``summary_format="structured"``.
             summary_filter: ``filter(message) -> bool``: which leaving messages the summarizer sees (the archive
                 gets all of them); both sides of a tool use/result pair are left out if either is.
             hard_limit: Share of the model's context window (0-1], checked before each model call: above it the
@@ -300,8 +303,8 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         state["dropped_message_count"] = self._dropped
         if self._forgotten:
             state[FORGOTTEN_KEY] = sorted(self._forgotten)
-        if self._session_state is not None:
-            state[SESSION_STATE_KEY] = dump_session_state(self._session_state)
+        if self._summary_object is not None:
+            state[SESSION_STATE_KEY] = dump_structured_summary(self._summary_object)
         return state
 
     @override
@@ -321,7 +324,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         elif name != type(self).__name__:
             raise StateError(f"the session's conversation manager state is a {name!r}'s, not a {type(self).__name__}")
         try:
-            session_state = self._parse_session_state(state.get(SESSION_STATE_KEY))
+            summary = self._parse_structured_summary(state.get(SESSION_STATE_KEY))
             forgotten = state.get(FORGOTTEN_KEY, [])
             if not isinstance(forgotten, list) or not all(isinstance(i, str) for i in forgotten):
                 raise StateError(f"the session's {FORGOTTEN_KEY} must be a list of tracking ids")
@@ -335,18 +338,18 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             self.memory.load_state(archive_state)
             logger.info("messages=<%d> | archive restored from session", len(self.memory))
         restored = super().restore_from_session(state)
-        self._session_state = session_state
+        self._summary_object = summary
         self._forgotten = set(forgotten)
         self._dropped = int(state.get("dropped_message_count") or 0)
         return restored
 
-    def _parse_session_state(self, payload: Any) -> BaseModel | None:
+    def _parse_structured_summary(self, payload: Any) -> BaseModel | None:
         if payload is None:
             return None
         if self.summary_format != "structured":
             logger.info("session_state ignored: summary_format is 'text' (the summary message still carries it)")
             return None
-        return load_session_state(payload, self.summary_schema)
+        return load_structured_summary(payload, self.summary_schema)
 
 
 def _build_memory(*, memory: SemanticMemory | None, **options: Any) -> SemanticMemory:

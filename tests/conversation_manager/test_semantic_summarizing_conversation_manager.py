@@ -327,7 +327,7 @@ def test_construction_fails_if_strands_renamed_the_hooked_method(monkeypatch, em
 
 def test_memory_together_with_archive_options_raises(embedder):
     memory = SemanticMemory(embedder=embedder)
-    with pytest.raises(ConfigurationError, match="semantic_search_top_k, store") as raised:
+    with pytest.raises(ConfigurationError, match="archive, semantic_search_top_k") as raised:
         SemanticSummarizingConversationManager(memory=memory, semantic_search_top_k=5, archive=object())
     assert "memory=" in str(raised.value)
     manager = SemanticSummarizingConversationManager(memory=memory, preserve_recent_messages=4)

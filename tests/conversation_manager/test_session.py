@@ -10,7 +10,7 @@ from strands.agent.conversation_manager import SummarizingConversationManager
 from strands.session import FileSessionManager
 
 from strands_semantic_memory import SemanticMemoryHook, SemanticSummarizingConversationManager
-from strands_semantic_memory.conversation_manager._session_state import STATE_OPEN, read_state_block
+from strands_semantic_memory.conversation_manager._structured_summary import STATE_OPEN, read_state_block
 from strands_semantic_memory.errors import StateError
 from strands_semantic_memory.messages._text import render_message
 from tests.support import REPO_ROOT
@@ -115,12 +115,12 @@ def test_session_restore_brings_the_structured_state_back(embedder, tmp_path):
     first, first_manager, _ = structured_session(embedder, tmp_path)
     for turn in [FACT_TURN, *TOPIC_TURNS]:
         first(turn)
-    assert first_manager.session_state is not None
-    saved = first_manager.session_state
+    assert first_manager.structured_summary is not None
+    saved = first_manager.structured_summary
 
     second, manager, model = structured_session(embedder, tmp_path)
-    assert manager.session_state == saved
-    assert type(manager.session_state) is type(saved)
+    assert manager.structured_summary == saved
+    assert type(manager.structured_summary) is type(saved)
     assert second.messages[0] is manager.summary_message, "the restored state message is recognised as ours"
     assert STATE_OPEN in render_message(second.messages[0])
     archived_before = len(manager.memory)
@@ -131,7 +131,7 @@ def test_session_restore_brings_the_structured_state_back(embedder, tmp_path):
     assert {"text": "locker: LK-4417-QV", "sources": [0]} in read_state_block(head)["facts"]
     assert len(manager.memory) > archived_before
     assert not any(STATE_OPEN in render_message(m) for _, m in manager.memory.messages())
-    assert "locker: LK-4417-QV" in [fact.text for fact in manager.session_state.facts]
+    assert "locker: LK-4417-QV" in [fact.text for fact in manager.structured_summary.facts]
 
 
 def test_restore_refuses_a_state_made_with_another_schema(embedder, tmp_path):
@@ -140,12 +140,12 @@ def test_restore_refuses_a_state_made_with_another_schema(embedder, tmp_path):
     first, first_manager, _ = structured_session(embedder, tmp_path)
     for turn in [FACT_TURN, *TOPIC_TURNS]:
         first(turn)
-    assert first_manager.session_state is not None
+    assert first_manager.structured_summary is not None
 
     class Notes(BaseModel):
         lines: list[str] = []
 
-    with pytest.raises(StateError, match="'SessionState'.*'Notes'"):
+    with pytest.raises(StateError, match="'StructuredSummary'.*'Notes'"):
         structured_session(embedder, tmp_path, summary_schema=Notes)
 
 
@@ -200,7 +200,7 @@ def test_structured_manager_builds_its_first_state_from_a_restored_prose_summary
     head = render_message(structured_model.state_requests[0]["messages"][0])
     assert "summarized in prose" in head and prose in head, "the prose summary is merged, not lost"
     assert not any(prose == render_message(m) for _, m in manager.memory.messages()), "nor archived"
-    assert manager.session_state is not None
+    assert manager.structured_summary is not None
 
 
 def deeply_nested(depth: int = 100_000):
@@ -224,8 +224,8 @@ def test_deeply_nested_session_payloads_are_state_errors_and_change_nothing(embe
     broken = [
         {**state, STATE_KEY: "[" * 100_000 + "]" * 100_000},  # the archive as saved: a JSON string
         {**state, STATE_KEY: {**archive, "records": [{**archive["records"][0], "message": deep_message}]}},
-        {**state, SESSION_STATE_KEY: {"schema": "SessionState", "data": {"facts": deeply_nested()}}},
-        {**state, SESSION_STATE_KEY: {"schema": "SessionState", "data": {"narrative": deeply_nested()}}},
+        {**state, SESSION_STATE_KEY: {"schema": "StructuredSummary", "data": {"facts": deeply_nested()}}},
+        {**state, SESSION_STATE_KEY: {"schema": "StructuredSummary", "data": {"narrative": deeply_nested()}}},
     ]
     for payload in broken:
         with pytest.raises(StateError, match="nested too deeply|does not validate"):

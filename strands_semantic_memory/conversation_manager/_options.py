@@ -1,4 +1,4 @@
-"""Checks made when a compacting conversation manager is built: the Strands methods it overrides, its options."""
+"""The manager's options checked when it is built, and the Strands methods it overrides (Strands compatibility)."""
 
 from __future__ import annotations
 
