@@ -23,36 +23,28 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import uuid
 import weakref
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
-from strands.memory.extraction.triggers import InvocationTrigger
-from strands.memory.extraction.types import (
-    ExtractionConfig,
-    ExtractionTrigger,
-    ExtractionTriggerContext,
-    MemoryMessageFilter,
-)
+from strands.memory.extraction.types import ExtractionConfig
 from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, Metadata, SearchOptions
 from strands.types.content import Message
 from strands.types.tools import AgentTool
 from typing_extensions import Unpack
 
 from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score, check_text
-from strands_semantic_memory.budget import ContextBudget, estimate_tokens, history_tokens, tokens_for_length
+from strands_semantic_memory.budget import ContextBudget
 from strands_semantic_memory.engine._memory import MemorySources, SemanticMemory
 from strands_semantic_memory.engine._options import BUILT_MEMORY_EMBEDDING, DEFAULT_TOP_K, MemoryTunables
 from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.formatting._block import ENTRY_QUOTE, format_passage_message
-from strands_semantic_memory.formatting._tool_output import render_passages
-from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.retrieval._passages import Passage, pack_passages, subset_passage
+from strands_semantic_memory.memory_store._active_context import ActiveContext
+from strands_semantic_memory.memory_store._entries import LeftOut, StoreEnrichment, entry
+from strands_semantic_memory.memory_store._extraction import aware_of_agent, keyed, resolve_extraction
+from strands_semantic_memory.memory_store._fit import call_tokens, fit_passages, injected_tokens
+from strands_semantic_memory.retrieval._passages import subset_passage
 from strands_semantic_memory.tools._conversation_tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
 
 if TYPE_CHECKING:
@@ -60,167 +52,17 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "DEFAULT_DESCRIPTION",
-    "KEEP_TOOL_TRAFFIC",
-    "LeftOut",
-    "NewMemoryArguments",
-    "SemanticMemoryStore",
-    "StoreEnrichment",
-]
+__all__ = ["DEFAULT_DESCRIPTION", "NewMemoryArguments", "SemanticMemoryStore"]
 
 DEFAULT_DESCRIPTION = (
     "Verbatim archive of this conversation, including what was summarized away: earlier messages, tool calls and "
     "their results, found by meaning and keywords, each with its neighbouring messages."
 )
 
-KEEP_TOOL_TRAFFIC = MemoryMessageFilter(exclude=[])
-"""Extraction filter that keeps every content block. Strands' default drops ``toolUse``/``toolResult``; an archive
-that promises to forget nothing keeps them."""
-
-_RUN_NAMESPACE = uuid.UUID("6f6b1c2e-6c43-4d1b-9d0e-2a51b0f0a7c3")
 _IN_CONTEXT_LOOKAHEAD = 50
 """At most this many extra hits are searched for, to replace hits the agent still has in its context."""
 
-_BLOCK_OVERHEAD = "\n\n<memory>\n\n</memory>"
-"""What Strands' default format adds around the entries (with the separator from the user's own words)."""
-
-LeftOutReason = Literal["in_context", "max_search_results", "budget"]
-
-
-@dataclass(frozen=True)
-class LeftOut:
-    """A passage the store found and did not return.
-
-    Attributes:
-        passage: The passage as found.
-        reason: ``"in_context"``: every hit in it is a message the agent still has in its active context (the
-            model sees it already). ``"max_search_results"``: more relevant passages filled the entries asked for.
-    """
-
-    passage: Passage
-    reason: LeftOutReason
-
-
-@dataclass
-class StoreEnrichment:
-    """What a ``SemanticMemoryStore`` answered for its last search (``last_enrichment``).
-
-    The search may have come from Strands' injection (the entries then reach the model inside its ``<memory>``
-    block, XML-escaped) or from the ``search_memory`` tool.
-
-    Attributes:
-        query: The text searched for.
-        entries: The entries returned, most relevant first.
-        passages: The passage behind each entry, same order, as shown (without the messages left out as in context).
-        left_out: Passages found and not returned, each with the reason.
-        in_context_indices: Archive indices of messages left out because the agent still has them in its
-            context (from returned passages and left-out ones alike), ascending.
-        budget_tokens: The most tokens the entries could take in this call (the memory's share of the model's
-            passage, capped by the room the call leaves), or None when no budget applied (the store does not know
-            its agent).
-        tokens: Estimated tokens of the entries as Strands' default format injects them (escaped, in their
-            ``<entry>`` elements, with the ``<memory>`` block); 0 when nothing was returned.
-        budget_left_out_indices: Archive indices of messages of returned passages that did not fit the budget
-            (neighbours before hits), ascending.
-        elapsed_ms: Time spent searching and formatting.
-    """
-
-    query: str
-    entries: list[MemoryEntry] = field(default_factory=list)
-    passages: list[Passage] = field(default_factory=list)
-    left_out: list[LeftOut] = field(default_factory=list)
-    in_context_indices: list[int] = field(default_factory=list)
-    budget_tokens: int | None = None
-    tokens: int = 0
-    budget_left_out_indices: list[int] = field(default_factory=list)
-    elapsed_ms: float = 0.0
-
-
-def _default_extraction() -> ExtractionConfig:
-    return ExtractionConfig(trigger=[InvocationTrigger()], filter=KEEP_TOOL_TRAFFIC)
-
-
-class _AgentAwareTrigger(ExtractionTrigger):
-    """A store's extraction trigger that also tells the store which agent it serves.
-
-    Strands hands a store's search nothing but the query; the agent (and so its active context) reaches a store
-    only through ``ExtractionTrigger.attach``, which ``MemoryManager`` calls once per store when the agent is built.
-    """
-
-    def __init__(self, trigger: ExtractionTrigger, serve: Any) -> None:
-        self._trigger = trigger
-        self._serve = serve
-        self.name = trigger.name
-
-    def attach(self, context: ExtractionTriggerContext) -> None:
-        """Note the agent, then attach the wrapped trigger."""
-        self._serve(context.agent)
-        self._trigger.attach(context)
-
-
-class _ActiveContext:
-    """The messages an agent has in its context, as the store's extraction filter would archive them."""
-
-    def __init__(self, messages: Sequence[Message], exclude: set[str]) -> None:
-        self.size = len(messages)
-        self._contents: dict[tuple[str, str], list[list[Any]]] = {}
-        for message in messages:
-            content = [b for b in message.get("content") or [] if not (isinstance(b, dict) and _kind(b) in exclude)]
-            if content:
-                key = (str(message.get("role")), render_message({"role": message["role"], "content": content}))
-                self._contents.setdefault(key, []).append(content)
-
-    def __bool__(self) -> bool:
-        return bool(self._contents)
-
-    def holds(self, archived: Message) -> bool:
-        """Whether an archived message is (role and content equal) one the agent still has in its context."""
-        key = (str(archived.get("role")), render_message(archived))
-        return any(content == archived.get("content") for content in self._contents.get(key, ()))
-
-
-def _kind(block: Any) -> str:
-    return next(iter(block), "")
-
-
 _DEFAULT_BUDGET = ContextBudget()
-
-
-def _escaped_chars(text: str, *, attribute: bool = False) -> int:
-    """Length of ``text`` once Strands escapes it as XML text (or as an attribute value)."""
-    extra = 4 * text.count("&") + 3 * (text.count("<") + text.count(">"))
-    if attribute:
-        extra += 5 * (text.count('"') + text.count("'"))
-    return len(text) + extra
-
-
-def _call_tokens(agent: Agent) -> int | None:
-    """Estimated tokens the agent's next model call takes without injected memory: messages, system prompt, tools."""
-    try:
-        specs = agent.tool_registry.get_all_tool_specs()
-        tools = estimate_tokens(json.dumps(specs, default=str)) if specs else 0
-        return history_tokens(list(agent.messages), agent.system_prompt) + tools
-    except Exception as error:  # an agent in an unexpected state must not break the search
-        logger.debug("error=<%s> | could not measure the model call; the memory's share alone applies", error)
-        return None
-
-
-def _resolve_extraction(extraction: ExtractionConfig | bool | None, writable: bool) -> ExtractionConfig | bool | None:
-    if extraction is None:
-        return _default_extraction() if writable else None
-    if extraction is True:
-        return _default_extraction()
-    if extraction is False:
-        return False
-    if not isinstance(extraction, dict):
-        raise ConfigurationError(f"extraction must be a bool or a strands ExtractionConfig, got {extraction!r}")
-    resolved = ExtractionConfig(**extraction)
-    if "trigger" not in resolved:
-        resolved["trigger"] = [InvocationTrigger()]
-    if "filter" not in resolved:
-        resolved["filter"] = KEEP_TOOL_TRAFFIC
-    return resolved
 
 
 class NewMemoryArguments(MemoryTunables, MemorySources, total=False):
@@ -363,7 +205,7 @@ class SemanticMemoryStore(MemoryStore):
         if extraction not in (None, False) and not self.writable:
             raise ConfigurationError("extraction needs a writable store: pass writable=True")
         self.extraction: ExtractionConfig | bool | None = (
-            self._aware(_resolve_extraction(extraction, self.writable)) if self.writable else None
+            aware_of_agent(resolve_extraction(extraction, self.writable), self._serve) if self.writable else None
         )
         self.context_radius = context_radius
         self.min_score = min_score
@@ -378,16 +220,6 @@ class SemanticMemoryStore(MemoryStore):
         self.last_enrichment: StoreEnrichment | None = None
         """What the last search returned and left out (None before the first search)."""
 
-    def _aware(self, extraction: ExtractionConfig | bool | None) -> ExtractionConfig | bool | None:
-        """The extraction config with each trigger wrapped so that attaching it tells this store its agent."""
-        if not isinstance(extraction, dict) or "trigger" not in extraction:
-            return extraction
-        triggers = extraction["trigger"]
-        listed = triggers if isinstance(triggers, list) else [triggers]
-        aware: ExtractionConfig = ExtractionConfig(**extraction)
-        aware["trigger"] = [_AgentAwareTrigger(t, self._serve) for t in listed]
-        return aware
-
     def _serve(self, agent: Agent) -> None:
         self._agent = weakref.ref(agent)
 
@@ -395,14 +227,14 @@ class SemanticMemoryStore(MemoryStore):
         """The agent this store serves, when it knows it (and the agent still exists)."""
         return self._agent() if self._agent is not None else None
 
-    def _active_context(self, agent: Agent | None) -> _ActiveContext | None:
+    def _active_context(self, agent: Agent | None) -> ActiveContext | None:
         """The serving agent's context, or None when the store does not know its agent."""
         if agent is None:
             return None
         exclude: set[str] = set()
         if isinstance(self.extraction, dict) and "filter" in self.extraction:
             exclude = set(self.extraction["filter"].exclude)
-        return _ActiveContext(list(agent.messages), exclude)
+        return ActiveContext(list(agent.messages), exclude)
 
     @property
     def memory(self) -> SemanticMemory:
@@ -464,8 +296,10 @@ class SemanticMemoryStore(MemoryStore):
             record.passages.append(shown)
         if agent is not None:
             self._fit(agent, record)
-        record.entries = [self._entry(passage) for passage in record.passages]
-        record.tokens = self._injected_tokens(record.entries)
+        record.entries = [
+            entry(passage, self.max_entry_chars, show_dates=self.show_dates) for passage in record.passages
+        ]
+        record.tokens = injected_tokens(record.entries, self.name)
         record.in_context_indices = sorted(in_context)
         record.elapsed_ms = (time.perf_counter() - started) * 1000
         self.last_enrichment = record
@@ -485,15 +319,11 @@ class SemanticMemoryStore(MemoryStore):
         return shared if isinstance(shared, ContextBudget) else _DEFAULT_BUDGET
 
     def _fit(self, agent: Agent, record: StoreEnrichment) -> None:
-        """Keep, of ``record.passages``, the messages that fit the room the agent's next model call leaves.
-
-        Hits first (best first), then neighbours (nearest first); each entry is counted as Strands' default
-        format injects it. Passages with nothing that fits move to ``record.left_out`` (reason ``"budget"``).
-        """
+        """Keep, of ``record.passages``, what fits the room the agent's next model call leaves (``_fit``)."""
         limit = getattr(agent.model, "context_window_limit", None)
         window_tokens = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
         budget = self._budget_for(agent)
-        tokens = budget.memory_tokens(window_tokens, _call_tokens(agent))
+        tokens = budget.memory_tokens(window_tokens, call_tokens(agent))
         record.budget_tokens = tokens
         share = budget.memory_tokens(window_tokens)
         if window_tokens is not None and tokens < share // 4 and not self._warned_squeezed:
@@ -506,59 +336,7 @@ class SemanticMemoryStore(MemoryStore):
                 tokens,
                 share,
             )
-        if not record.passages:
-            return
-        wrapper = self._wrapper_chars()
-        room = tokens - tokens_for_length(len(_BLOCK_OVERHEAD) + wrapper)
-        show_dates = self.show_dates
-
-        def sizes(passage: Passage, position: int) -> tuple[int]:
-            text = format_passage_message(passage, position, show_dates=show_dates, quote_prefix=ENTRY_QUOTE)
-            return (tokens_for_length(_escaped_chars(text) + 1),)
-
-        usable = [w for w in record.passages if len(w.indices) == len(w.messages)]
-        chosen, _ = pack_passages(usable, sizes, [max(0, room)], gap=(tokens_for_length(wrapper),))
-        picked = {i for run in chosen for i in run.indices}
-        kept: list[Passage] = []
-        for passage in record.passages:
-            positions = [p for p, i in enumerate(passage.indices) if i in picked]
-            if not positions:
-                record.left_out.append(LeftOut(passage, "budget"))
-                continue
-            if len(positions) < len(passage.indices):
-                record.budget_left_out_indices.extend(i for i in passage.indices if i not in picked)
-                passage = subset_passage(passage, positions, score=passage.score)
-            kept.append(passage)
-        record.passages = kept
-        record.budget_left_out_indices.sort()
-
-    def _wrapper_chars(self) -> int:
-        """Characters of one entry's element in Strands' default format, with the line break after it."""
-        return len('<entry source=""></entry>\n') + _escaped_chars(self.name, attribute=True)
-
-    def _injected_tokens(self, entries: Sequence[MemoryEntry]) -> int:
-        """Estimated tokens of ``entries`` as Strands' default format injects them (0 for none)."""
-        if not entries:
-            return 0
-        chars = len(_BLOCK_OVERHEAD) + sum(self._wrapper_chars() + _escaped_chars(e.content) for e in entries)
-        return tokens_for_length(chars)
-
-    def _entry(self, passage: Passage) -> MemoryEntry:
-        text, shown, _ = render_passages(
-            [passage], self.max_entry_chars, show_dates=self.show_dates, quote_prefix=ENTRY_QUOTE, fenced=False
-        )
-        metadata: Metadata = {
-            "start": passage.start,
-            "end": passage.end,
-            "indices": list(passage.indices),
-            "hit_indices": list(passage.hit_indices),
-            "roles": list(passage.roles) or [str(m.get("role", "?")) for m in passage.messages],
-            "timestamps": list(passage.timestamps),
-            "score": float(passage.score),
-        }
-        if shown and len(shown[0].indices) < len(passage.indices):
-            metadata["shown_indices"] = [i for w in shown for i in w.indices]
-        return MemoryEntry(content=text, metadata=metadata)
+        fit_passages(record, tokens, self.name, show_dates=self.show_dates)
 
     # ------------------------------------------------------------------ writing
 
@@ -579,25 +357,12 @@ class SemanticMemoryStore(MemoryStore):
         if numbers is not None and len(numbers) != len(messages):
             raise ValueError(f"got {len(numbers)} sequence numbers for {len(messages)} messages")
         prepared = [
-            self._keyed(message, numbers[i] if numbers is not None else None) for i, message in enumerate(messages)
+            keyed(message, self._run_id, numbers[i] if numbers is not None else None)
+            for i, message in enumerate(messages)
         ]
         indices: list[int] = await asyncio.to_thread(self._memory.add, prepared)
         logger.debug("store=<%s>, messages=<%d> | batch archived", self.name, len(indices))
         return indices
-
-    def _keyed(self, message: Message, sequence_number: int | None) -> Message:
-        """A shallow copy whose tracking id makes the engine's idempotency key survive a retried batch.
-
-        Strands' extraction filter rebuilds each message without its tracking id. With a sequence number, the id is
-        a UUID derived from this run's id and the number (the same on a retry, different in the next run);
-        without one, the message's own id is kept, or a fresh one given (no idempotency is possible then).
-        """
-        keyed: Message = dict(message)  # type: ignore[assignment]
-        if sequence_number is not None:
-            keyed["tracking_id"] = str(uuid.uuid5(_RUN_NAMESPACE, f"{self._run_id}:{sequence_number}"))
-        elif not keyed.get("tracking_id"):
-            keyed["tracking_id"] = str(uuid.uuid4())
-        return keyed
 
     async def add(self, content: str, metadata: Metadata | None = None) -> int:
         """Archive one piece of content as a message (Strands' ``add_memory`` tool and ``MemoryManager.add``).

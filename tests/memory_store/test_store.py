@@ -416,7 +416,7 @@ def test_last_enrichment_says_what_the_result_limit_left_out(embedder):
 
 
 def test_in_context_messages_are_recognised_as_the_extraction_filter_archived_them():
-    from strands_semantic_memory.memory_store import _ActiveContext
+    from strands_semantic_memory.memory_store._active_context import ActiveContext
 
     said = {
         "role": "assistant",
@@ -426,10 +426,10 @@ def test_in_context_messages_are_recognised_as_the_extraction_filter_archived_th
         ],
     }
     archived = {"role": "assistant", "content": [{"text": "Checking the weather."}], "tracking_id": "x"}
-    assert _ActiveContext([said], {"toolUse", "toolResult"}).holds(archived)  # a filter that strips tool calls
-    assert not _ActiveContext([said], set()).holds(archived)  # kept tool calls: not the same message
-    assert not _ActiveContext([{**said, "role": "user"}], {"toolUse"}).holds(archived)
-    assert not _ActiveContext([], set())
+    assert ActiveContext([said], {"toolUse", "toolResult"}).holds(archived)  # a filter that strips tool calls
+    assert not ActiveContext([said], set()).holds(archived)  # kept tool calls: not the same message
+    assert not ActiveContext([{**said, "role": "user"}], {"toolUse"}).holds(archived)
+    assert not ActiveContext([], set())
 
 
 # ---------------------------------------------------------------------------------------------- the budget
