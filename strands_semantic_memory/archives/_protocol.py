@@ -1,7 +1,7 @@
-"""The archive store protocol: the one seam between the engine and where archived messages live.
+"""The archive protocol: the one seam between the engine and where archived messages live.
 
 ``SemanticMemory`` does the work that is the same everywhere (validating,
-rendering, embedding, fusing rankings, building passages); an archive store keeps the data and answers the
+rendering, embedding, fusing rankings, building passages); an archive keeps the data and answers the
 primitive questions. Implementations:
 
 - ``InMemoryArchive`` (default): records in the process, vectors

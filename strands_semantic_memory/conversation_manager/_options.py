@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 SummaryFormat = Literal["text", "structured"]
-"""What a summary is: Strands' prose, or a structured session state merged on each reduction."""
+"""What a summary is: Strands' prose, or a structured summary merged on each reduction."""
 SUMMARY_FORMATS: tuple[SummaryFormat, ...] = get_args(SummaryFormat)
 OnSummaryFailure = Literal["raise", "drop_oldest"]
 """What a failed summary during overflow recovery does: fail the turn, or drop the oldest messages (archived)."""

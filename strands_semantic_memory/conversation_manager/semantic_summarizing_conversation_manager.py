@@ -92,7 +92,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
     messages through Strands' structured output. ``hard_limit`` and ``on_summary_failure="drop_oldest"`` make sure a
     failing summarizer never wedges the conversation: the oldest messages then leave the context anyway, archived.
 
-    With a Strands session manager, the archive and the session state are saved with the session and restored.
+    With a Strands session manager, the archive and the structured summary are saved with the session and restored.
     """
 
     def __init__(

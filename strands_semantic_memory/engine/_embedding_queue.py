@@ -6,7 +6,7 @@ leaves messages pending, never lost, and is contained:
 - one text the embedder rejects leaves only that message pending: a failing batch is split in halves until the
   failing messages are isolated (at most ``MAX_CALLS_PER_RUN`` calls per run, so an outage costs a bounded
   number of calls);
-- after a failure, automatic retries (from ``archive`` and ``search``) wait ``retry_interval`` seconds, so an
+- after a failure, automatic retries (from ``add`` and ``search``) wait ``retry_interval`` seconds, so an
   outage does not resend the growing backlog on every call; ``drain`` (``embed_pending``) retries now;
 - a restore (``load_state``) starts a new generation: vectors computed for the old archive are dropped, never
   attached to a restored message that happens to reuse the index;
@@ -361,7 +361,7 @@ class EmbeddingQueue:
                 return total
 
     def run_contained(self, store: Archive, lock: AbstractContextManager[object]) -> int:
-        """``run`` for automatic runs (from ``archive`` and ``search``): nothing raises.
+        """``run`` for automatic runs (from ``add`` and ``search``): nothing raises.
 
         An embedder failure is already logged and recorded by the run; a store failing while saving vectors is
         logged here. Either way the messages stay pending.

@@ -27,7 +27,7 @@ ROLES: tuple[str, ...] = get_args(Role)
 """The roles of a Strands message (``strands.types.content.Role``); anything else is refused before archiving."""
 
 STORAGE_ROLE = "stored"
-"""The role of a ``SemanticStorage`` entry: archived by the storage itself, refused from any caller of ``archive``
+"""The role of a ``SemanticStorage`` entry: archived by the storage itself, refused from any caller of ``add``
 (so no message handed to the library can pass for a storage entry)."""
 
 
@@ -58,7 +58,7 @@ def validate(
             content is not a list, or a timestamp is unreadable.
     """
     if isinstance(messages, (Mapping, str, bytes)) or not isinstance(messages, Sequence):
-        raise InvalidMessageTypeError(f"archive() takes a list of messages, got {type(messages).__name__}")
+        raise InvalidMessageTypeError(f"add() takes a list of messages, got {type(messages).__name__}")
     if timestamps is not None and len(timestamps) != len(messages):
         raise InvalidMessageError(f"got {len(timestamps)} timestamps for {len(messages)} messages")
     for position, message in enumerate(messages):

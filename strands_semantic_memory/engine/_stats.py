@@ -28,7 +28,7 @@ class MemoryStats:
         embedding_dimension: Vector length, once known.
         embedding_model: The embedder's model id.
         retrieval: The retrieval mode.
-        store: The archive store's class name.
+        store: The archive's class name.
         pending_embedding_count: Messages waiting for their vectors.
         last_embedding_error: The last embedding failure, until an embedding succeeds again.
         evicted_count: Messages evicted by the limits so far.

@@ -125,7 +125,7 @@ class FailingVectorsArchive(InMemoryArchive):
 def test_archive_is_exactly_once(embedder):
     memory = SemanticMemory(embedder=embedder, archive=FailingVectorsArchive())
     messages = [dict(text_message("user", f"turn {i}"), tracking_id=f"id-{i}") for i in range(4)]
-    assert memory.add(messages) == [0, 1, 2, 3], "committed, so archive() does not raise"
+    assert memory.add(messages) == [0, 1, 2, 3], "committed, so add() does not raise"
     assert memory.add(messages) == [0, 1, 2, 3], "a retry does not archive twice"
     assert len(memory) == 4
     reused = dict(text_message("user", "different words, same id"), tracking_id="id-0")

@@ -1,4 +1,4 @@
-"""The default archive store: records in the process, vectors in FAISS, BM25 beside them."""
+"""The default archive: records in the process, vectors in FAISS, BM25 beside them."""
 
 from __future__ import annotations
 

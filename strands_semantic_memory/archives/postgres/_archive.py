@@ -1,4 +1,4 @@
-"""PostgreSQL + pgvector as an archive store shared by processes (agent workers on many machines).
+"""PostgreSQL + pgvector as an archive shared by processes (agent workers on many machines).
 
 Install with ``pip install 'strands-semantic-memory[pgvector]'`` (psycopg 3, psycopg_pool and the ``pgvector``
 adapter). The schema is described in ``_schema``, the search statement in ``_queries``, reads in
