@@ -30,7 +30,7 @@ from strands.types.content import Message
 from strands.types.exceptions import ContextWindowOverflowException
 from typing_extensions import override
 
-from strands_semantic_memory.budget import ContextBudget, history_tokens
+from strands_semantic_memory.budget import ContextBudget, history_tokens, model_window
 from strands_semantic_memory.conversation_manager._drop_policy import (
     count_tokens,
     drop_split,
@@ -299,7 +299,7 @@ class CompactingConversationManager(SummarizingConversationManager):
 
         The message around it (a header, a note of what was left out, the delimiters) adds at most 600 characters.
         """
-        window = getattr(agent.model, "context_window_limit", None) or UNKNOWN_WINDOW
+        window = model_window(agent.model) or UNKNOWN_WINDOW
         return int(self.state_budget * window * CHARS_PER_TOKEN)
 
     def _fit_state(self, agent: Agent) -> None:
@@ -354,8 +354,8 @@ class CompactingConversationManager(SummarizingConversationManager):
         history again, or its own context, if the call overflows.
         """
         agent = event.agent
-        window = agent.model.context_window_limit
-        if not window:
+        window = model_window(agent.model)
+        if window is None:
             return
         limit = self.budget.history_limit(window)
         # Estimated here, not taken from Strands' projection: that one starts from the provider's reported usage of
@@ -384,8 +384,8 @@ class CompactingConversationManager(SummarizingConversationManager):
     async def _enforce_hard_limit(self, event: BeforeModelCallEvent) -> None:
         """Before a model call: above ``hard_limit``, compact, then drop the oldest messages (archived first)."""
         agent = event.agent
-        window = agent.model.context_window_limit
-        if self.hard_limit is None or not window:
+        window = model_window(agent.model)
+        if self.hard_limit is None or window is None:
             if self.hard_limit is not None:
                 logger.warning("context_window_limit=<None> | hard_limit needs the model's context window; skipped")
             return

@@ -18,7 +18,7 @@ from typing import Any
 
 from strands.types.content import Message
 
-from strands_semantic_memory.budget import ContextBudget, estimate_tokens, tokens_for_length
+from strands_semantic_memory.budget import ContextBudget, estimate_tokens, model_window, tokens_for_length
 from strands_semantic_memory.formatting._block import MessageTexts, context_block
 from strands_semantic_memory.hook._turn import Turn
 from strands_semantic_memory.retrieval._passages import Passage, pack_passages
@@ -59,8 +59,7 @@ def tracking_ids(messages: Sequence[Message]) -> frozenset[str]:
 
 def _token_budget(settings: InjectionSettings, model: Any, used: int | None, turn: Turn, kept_extra: int) -> int:
     """The most tokens the injected lines may take on this call."""
-    limit = getattr(model, "context_window_limit", None)
-    window = limit if isinstance(limit, int) and limit > 0 else None
+    window = model_window(model)
     used_now = None if used is None else used + estimate_tokens(OVERHEAD) + kept_extra
     budget = settings.budget.memory_tokens(window, used_now) - (kept_extra if used is None else 0)
     for cap in (settings.max_context_tokens, turn.token_cap):

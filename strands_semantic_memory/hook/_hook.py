@@ -31,7 +31,7 @@ from strands.plugins import Plugin
 from strands.types.exceptions import ContextWindowOverflowException
 
 from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score
-from strands_semantic_memory.budget import ContextBudget
+from strands_semantic_memory.budget import ContextBudget, agent_budget, model_window
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.hook._budget import InjectionSettings
@@ -58,9 +58,6 @@ def search_depth(memory_tokens: int) -> int:
     The budget then keeps the best that fit; searching deeper than the budget holds only costs time.
     """
     return max(20, min(200, memory_tokens // TOKENS_PER_HIT))
-
-
-DEFAULT_BUDGET = ContextBudget()
 
 
 def _optional_count(minimum: int) -> Callable[[str, Any], int | None]:
@@ -257,7 +254,8 @@ class SemanticMemoryHook(Plugin, HookProvider):
             self.memory,
             query,
             settings,
-            top_k=self.top_k or search_depth(settings.budget.memory_tokens(_window(agent))),
+            top_k=self.top_k
+            or search_depth(settings.budget.memory_tokens(model_window(getattr(agent, "model", None)))),
             context_radius=self.context_radius,
             min_score=self.min_score,
         )
@@ -329,7 +327,9 @@ class SemanticMemoryHook(Plugin, HookProvider):
         if turn is not None and not turn.searched:
             settings = self._settings(context.agent)
             await self._search(
-                context, turn, self.top_k or search_depth(settings.budget.memory_tokens(_window(context.agent)))
+                context,
+                turn,
+                self.top_k or search_depth(settings.budget.memory_tokens(model_window(context.agent.model))),
             )
         retries = 0
         while True:
@@ -394,14 +394,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
 
     def _settings(self, agent: Any) -> InjectionSettings:
         """The options that shape the block, as they are now (they may be changed between calls)."""
-        budget = self.budget
-        if budget is None:
-            shared = getattr(getattr(agent, "conversation_manager", None), "budget", None)
-            if not isinstance(shared, ContextBudget) and getattr(agent, "context_manager", None) is not None:
-                from strands_semantic_memory.storage._summarization import shared_budget  # with a ContextManager
-
-                shared = shared_budget(agent)
-            budget = shared if isinstance(shared, ContextBudget) else DEFAULT_BUDGET
+        budget = agent_budget(agent, self.budget)
         return InjectionSettings(
             max_context_length=self.max_context_length,
             max_context_tokens=self.max_context_tokens,
@@ -410,12 +403,6 @@ class SemanticMemoryHook(Plugin, HookProvider):
             keep_injected_context=self.keep_injected_context,
             budget=budget,
         )
-
-
-def _window(agent: Any) -> int | None:
-    """The model's declared context window in tokens, if any."""
-    limit = getattr(getattr(agent, "model", None), "context_window_limit", None)
-    return limit if isinstance(limit, int) and limit > 0 else None
 
 
 def _history_can_shrink(agent: Any) -> bool:

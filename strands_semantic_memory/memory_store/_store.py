@@ -36,7 +36,7 @@ from strands.types.tools import AgentTool
 from typing_extensions import Unpack
 
 from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score, check_text
-from strands_semantic_memory.budget import ContextBudget
+from strands_semantic_memory.budget import ContextBudget, agent_budget, model_window
 from strands_semantic_memory.engine._memory import MemorySources, SemanticMemory
 from strands_semantic_memory.engine._options import BUILT_MEMORY_EMBEDDING, DEFAULT_TOP_K, MemoryTunables
 from strands_semantic_memory.errors import ConfigurationError
@@ -61,8 +61,6 @@ DEFAULT_DESCRIPTION = (
 
 _IN_CONTEXT_LOOKAHEAD = 50
 """At most this many extra hits are searched for, to replace hits the agent still has in its context."""
-
-_DEFAULT_BUDGET = ContextBudget()
 
 
 class NewMemoryArguments(MemoryTunables, MemorySources, total=False):
@@ -311,18 +309,10 @@ class SemanticMemoryStore(MemoryStore):
         )
         return record.entries
 
-    def _budget_for(self, agent: Agent) -> ContextBudget:
-        """The store's budget, else the agent's conversation manager's, else the default one."""
-        if self.budget is not None:
-            return self.budget
-        shared = getattr(getattr(agent, "conversation_manager", None), "budget", None)
-        return shared if isinstance(shared, ContextBudget) else _DEFAULT_BUDGET
-
     def _fit(self, agent: Agent, record: StoreEnrichment) -> None:
         """Keep, of ``record.passages``, what fits the room the agent's next model call leaves (``_fit``)."""
-        limit = getattr(agent.model, "context_window_limit", None)
-        window_tokens = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
-        budget = self._budget_for(agent)
+        window_tokens = model_window(agent.model)
+        budget = agent_budget(agent, self.budget)
         tokens = budget.memory_tokens(window_tokens, call_tokens(agent))
         record.budget_tokens = tokens
         share = budget.memory_tokens(window_tokens)

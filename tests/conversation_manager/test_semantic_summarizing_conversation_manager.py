@@ -237,6 +237,21 @@ def test_proactive_compression_archives_before_overflow(embedder):
     assert first_archived(manager)["content"][0]["text"] == PLANTED_TURN
 
 
+@pytest.mark.parametrize("limit", ["8000", 2.5, True, float("nan")])
+def test_a_window_that_is_no_whole_number_counts_as_undeclared(embedder, limit, caplog):
+    """A config's context_window_limit that is not an int above 0 no longer breaks a turn (it raised TypeError)."""
+    model = ScriptedModel(max_input_chars=LIMIT)
+    model.update_config(context_window_limit=limit)
+    manager = manager_for(embedder, hard_limit=0.85)
+    agent = make_agent(model, manager)
+    with caplog.at_level("WARNING"):
+        for turn in [PLANTED_TURN, *TOPIC_TURNS]:
+            agent(turn)  # reduced on the model's overflows, as for a model that declares no window
+    assert first_archived(manager)["content"][0]["text"] == PLANTED_TURN
+    named = [r for r in caplog.records if r.name == "strands_semantic_memory.budget"]
+    assert len(named) == 1 and repr(limit) in named[0].getMessage(), "the odd value is named, once"
+
+
 def test_pin_first_keeps_pinned_messages_out_of_the_archive(embedder):
     model = ScriptedModel(max_input_chars=LIMIT)
     manager = manager_for(embedder, pin_first=2)
