@@ -52,6 +52,7 @@ def test_second_agent_restores_archive_without_reembedding(embedder, tmp_path):
     assert REFERENCE in render_message(model.chat_requests[-1]["messages"][-1])
 
 
+@pytest.mark.subprocess
 def test_new_process_restores_archive(embedder, tmp_path):
     _, first_manager = first_session(embedder, tmp_path)
     script = textwrap.dedent(

@@ -268,6 +268,7 @@ def test_a_phrase_of_one_topic_does_not_name_another():
     assert names_topic("a queue is first in, first out; priority queues are heaps.", stacks)
 
 
+@pytest.mark.subprocess
 def test_main_py_runs_the_demo_cli():
     import subprocess
     import sys

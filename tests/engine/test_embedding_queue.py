@@ -284,6 +284,7 @@ threading.Event().wait()
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("kind", ["sqlite", "pgvector"])
 def test_a_process_killed_before_embedding_loses_nothing_and_the_archive_is_embedded_at_open(
     kind, tmp_path, request, embedder
@@ -333,6 +334,7 @@ memory.add([{"role": "user", "content": [{"text": f"note {i}: " + "the garden ne
 """
 
 
+@pytest.mark.subprocess
 def test_a_process_ending_while_an_in_process_memory_embeds_exits_cleanly():
     """An archive that ends with the process: at exit its thread still finishes the batch in hand (native code
     abandoned mid-call can abort the process) and starts no other."""
@@ -340,6 +342,7 @@ def test_a_process_ending_while_an_in_process_memory_embeds_exits_cleanly():
     assert result.returncode == 0 and result.stderr == "", result.stderr
 
 
+@pytest.mark.subprocess
 def test_a_process_ending_while_the_threads_work_exits_cleanly_and_loses_nothing(tmp_path, embedder):
     """Native code left running in a thread the interpreter abandons at exit can abort the process: the warm-up
     thread is joined and the embedding thread stopped after its batch, so the process ends normally."""
@@ -363,6 +366,7 @@ memory.embed_pending()  # the thread is now idle, waiting for work
 """
 
 
+@pytest.mark.subprocess
 def test_a_process_with_an_idle_in_process_memory_exits_at_once_and_silently():
     result = run_script(IN_PROCESS_EXIT)
     assert result.returncode == 0 and result.stderr == "", result.stderr

@@ -98,7 +98,7 @@ def test_add_archives_one_piece_of_content(archive_factory):  # noqa: F811
         run(store.add("x", {"role": "system"}))
 
 
-def test_search_returns_context_windows_as_entries(archive_factory):  # noqa: F811
+def test_search_returns_passages_as_entries(archive_factory):  # noqa: F811
     memory = archive_factory()
     conversation = distractor_conversation(40)
     conversation[20] = text_message("user", PLANTED_TURN)
@@ -220,6 +220,7 @@ threading.Event().wait()
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("kind", ["sqlite", "pgvector"])
 def test_a_process_killed_before_the_vectors_land_loses_nothing_and_they_are_embedded_at_open(
     kind, embedder, tmp_path, request

@@ -300,6 +300,7 @@ threading.Event().wait()
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("kind", ["sqlite", "pgvector"])
 def test_a_process_killed_before_the_vectors_land_loses_no_entry_and_they_are_embedded_at_open(
     kind, embedder, tmp_path, request

@@ -100,6 +100,7 @@ print(json.dumps(indices))
 """
 
 
+@pytest.mark.subprocess
 def test_two_processes_archiving_concurrently_get_unique_contiguous_indices(pg_uri, embedder):
     namespace = new_namespace("concurrent")
     processes = [
@@ -127,6 +128,7 @@ def test_two_processes_archiving_concurrently_get_unique_contiguous_indices(pg_u
     assert memory.get_memory_usage_stats()["pending_embedding_count"] == 0
 
 
+@pytest.mark.subprocess
 def test_new_process_finds_everything_after_restart(pg_uri, embedder):
     namespace = new_namespace("restart")
     memory = pg_memory(pg_uri, embedder, namespace)

@@ -239,6 +239,7 @@ def run_and_kill(path: Path, after: int) -> list[int]:
     return committed
 
 
+@pytest.mark.subprocess
 def test_kill_9_in_the_middle_of_archiving_loses_nothing_committed(path: Path):
     reported: list[int] = []
     for round_ in range(3):  # killed, reopened by the next child, killed again

@@ -84,6 +84,7 @@ def test_the_environment_variable_moves_or_turns_off_the_cache(monkeypatch, tmp_
     assert not (tmp_path / "moved").exists(), "locating the cache writes nothing"
 
 
+@pytest.mark.subprocess
 def test_a_second_process_reuses_the_cache_without_exporting_or_importing_pytorch(tmp_path):
     cache = tmp_path / "cache"
     first = _run(FIRST_RETRIEVE, cache)
@@ -100,6 +101,7 @@ def test_a_second_process_reuses_the_cache_without_exporting_or_importing_pytorc
     assert _entries(cache / "onnx") == [entry] and not [p for p in (cache / "onnx").iterdir() if p.name[0] == "."]
 
 
+@pytest.mark.subprocess
 def test_with_the_cache_turned_off_every_process_exports_in_memory_and_writes_nothing(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -168,6 +170,7 @@ print(json.dumps({"exports": export_count(), "graph": len(exported.graph), "int8
 """
 
 
+@pytest.mark.subprocess
 def test_two_processes_starting_together_on_an_empty_cache_both_succeed_and_leave_one_entry(tmp_path, model_folder):
     from strands_semantic_memory.embeddings.onnx._cache import GraphCache
 

@@ -213,6 +213,7 @@ def test_row_scaled_queries_are_closer_to_the_fp32_graph(exported, cache_dir):
     assert float(np.abs(rows - fp32).max()) > 1e-4  # still quantized
 
 
+@pytest.mark.subprocess
 @needs_onnx
 def test_cached_model_loads_in_a_new_process_without_pytorch(cache_dir, onnx_embedder):
     script = (
