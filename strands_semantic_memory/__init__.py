@@ -47,10 +47,10 @@ _LAZY = {
 
 __all__ = [
     "ContextEditor",
-    "Passage",
     "Enrichment",
     "MemoryOptions",
     "MemoryStats",
+    "Passage",
     "SearchHit",
     "SemanticMemory",
     "SemanticMemoryError",

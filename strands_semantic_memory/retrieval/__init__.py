@@ -13,10 +13,10 @@ from strands_semantic_memory.retrieval._rerank import CrossEncoderReranker, Rera
 
 __all__ = [
     "RETRIEVAL_MODES",
-    "Passage",
     "CrossEncoderReranker",
     "Fusion",
     "IndexRange",
+    "Passage",
     "RankingOptions",
     "Reranker",
     "Retrieval",
