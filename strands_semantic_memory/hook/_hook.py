@@ -7,7 +7,7 @@ user's message in ``agent.messages``, in the session, in the archive and in summ
 sent it, so there is nothing to restore or strip afterwards.
 
 The hook orchestrates; its parts live beside it: ``_turn`` (per-agent and per-turn records, and ``Enrichment``),
-``_search`` (the archive search for a turn), ``_budget`` (which messages fit a call) and ``_model_call`` (the
+``_search`` (the archive search for a turn), ``_selection`` (which messages fit a call) and ``_model_call`` (the
 messages a call receives, and shrinking them after a context overflow).
 """
 
@@ -34,9 +34,9 @@ from strands_semantic_memory._validation import check_flag, check_instance, chec
 from strands_semantic_memory.budget import ContextBudget, agent_budget, model_window
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.hook._budget import InjectionSettings
 from strands_semantic_memory.hook._model_call import View, build_view, record_view, shrink
 from strands_semantic_memory.hook._search import preview_turn, search_turn
+from strands_semantic_memory.hook._selection import InjectionSettings
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, user_text
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from strands.types.content import ContentBlock, Message
 
 from strands_semantic_memory.budget import estimate_tokens, history_tokens
 from strands_semantic_memory.formatting._block import context_block
-from strands_semantic_memory.hook._budget import InjectionSettings, select_passages, tracking_ids
+from strands_semantic_memory.hook._selection import InjectionSettings, select_passages, tracking_ids
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, is_text_block, position_of
 from strands_semantic_memory.retrieval._passages import Passage
 

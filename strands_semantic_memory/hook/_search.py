@@ -14,7 +14,7 @@ from typing import Any
 
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.formatting._block import context_block
-from strands_semantic_memory.hook._budget import InjectionSettings, select_passages
+from strands_semantic_memory.hook._selection import InjectionSettings, select_passages
 from strands_semantic_memory.hook._turn import Enrichment, Turn
 
 __all__ = ["is_empty", "preview_turn", "search_turn"]

@@ -1,7 +1,7 @@
 """What the hook remembers per agent and per user turn, and how it recognises a user turn.
 
 ``Enrichment`` is public (``SemanticMemoryHook.last_enrichment``); the other records are the hook's internal
-bookkeeping, shared by the hook, the passage selection (``_budget``) and the model-call middleware
+bookkeeping, shared by the hook, the passage selection (``_selection``) and the model-call middleware
 (``_model_call``).
 """
 

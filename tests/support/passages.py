@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Sequence
 
 from strands_semantic_memory.budget import estimate_tokens
 from strands_semantic_memory.formatting._block import format_body, format_passage_message
-from strands_semantic_memory.hook._budget import GAP_PROBE
+from strands_semantic_memory.hook._selection import GAP_PROBE
 from strands_semantic_memory.retrieval._passages import Passage
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.budget import ContextBudget, estimate_tokens
-from strands_semantic_memory.hook._budget import InjectionSettings, select_passages
+from strands_semantic_memory.hook._selection import InjectionSettings, select_passages
 from strands_semantic_memory.hook._turn import Turn
 from tests.support.conversations import TOPICS, distractor_conversation
 from tests.support.passages import reference_selection
