@@ -1,5 +1,10 @@
 """Where a memory keeps its messages verbatim: the ``Archive`` protocol and its implementations.
 
+Modules: ``_protocol`` (the ``Archive`` protocol and the records it takes and returns), ``_state`` (the saved
+archive's versioned JSON layout and its checks), ``_scoring`` (the base score of a candidate, which an archive
+answering a ``ContextRequest`` computes as the ranking does); ``in_process/``, ``sqlite/`` and ``postgres/`` (the
+three archives).
+
 ``PostgresArchive`` and ``SqliteArchive`` are imported lazily (their modules load only when named), so importing
 the package never needs their optional dependencies.
 """
