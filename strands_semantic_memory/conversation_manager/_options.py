@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import logging
 import math
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
@@ -11,7 +12,7 @@ from pydantic import BaseModel
 from strands.agent.conversation_manager import SummarizingConversationManager
 from strands.agent.conversation_manager.conversation_manager import DEFAULT_COMPRESSION_THRESHOLD
 
-from strands_semantic_memory._validation import check_instance, check_int, check_score
+from strands_semantic_memory._validation import check_instance, check_int, check_members, check_score
 from strands_semantic_memory.conversation_manager._summarizer import MessageFilter
 from strands_semantic_memory.engine._memory import SemanticMemory
 from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryError
@@ -35,7 +36,13 @@ OnSummaryFailure = Literal["raise", "drop_oldest"]
 ON_SUMMARY_FAILURES: tuple[OnSummaryFailure, ...] = get_args(OnSummaryFailure)
 
 SUMMARY_RATIO_RANGE = (0.1, 0.8)
-"""Strands' range for ``summary_ratio``; Strands clamps a value outside it silently, this manager refuses it."""
+"""Strands' range for ``summary_ratio``; Strands clamps a value outside it silently, this manager clamps it too, and
+warns."""
+
+logger = logging.getLogger(__name__)
+
+_AGENT_MEMBERS = ("messages", "system_prompt")
+"""What a summarization agent must have besides being callable: the manager swaps them and puts them back."""
 
 _HOOKED_METHODS = {
     "_generate_summary": ("messages", "agent"),
@@ -107,32 +114,56 @@ def validate_strands_options(
 ) -> None:
     """Raise ConfigurationError naming the first invalid option of Strands' ``SummarizingConversationManager``.
 
-    Strands clamps ``summary_ratio`` and ``pin_first`` silently and checks the rest late or not at all (a string
-    ``preserve_recent_messages`` fails only at the first reduction); these checks run before anything is built.
+    What Strands accepts is accepted: a ``summary_ratio`` outside 0.1..0.8 and a negative ``pin_first`` are clamped by
+    Strands, with a warning here; a ``summarization_agent`` need not be an ``Agent``, only have its interface (it is
+    called with the prompt, and has ``messages`` and ``system_prompt``). Strands checks the rest late or not at all
+    (a string ``preserve_recent_messages`` fails only at the first reduction); these checks run before anything is
+    built.
     """
     low, high = SUMMARY_RATIO_RANGE
-    if (
-        isinstance(summary_ratio, bool)
-        or not isinstance(summary_ratio, (int, float))
-        or not low <= summary_ratio <= high
-    ):
+    if isinstance(summary_ratio, bool) or not isinstance(summary_ratio, (int, float)):
         raise ConfigurationError(f"summary_ratio must be a number in {low}..{high}, got {summary_ratio!r}")
+    if not low <= summary_ratio <= high:
+        logger.warning(
+            "summary_ratio=<%r>, used=<%r> | summary_ratio is outside %s..%s; clamped, as Strands does",
+            summary_ratio,
+            max(low, min(high, summary_ratio)),
+            low,
+            high,
+        )
     check_int("preserve_recent_messages", preserve_recent_messages, minimum=0)
-    check_int("pin_first", pin_first, minimum=0, optional=True)
+    if isinstance(pin_first, int) and not isinstance(pin_first, bool) and pin_first < 0:
+        logger.warning("pin_first=<%d>, used=<0> | pin_first is negative; clamped to 0, as Strands does", pin_first)
+    else:
+        check_int("pin_first", pin_first, minimum=0, optional=True)
     if summarization_system_prompt is not None and not isinstance(summarization_system_prompt, str):
         raise ConfigurationError(
             f"summarization_system_prompt must be a string or None, got {summarization_system_prompt!r}"
         )
     if summarization_agent is not None:
-        from strands.agent.agent import Agent
-
-        check_instance("summarization_agent", summarization_agent, Agent, "a strands Agent or None")
+        _check_summarization_agent(summarization_agent)
         if summarization_system_prompt is not None:
             raise ConfigurationError(
-                "pass summarization_agent= or summarization_system_prompt=, not both: the agent has its own "
-                "system prompt"
+                "Cannot provide both summarization_agent and summarization_system_prompt: the agent has its own "
+                "system prompt (pass one of them)"
             )
     _check_proactive_compression(proactive_compression)
+
+
+def _check_summarization_agent(agent: Any) -> None:
+    """A summarization agent is an ``Agent``, or any object with the interface the manager uses (as in Strands)."""
+    from strands.agent.agent import Agent
+
+    if isinstance(agent, Agent):
+        return
+    what = "a strands Agent, or an object with its interface (called with the prompt; messages, system_prompt)"
+    if not callable(agent):
+        shown = repr(agent) if len(repr(agent)) <= 60 else repr(agent)[:57] + "..."
+        raise ConfigurationError(
+            f"summarization_agent must be {what}, got {type(agent).__name__} {shown} (not callable)"
+        )
+    check_members("summarization_agent", agent, _AGENT_MEMBERS, what)
+    logger.debug("type=<%s> | summarization_agent is not a strands Agent; used through its interface", type(agent))
 
 
 def _check_proactive_compression(value: Any) -> None:
@@ -153,8 +184,8 @@ def _check_proactive_compression(value: Any) -> None:
         or not 0 < threshold <= 1
     ):
         raise ConfigurationError(
-            f"proactive_compression's compression_threshold must be a share of the context window in (0, 1], "
-            f"got {threshold!r}"
+            "proactive_compression's compression_threshold must be between 0 (exclusive) and 1 (inclusive), a share "
+            f"of the context window, got {threshold!r}"
         )
 
 

@@ -61,6 +61,9 @@ SESSION_STATE_KEY = "session_state"
 FORGOTTEN_KEY = "forgotten_tracking_ids"
 """Key of the tracking ids of messages forgotten while in the active context (see ``forget_when_archived``)."""
 
+LEARNED_WINDOW_KEY = "learned_context_window"
+"""Key of the window learned from overflows of a model that declares none (see ``learned_window``)."""
+
 _ARCHIVE_DEFAULTS: dict[str, Any] = {
     "message_context_radius": DEFAULT_CONTEXT_RADIUS,
     "semantic_search_top_k": DEFAULT_TOP_K,
@@ -93,6 +96,9 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
     failing summarizer never wedges the conversation: the oldest messages then leave the context anyway, archived.
 
     With a Strands session manager, the archive and the structured summary are saved with the session and restored.
+
+    A model that declares no ``context_window_limit`` shows its window when it overflows: the manager then bounds the
+    structured summary and ``hard_limit`` by the request it refused (``learned_window``, saved with the session).
     """
 
     def __init__(
@@ -131,11 +137,14 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         """Create the manager.
 
         Args:
-            summary_ratio: Share of the messages summarized per reduction (0.1-0.8, as in Strands).
+            summary_ratio: Share of the messages summarized per reduction (0.1-0.8, as in Strands; a value outside
+                is clamped into it, as Strands does, with a warning).
             preserve_recent_messages: Recent messages never summarized (Strands' default, 10).
-            summarization_agent: Optional agent that writes the summary (Strands option).
+            summarization_agent: Optional agent that writes the summary (Strands option): an ``Agent``, or any
+                object with its interface, as Strands accepts.
             summarization_system_prompt: Optional system prompt for the summary (Strands option).
-            pin_first: Messages at the start pinned in context (Strands option).
+            pin_first: Messages at the start pinned in context (Strands option; a negative value is 0, as in
+                Strands, with a warning).
             proactive_compression: Compress before overflow (Strands option; ``True`` compresses above 70 % of the
                 model's context window, ``{"compression_threshold": 0.6}`` above 60 %).
             summary_format: ``"text"`` (Strands' prose summary) or ``"structured"`` (a structured summary, merged on
@@ -146,7 +155,9 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
                 gets all of them); both sides of a tool use/result pair are left out if either is.
             hard_limit: Share of the model's context window (0-1], checked before each model call: above it the
                 manager compacts (unless proactive compression just did), and if that fails or is not enough, drops
-                the oldest messages from the active context, archived first. None (default): no hard limit.
+                the oldest messages from the active context, archived first. None (default): no hard limit. For a
+                model that declares no window, it applies from the first overflow, to the window that overflow
+                showed (``learned_window``).
             on_summary_failure: ``"raise"`` (default, as Strands) or ``"drop_oldest"``: when the summary fails
                 during overflow recovery, drop the oldest messages (archived first) instead of failing the turn.
             state_budget: Most of the model's context window the structured state may take (default 0.25, counted
@@ -180,9 +191,9 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
 
         Raises:
             ConfigurationError: If an option has the wrong type or is out of range (the message names the option
-                and the value: ``summary_ratio`` outside 0.1..0.8, which Strands would clamp silently, a
-                ``preserve_recent_messages`` that is not an integer >= 0, ...), or ``memory`` is given together
-                with archive options.
+                and the value: a ``summary_ratio`` that is not a number, a ``preserve_recent_messages`` that is
+                not an integer >= 0, a ``summarization_agent`` without an agent's interface, ...), or ``memory`` is
+                given together with archive options. What Strands accepts is accepted.
             SemanticMemoryError: If the installed Strands lacks the methods this manager overrides.
         """
         validate_archive_options(
@@ -301,6 +312,8 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             self._state_cache = (version, json.dumps(self.memory.to_state(), separators=(",", ":")))
         state[STATE_KEY] = self._state_cache[1]
         state["dropped_message_count"] = self._dropped
+        if self._learned_window is not None:
+            state[LEARNED_WINDOW_KEY] = self._learned_window
         if self._forgotten:
             state[FORGOTTEN_KEY] = sorted(self._forgotten)
         if self._summary_object is not None:
@@ -309,7 +322,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
 
     @override
     def restore_from_session(self, state: dict[str, Any]) -> list[Message] | None:
-        """Restore Strands' state, the archive (without re-embedding) and the structured summary.
+        """Restore Strands' state, the archive (without re-embedding), the structured summary and the learned window.
 
         A state saved by Strands' own ``SummarizingConversationManager`` is accepted (a drop-in swap keeps the
         session); its summary is prose, which the first structured reduction merges into the new state.
@@ -328,6 +341,9 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             forgotten = state.get(FORGOTTEN_KEY, [])
             if not isinstance(forgotten, list) or not all(isinstance(i, str) for i in forgotten):
                 raise StateError(f"the session's {FORGOTTEN_KEY} must be a list of tracking ids")
+            learned = state.get(LEARNED_WINDOW_KEY)
+            if learned is not None and (isinstance(learned, bool) or not isinstance(learned, int) or learned < 1):
+                raise StateError(f"the session's {LEARNED_WINDOW_KEY} must be a positive integer, got {learned!r}")
             payload = state.get(STATE_KEY)
             archive_state = json.loads(payload) if isinstance(payload, str) else payload
         except json.JSONDecodeError as error:
@@ -341,6 +357,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         self._summary_object = summary
         self._forgotten = set(forgotten)
         self._dropped = int(state.get("dropped_message_count") or 0)
+        self._learned_window = learned
         return restored
 
     def _parse_structured_summary(self, payload: Any) -> BaseModel | None:

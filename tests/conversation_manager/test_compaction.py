@@ -28,7 +28,7 @@ from strands_semantic_memory.conversation_manager._structured_summary import (
     trim_state,
 )
 from strands_semantic_memory.conversation_manager._summarizer import describe_indices, merge_request, summary_view
-from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.errors import ConfigurationError, StateError
 from strands_semantic_memory.messages._text import render_message
 from tests.support.conversations import TOPIC_TURNS, make_agent
 from tests.support.scripted_model import ToolCall, default_responder
@@ -425,3 +425,73 @@ def test_trim_state_drops_the_oldest_items_first_and_reports_their_sources():
 def test_state_budget_is_a_share_of_the_window(embedder, budget):
     with pytest.raises(ConfigurationError, match="state_budget"):
         structured(embedder, state_budget=budget)
+
+
+# ------------------------------------------------------------- a model that declares no window (issue 39, point 10)
+
+UNDECLARED_LIMIT = 3000  # characters; the scripted model overflows above them and declares no context_window_limit
+
+
+def wedge_setup(embedder):
+    """The issue's setup: a state that is always too big, drop_oldest, hard_limit 0.9, a model without a window."""
+    model = StructuredScriptedModel(max_input_chars=UNDECLARED_LIMIT, state_responder=oversized_state)
+    manager = structured(embedder, on_summary_failure="drop_oldest", hard_limit=0.9)
+    return model, manager
+
+
+def test_without_a_declared_window_the_overflows_bound_the_state_and_the_hard_limit(embedder):
+    model, manager = wedge_setup(embedder)
+    agent = make_agent(model, manager)
+    for turn in [PLANTED, *TURNS[:24]]:
+        agent(turn)  # before: the state grew to its 200,000-token budget and turns 20-24 failed
+    assert manager.learned_window is not None and manager.learned_window * 4 <= UNDECLARED_LIMIT + 400
+    assert len(render_message(manager.summary_message)) < UNDECLARED_LIMIT / 2, "the state fits the learned window"
+    assert "locker: LK-4417-QV" in fact_texts(manager)
+    assert model.overflows <= 3, "the window is learned once, not rediscovered on every turn"
+
+    # The saved session restores into a new manager that knows the window, and the conversation goes on.
+    state = manager.get_state()
+    assert state["learned_context_window"] == manager.learned_window
+    again_model, again = wedge_setup(embedder)
+    restored = make_agent(again_model, again)
+    restored.messages = [*again.restore_from_session(state), *agent.messages[1:]]
+    assert again.learned_window == manager.learned_window
+    for turn in TURNS[24:30]:
+        restored(turn)
+    assert again_model.overflows == 0
+
+
+def test_a_session_saved_with_an_oversized_state_and_no_window_recovers_on_its_first_turn(embedder):
+    model, manager = wedge_setup(embedder)
+    agent = make_agent(model, manager)
+    for turn in [PLANTED, *TURNS[:20]]:
+        agent(turn)
+    assert manager.structured_summary is not None, "a reduction happened"
+    # What an older release saved: a state grown to its 200,000-token budget, and no learned window.
+    state = manager.get_state()
+    state.pop("learned_context_window")
+    huge = [{"text": f"old note {n}: " + "detail " * 30, "sources": []} for n in range(600)]
+    state["session_state"]["data"]["facts"] = [*huge, *state["session_state"]["data"]["facts"]]
+    state["summary_message"]["content"] = [
+        {"text": render_state(StructuredSummary.model_validate(state["session_state"]["data"]))}
+    ]
+    assert len(render_message(state["summary_message"])) > 100_000
+    again_model, again = wedge_setup(embedder)
+    restored = make_agent(again_model, again)
+    restored.messages = [*again.restore_from_session(state), *agent.messages[1:]]
+    for turn in TURNS[20:28]:
+        restored(turn)  # before: every turn failed, the restored state alone exceeds the model's limit
+    assert again.learned_window is not None
+    assert len(render_message(again.summary_message)) < UNDECLARED_LIMIT / 2
+    assert "locker: LK-4417-QV" in fact_texts(again)
+    ids = [m.get("tracking_id") for m in restored.messages]
+    assert all(ids) and len(set(ids)) == len(ids), "the trimmed state message has a durable id, as Strands' summary"
+
+
+@pytest.mark.parametrize("learned", [0, -3, 2.5, True, "800"])
+def test_a_saved_learned_window_must_be_a_positive_integer(embedder, learned):
+    manager = structured(embedder)
+    state = manager.get_state()
+    state["learned_context_window"] = learned
+    with pytest.raises(StateError, match="learned_context_window"):
+        structured(embedder).restore_from_session(state)

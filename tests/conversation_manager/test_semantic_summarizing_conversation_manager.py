@@ -15,6 +15,7 @@ from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryErr
 from strands_semantic_memory.messages._text import render_message
 from tests.support.conversations import PLANTED_TURN, REFERENCE, TOPIC_TURNS, make_agent
 from tests.support.scripted_model import ScriptedModel, ToolCall, default_responder
+from tests.support.structured_model import StructuredScriptedModel
 
 LIMIT = 1200  # characters; the scripted model overflows above it (the preserved messages fit easily)
 
@@ -319,6 +320,53 @@ def test_manager_is_a_strands_summarizing_manager(embedder):
     manager = manager_for(embedder)
     assert isinstance(manager, SummarizingConversationManager)
     assert not isinstance(manager, SlidingWindowConversationManager)
+
+
+# ------------------------------------------------------------------ issue 39, point 12: a drop-in for Strands' manager
+
+SIX = [
+    {"role": "user", "content": [{"text": "Message 1"}]},
+    {"role": "assistant", "content": [{"text": "Response 1"}]},
+    {"role": "user", "content": [{"text": "Message 2"}]},
+    {"role": "assistant", "content": [{"text": "Response 2"}]},
+    {"role": "user", "content": [{"text": "Message 3"}]},
+    {"role": "assistant", "content": [{"text": "Response 3"}]},
+]
+
+
+def reduced_explicitly(manager, model):
+    agent = Agent(model=model, conversation_manager=manager, messages=copy.deepcopy(SIX), callback_handler=None)
+    manager.reduce_context(agent)
+    return agent
+
+
+@pytest.mark.parametrize(
+    "window", [None, 8000, "8000", float("nan"), {"tokens": 8000}], ids=["none", "8000", "'8000'", "nan", "dict"]
+)
+def test_an_explicit_reduce_context_leaves_what_strands_leaves_and_archives_what_left(embedder, window):
+    """Whatever the model's config says its window is, a text summary never reads it (before: 6 messages left)."""
+
+    def model():
+        scripted = ScriptedModel()
+        scripted.update_config(context_window_limit=window)
+        return scripted
+
+    theirs = reduced_explicitly(SummarizingConversationManager(summary_ratio=0.5, preserve_recent_messages=2), model())
+    manager = manager_for(embedder, summary_ratio=0.5, preserve_recent_messages=2)
+    ours = reduced_explicitly(manager, model())
+    assert len(ours.messages) == len(theirs.messages) == 4
+    assert ours.messages[0] is manager.summary_message and ours.messages[0]["tracking_id"]
+    assert [m["content"] for _, m in manager.memory.messages()] == [m["content"] for m in SIX[:3]]
+    assert [m["content"] for m in ours.messages[1:]] == [m["content"] for m in SIX[3:]]
+
+
+@pytest.mark.parametrize("window", ["8000", float("nan")])
+def test_a_window_that_is_not_a_number_never_breaks_a_structured_reduction(embedder, window):
+    model = StructuredScriptedModel()
+    model.update_config(context_window_limit=window)
+    manager = manager_for(embedder, summary_ratio=0.5, preserve_recent_messages=2, summary_format="structured")
+    agent = reduced_explicitly(manager, model)  # before: TypeError / ValueError inside reduce_context
+    assert len(agent.messages) == 4 and manager.structured_summary is not None
 
 
 # ------------------------------------------------------------------ issue 15: the Strands seam and the options

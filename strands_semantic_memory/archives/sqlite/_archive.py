@@ -286,9 +286,10 @@ class SqliteArchive(InProcessReads):
     def get(self, indices: Sequence[int]) -> dict[int, StoredRecord]:
         """Live records by index; damaged rows are left out, and a read that finds only damaged rows fails.
 
-        A message read from the file is decoded the first time it is read here (opening does not decode messages:
-        that would double its time), so one whose bytes were damaged in the file is found before a caller decodes
-        it; a bit per index remembers those that decoded.
+        Opening leaves out a message that is not JSON (SQLite's parser checks them all, without decoding them in
+        Python: that would double the time to open); a message read from the file is also decoded the first time it
+        is read here, so damage that check cannot see is found before a caller decodes it; a bit per index
+        remembers those that decoded.
 
         Raises:
             StoreError: If every row found is damaged (the message names the file and the row).

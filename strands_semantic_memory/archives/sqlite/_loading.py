@@ -7,6 +7,10 @@ one ``np.frombuffer`` each, and the in-process indexes built in bulk
 is rebuilt from its stored training (``load``),
 or trained and its training written back if the file has none that fits. Messages without stored terms (a file of schema
 version 1) or stored by another ``TOKENIZER_VERSION`` are tokenized here, and their terms returned for writing back.
+
+Damaged rows are left out (and listed): values of the wrong type or size, found while the columns are built, and
+messages that are not JSON Strands messages, found by SQLite's JSON parser in one query (``_SUSPECTS``) and confirmed
+by decoding only the rows it names.
 """
 
 from __future__ import annotations
@@ -44,6 +48,18 @@ _MESSAGES = (
     "SELECT idx, data, role, archived_at, said_at, key, has_text, terms, term_counts, tokenizer "
     "FROM ssm_messages ORDER BY idx"
 )
+
+_SUSPECTS = (
+    "SELECT idx, data FROM ssm_messages WHERE CASE WHEN json_valid(CAST(data AS TEXT)) "
+    "THEN json_type(CAST(data AS TEXT), '$.role') IS NOT 'text' OR json_type(CAST(data AS TEXT), '$.content') "
+    "IS NOT 'array' ELSE 1 END"
+)
+"""Rows whose message may not decode: not JSON, or without a text role and a content list, by SQLite's JSON check.
+
+SQLite parses without building objects (0.2 s per 100k messages of 400 bytes, against 0.55 s for decoding them in
+Python); each row it names is decoded (``readable_message``), so a message SQLite's stricter reading refuses (a
+``NaN`` in a tool input, say) is not taken for damaged.
+"""
 
 _VECTORS = (
     "SELECT v.idx, v.count, v.data, CAST(l.lists AS BLOB) "
@@ -106,6 +122,7 @@ def load(connection: sqlite3.Connection, path: str, text_of: TextOf) -> Loaded:
         try:
             rows = connection.execute(_MESSAGES).fetchall()
             vector_rows = connection.execute(_VECTORS).fetchall()
+            suspects = connection.execute(_SUSPECTS).fetchall()
         finally:
             connection.execute("PRAGMA mmap_size=0")  # writes and later reads use SQLite's default I/O
     except sqlite3.Error as error:
@@ -117,7 +134,10 @@ def load(connection: sqlite3.Connection, path: str, text_of: TextOf) -> Loaded:
         check_counters(next_index, len(rows), evicted, forgotten)
     except StateError as error:
         raise StoreError(f"the archive file '{path}' is inconsistent: {error}") from error
-    damaged: dict[int, str] = {}
+    damaged = _undecodable(suspects)  # left out of the count and listed, like any damaged row
+    if damaged:
+        rows = [r for r in rows if r[0] not in damaged]
+        vector_rows = [r for r in vector_rows if r[0] not in damaged]
     while True:  # a damaged row is left out and the columns built again (the first pass finds them all but text)
         columns = Columns(next_index, evicted, forgotten, dimension, indices=np.zeros(0, dtype=np.int64))
         try:
@@ -134,6 +154,16 @@ def load(connection: sqlite3.Connection, path: str, text_of: TextOf) -> Loaded:
         logger.warning("path=<%s>, row=<%d>, reason=<%s> | damaged archive row left out", path, index, reason)
     columns.trained = _training(meta.get(CENTROIDS), lists, dimension)
     return Loaded(meta=meta, columns=columns, retokenized=retokenized, damaged=damaged)
+
+
+def _undecodable(suspects: list[Any]) -> dict[int, str]:
+    """The rows among ``suspects`` whose message does not decode to a Strands message: ``{index: reason}``."""
+    damaged = {}
+    for index, data in suspects:
+        reason = readable_message(data)
+        if reason is not None:
+            damaged[int(index)] = reason
+    return damaged
 
 
 def _lenient(text_of: TextOf, path: str) -> TextOf:

@@ -81,3 +81,44 @@ def test_a_damaged_row_is_a_store_error_naming_it_and_the_rest_stays_readable(pa
     reopened.evict_oldest(10)  # past the damaged row: the file's counters still account for every row
     reopened.close()
     assert len(SqliteArchive(path)) == 0
+
+
+UNDECODABLE = [name for name in DAMAGE if name.startswith("message")]
+
+
+@pytest.mark.parametrize("damage", UNDECODABLE, ids=UNDECODABLE)
+def test_a_message_that_does_not_decode_is_left_out_of_the_count_and_listed_when_the_file_opens(path, damage):
+    """Issue 39, point 11: before, ``len`` counted such a row until it was read, and ``damaged_rows`` was empty."""
+    three_messages(path)
+    edit(path, DAMAGE[damage])
+    archive = SqliteArchive(path)
+    assert list(archive.damaged_rows) == [1], "listed at open, like the other damaged rows"
+    assert len(archive) == 2 == len(archive.get([0, 1, 2])), "the count and the reads agree"
+    assert archive.stats().message_count == 2
+    assert not archive.has_pending()
+    archive.close()
+
+
+def test_a_memory_over_a_file_with_an_undecodable_row_counts_what_it_lists(path, embedder):
+    from strands_semantic_memory import SemanticMemory
+
+    memory = SemanticMemory(archive_path=path, embedder=embedder, embedding="inline")
+    memory.add([message(f"harbour note {n}") for n in range(120)])
+    memory.close()
+    edit(path, ("UPDATE ssm_messages SET data = ? WHERE idx = 57", (b'{"role": "user", "content": [ not json',)))
+    memory = SemanticMemory(archive_path=path, embedder=embedder, embedding="inline")
+    assert len(memory) == len(memory.messages()) == 119  # before: 120 and 119
+    assert 57 not in dict(memory.messages())
+    memory.close()
+
+
+def test_a_message_that_sqlite_reads_as_invalid_json_but_that_decodes_is_not_damaged(path):
+    """SQLite's JSON check only names candidates: a ``NaN`` in a tool input is not JSON to SQLite, but decodes."""
+    archive = SqliteArchive(path)
+    odd = message("a tool input with a NaN", extra={"reading": float("nan"), "limit": float("inf")})
+    archive.add([record(odd), record(message("plain"))])
+    archive.close()
+    reopened = SqliteArchive(path)
+    assert reopened.damaged_rows == {} and len(reopened) == 2
+    assert reopened.get([0])[0].message["extra"]["limit"] == float("inf")
+    reopened.close()
