@@ -1,5 +1,5 @@
 """Tools the measurements share: an embedder that serves precomputed vectors, backend labels, spreads and
-percentiles, process memory, distinct queries, and archives built from the embedded pool."""
+percentiles, process memory, distinct queries, archives built from the embedded pool, and PyTorch's query threads."""
 
 from __future__ import annotations
 
