@@ -1,9 +1,9 @@
 """The engine: ``SemanticMemory``, a lossless archive of Strands messages with hybrid search.
 
 Modules: ``_memory`` (``SemanticMemory``: its running parts and the write transaction), ``_options`` (the
-frozen, validated tunables), ``_intake`` (checking and encoding what is offered), ``_embedding_queue`` (vectors
-computed outside the lock, inline or in a background thread), ``_query_encoder`` (query embeddings and their
-cache), ``_stats`` (what ``stats`` reports).
+frozen, validated tunables), ``_intake`` (checking and encoding what is offered), ``embedding`` (vectors computed
+outside the lock, inline or in a background thread, and searches that see pending messages), ``_query_encoder``
+(query embeddings and their cache), ``_stats`` (what ``stats`` reports).
 """
 
 from strands_semantic_memory.engine._memory import MemoryArguments, SemanticMemory
