@@ -15,10 +15,10 @@ import time
 from collections.abc import Mapping, Sequence
 
 import pytest
+from strands_semantic_memory.archives import InMemoryArchive
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings import Vectors
-from strands_semantic_memory.stores import InMemoryArchive
 from tests.support.conversations import text_message
 from tests.support.embedders import EMBEDDING_THREAD, RecordingEmbedder
 
@@ -51,7 +51,7 @@ def _until(condition, seconds: float = 60.0) -> None:
 def test_a_search_in_background_mode_stores_nothing_and_what_it_embeds_is_not_embedded_again(embedder):
     held = RecordingEmbedder(embedder, hold=True)
     archive = WriteRecordingArchive()
-    memory = SemanticMemory(embedder=held, store=archive, embedding="background")
+    memory = SemanticMemory(embedder=held, archive=archive, embedding="background")
     memory.add([text_message("user", "the first note, which the embedding thread holds")])
     assert held.started.wait(60), "the thread holds the first batch"
     memory.add([text_message("user", SISTER)])  # pending, not claimed by the held thread

@@ -4,9 +4,10 @@
   ``use()``, which ``bar`` closes to one thread (the background thread, at ``close``): ``bar`` waits for a call in
   progress, never for an embedding, and no call of that thread starts after it.
 - ``Claims`` knows which pending messages a run (or a search) has in hand, so that no two runs embed the same
-  message and no run embeds one a search is embedding; the generation a restore bumps, so vectors computed for the replaced archive are dropped; the vectors a search
-  computed for pending messages, which the next run stores instead of embedding them again; and the newest
-  messages this memory archived, so that a search embeds the newest pending ones first.
+  message and no run embeds one a search is embedding; the generation a restore bumps, so vectors computed for
+  the replaced archive are dropped; the vectors a search computed for pending messages, which the next run stores
+  instead of embedding them again; and the newest messages this memory archived, so that a search embeds the
+  newest pending ones first.
 
 Both share the queue lock. Lock order: the store lock first, then the queue lock, everywhere.
 """
@@ -20,8 +21,8 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from strands_semantic_memory.embeddings._base import Vectors
 from strands_semantic_memory.archives._protocol import Archive
+from strands_semantic_memory.embeddings._base import Vectors
 
 READY_LIMIT = 256
 """Vectors computed by searches and not stored yet, kept at most (the lowest indices are dropped first)."""

@@ -17,7 +17,6 @@ from typing import cast
 
 import numpy as np
 
-from strands_semantic_memory.embeddings._base import Vectors
 from strands_semantic_memory.archives._protocol import (
     Archive,
     Candidates,
@@ -25,6 +24,7 @@ from strands_semantic_memory.archives._protocol import (
     SearchFilter,
     StoredRecord,
 )
+from strands_semantic_memory.embeddings._base import Vectors
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from strands_semantic_memory.archives._protocol import Archive
 from strands_semantic_memory.embeddings._base import Vectors
 from strands_semantic_memory.engine.embedding._claims import ArchiveAccess, Claims, Detached
 from strands_semantic_memory.engine.embedding._overlay import SearchVectors
@@ -38,7 +39,6 @@ from strands_semantic_memory.engine.embedding._retry import (
 from strands_semantic_memory.engine.embedding._worker import STOP_TIMEOUT, Worker
 from strands_semantic_memory.errors import EmbeddingError, SemanticMemoryError
 from strands_semantic_memory.messages._text import chunk_text
-from strands_semantic_memory.archives._protocol import Archive
 
 if TYPE_CHECKING:
     from strands_semantic_memory.engine._options import MemoryOptions
