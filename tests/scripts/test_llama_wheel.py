@@ -120,7 +120,7 @@ def test_the_pinned_version_is_read_from_the_demo_extra():
     )
     version = result.stdout.strip()
     assert re.fullmatch(r"\d+\.\d+\.\d+", version)
-    assert f'demo = ["llama-cpp-python=={version}"]' in (ROOT / "pyproject.toml").read_text()
+    assert f'demo-llama = ["llama-cpp-python=={version}"]' in (ROOT / "pyproject.toml").read_text()
 
 
 def test_the_wheel_folder_is_keyed_by_version_and_build_flags(tmp_path):
