@@ -21,6 +21,7 @@ import string
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,13 +307,52 @@ def prepare_run(
     return second_session(args, console, first.model, first.embedder, archive, first, "session 1 ran in this process")
 
 
+class Preload:
+    """This process's chat model and embedder, loaded in a thread while session 1 runs in the child process.
+
+    Session 2 needs its own copy of the models (it runs in another process than session 1); loading them meanwhile
+    takes their load time (most of a minute for the PyTorch backend on a busy 2-core machine) off the wall clock.
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.started = time.perf_counter()
+        self.seconds = 0.0
+        self.models: tuple[Any, Any] | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._load, args=(args,), name="demo-preload", daemon=True)
+        self.thread.start()
+
+    def _load(self, args: argparse.Namespace) -> None:
+        quiet = Console(io.StringIO())
+        try:
+            model = make_chat_model(args, quiet)
+            self.models = (model, load_embedder(args.embedding_model, args.region, quiet))
+        except BaseException as error:  # raised again in the main thread, by wait()
+            self.error = error
+        self.seconds = time.perf_counter() - self.started
+
+    def wait(self, console: Console) -> tuple[Any, Any]:
+        """The loaded models (waiting for them if need be); what failed to load is raised here."""
+        if self.thread.is_alive():
+            with console.step("Waiting for this process's chat model and embedder (still loading)"):
+                self.thread.join()
+        if self.error is not None:
+            raise self.error
+        assert self.models is not None
+        console.item(f"this process's chat model and embedder loaded in {self.seconds:.1f} s, while session 1 ran")
+        return self.models
+
+
 def first_session_in_child(args: argparse.Namespace, console: Console, archive: Path) -> FirstSession:
     """Run session 1 in a child process (``python -m demo.session_one``); its output goes to ``console``."""
     spec = archive.parent / "session-one.json"
     result = archive.parent / "session-one-result.json"
     spec.write_text(json.dumps({"args": vars(args), "archive": str(archive), "result": str(result)}))
     console.line()
-    console.line(f"Session 1 runs in a child process (python -m demo.session_one; {SESSION_ONE_SECONDS}).")
+    console.line(
+        f"Session 1 runs in a child process (python -m demo.session_one; {SESSION_ONE_SECONDS}); this process loads "
+        "its own models meanwhile, for session 2."
+    )
     command = [sys.executable, "-m", "demo.session_one", str(spec)]
     if console.out is sys.stdout:  # the child writes straight to the terminal, progress as it happens
         status = subprocess.run(command, cwd=ROOT, check=False).returncode
@@ -363,10 +403,10 @@ def run_demo(
     with tempfile.TemporaryDirectory(prefix="ssm-demo-") as folder:
         archive = Path(folder) / "archive.sqlite3"
         if chat_model is None and not getattr(args, "one_process", False):
+            preload = Preload(args)  # this process's models load while session 1 runs in the child
             first = first_session_in_child(args, console, archive)
             console.section("6. Session 2, in this process: a new agent, manager and hook over the same archive file")
-            model = make_chat_model(args, console)
-            embedder = embedder if embedder is not None else load_embedder(args.embedding_model, args.region, console)
+            model, embedder = preload.wait(console)
             prepared = second_session(args, console, model, embedder, archive, first, "written by the child process")
         else:
             prepared = prepare_run(args, console, chat_model, embedder, archive)
