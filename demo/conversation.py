@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import random
 import string
 import subprocess
@@ -180,7 +181,7 @@ def first_session(
     )
     kind = ' (summary_format="structured")' if args.structured else ""
     console.ok(f"agent ready: SemanticSummarizingConversationManager{kind} + SemanticMemoryHook")
-    console.item(f"archive: a SQLite file, {archive}")
+    console.item(f"process {os.getpid()}; archive: a SQLite file, {archive}")
 
     console.section("2. Planting a reference number")
     first_turn = f"Please remember my reference number {reference}. It is private: keep it out of any summary."
@@ -268,8 +269,8 @@ def second_session(
         parts.append(f"{len(tools)} conversation tools")
     console.ok("agent ready: " + " + ".join(parts))
     console.item(
-        f"the new session starts with {len(agent.messages)} messages in context; the archive file holds "
-        f"{len(manager.memory)} ({where})"
+        f"process {os.getpid()}; the new session starts with {len(agent.messages)} messages in context; the archive "
+        f"file holds {len(manager.memory)} ({where})"
     )
 
     reference = first.reference
@@ -293,15 +294,9 @@ def second_session(
 
 
 def prepare_run(
-    args: argparse.Namespace,
-    console: Console,
-    chat_model: Any | None,
-    embedder: Any | None = None,
-    archive: Path | None = None,
+    args: argparse.Namespace, console: Console, chat_model: Any | None, embedder: Any | None, archive: Path
 ) -> Prepared:
-    """Both sessions up to the final question, in this process (``archive``: a new file in a temporary folder)."""
-    if archive is None:
-        archive = Path(tempfile.mkdtemp(prefix="ssm-demo-")) / "archive.sqlite3"
+    """Both sessions up to the final question, in this process, over the archive file ``archive`` (a new one)."""
     first = first_session(args, console, chat_model, embedder, archive)
     console.section("6. Session 2, in the same process: a new agent, manager and hook over the same archive file")
     return second_session(args, console, first.model, first.embedder, archive, first, "session 1 ran in this process")

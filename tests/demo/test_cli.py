@@ -245,7 +245,7 @@ def test_missing_local_chat_model_runtime_is_explained(monkeypatch):
     assert "the PyTorch backend needs gguf: pip install -e '.[demo]'" in text and "Traceback" not in text
 
 
-def test_levers_apply_to_the_final_call_only_and_restore_the_conversation():
+def test_levers_apply_to_the_final_call_only_and_restore_the_conversation(tmp_path):
     import argparse
 
     from demo.console import Console
@@ -253,7 +253,7 @@ def test_levers_apply_to_the_final_call_only_and_restore_the_conversation():
 
     model = ScriptedModel(reading)
     args = argparse.Namespace(**{**vars(cli.build_parser().parse_args([])), "seed": 5, "turns": 6})
-    prepared = conversation.prepare_run(args, Console(io.StringIO()), model)
+    prepared = conversation.prepare_run(args, Console(io.StringIO()), model, None, tmp_path / "archive.sqlite3")
     snapshot = [dict(m) for m in prepared.agent.messages]
     as_is = ask_with(prepared, snapshot, Lever("as is"))
     sent_as_is = model.chat_requests[-1]
@@ -268,6 +268,7 @@ def test_levers_apply_to_the_final_call_only_and_restore_the_conversation():
     assert len(sent_bare["messages"]) == len(sent_as_is["messages"]) == len(snapshot) + 1
     assert prepared.hook.include_metadata is conversation.HOOK_OPTIONS["include_metadata"]
     assert prepared.agent.system_prompt == conversation.SYSTEM_PROMPT and not model.get_config().get("stop")
+    prepared.manager.memory.close()
 
 
 def test_a_phrase_of_one_topic_does_not_name_another():
