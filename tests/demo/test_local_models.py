@@ -16,7 +16,7 @@ import pytest
 from strands.types.exceptions import ContextWindowOverflowException
 
 from demo.local_llm import BACKENDS, ModelNotInstalledError, load_local_model, resolve_backend
-from demo.torch_llm import RecentRepetitionPenalty, first_json_object, missing_packages
+from demo.torch_llm import RecentRepetitionPenalty, checked_json, first_json_object, missing_packages
 
 torch = pytest.importorskip("torch")
 
@@ -150,9 +150,21 @@ def test_stop_strings_end_the_reply_before_them(model):
     assert stop not in cut and plain.startswith(cut.strip()[:10])
 
 
+def test_json_without_the_required_fields_is_an_error_that_says_so():
+    """No grammar on the PyTorch backend: a reply must hold one JSON object with the schema's required fields."""
+    schema = {"required": ["name", "age"]}
+    assert checked_json('Here: {"name": "John", "age": 30} done', schema, 12, 100) == '{"name": "John", "age": 30}'
+    with pytest.raises(ValueError, match=r"lacks the required fields name \(.*--backend llama\)"):
+        checked_json('{"type": "object", "age": 30}', schema, 12, 100)
+    with pytest.raises(ValueError, match="cut off at the 100-token bound"):
+        checked_json('{"name": "Jo', schema, 100, 100)
+    with pytest.raises(ValueError, match="not a JSON object"):
+        checked_json('{"name": "Jo', schema, 12, 100)
+
+
 @pytest.mark.slow
 @needs_weights
-def test_a_forced_tool_call_is_json_of_the_tool_schema_or_a_clear_error(model):
+def test_the_real_model_asked_for_a_tool_call_writes_the_schema_back_which_is_refused(model):
     spec = {
         "name": "record_person",
         "description": "Record a person.",
@@ -165,15 +177,8 @@ def test_a_forced_tool_call_is_json_of_the_tool_schema_or_a_clear_error(model):
         },
     }
     messages = [user("John is 30 years old. Record him.")]
-    try:
-        stream = events(model, messages, tool_specs=[spec], tool_choice={"tool": {"name": "record_person"}})
-    except ValueError as error:  # no grammar on this backend: a reply that is no JSON object fails, and says so
-        assert "--backend llama" in str(error) or "cut off" in str(error)
-        return
-    start = stream[1]["contentBlockStart"]["start"]["toolUse"]
-    assert start["name"] == "record_person" and start["toolUseId"].startswith("local-")
-    assert isinstance(json.loads(stream[2]["contentBlockDelta"]["delta"]["toolUse"]["input"]), dict)
-    assert stream[4] == {"messageStop": {"stopReason": "tool_use"}}
+    with pytest.raises(ValueError, match=r"lacks the required fields name, age .*'\{ \"type\": \"object\""):
+        events(model, messages, tool_specs=[spec], tool_choice={"tool": {"name": "record_person"}})
 
 
 @pytest.mark.slow
