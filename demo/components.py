@@ -18,7 +18,7 @@ SUMMARY_PROMPT = (
 
 
 LOAD_TIMES = {
-    "torch": "about 15 s alone on 2 quiet cores, 40 to 50 s beside the demo's other process or other work",
+    "torch": "about 15 s alone on 2 quiet cores, 30 to 50 s beside the demo's other process or other work",
     "llama": "under a second",
 }
 """What loading the local chat model takes on each backend (the torch figure is de-quantizing the weights)."""

