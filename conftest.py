@@ -27,3 +27,29 @@ def _markdown_example_folder(request: pytest.FixtureRequest, monkeypatch: pytest
     if request.node.get_closest_marker("markdown-docs") is not None:
         monkeypatch.chdir(request.getfixturevalue("tmp_path"))
     yield
+
+
+def _uses_postgres(item: pytest.Item) -> bool:
+    """Whether a test needs PostgreSQL: it asks for ``pg_uri``, or one of its parameters is ``"pgvector"``.
+
+    Tests parametrized over the archives (``store_kind``, ``kind``) reach the server through
+    ``request.getfixturevalue("pg_uri")`` in their ``"pgvector"`` case only, so the parameter says it.
+    """
+    if "pg_uri" in getattr(item, "fixturenames", ()):
+        return True
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and "pgvector" in callspec.params.values()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests of the slow lanes, so ``-m "not slow and not postgres and not subprocess and not docs"`` is fast.
+
+    ``postgres``: the tests that start or use the pgserver PostgreSQL (found by what they ask for, above);
+    ``docs``: the Markdown examples of ``README.md`` and ``docs/`` (pytest-markdown-docs marks them
+    ``markdown-docs``). ``subprocess`` and ``slow`` are written on the tests themselves.
+    """
+    for item in items:
+        if _uses_postgres(item):
+            item.add_marker(pytest.mark.postgres)
+        if item.get_closest_marker("markdown-docs") is not None:
+            item.add_marker(pytest.mark.docs)

@@ -150,7 +150,7 @@ import strands_semantic_memory
 from strands_semantic_memory import SemanticMemory
 imported = time.perf_counter()
 memory = SemanticMemory()
-memory.archive([{"role": "user" if i % 2 == 0 else "assistant",
+memory.add([{"role": "user" if i % 2 == 0 else "assistant",
                  "content": [{"text": f"message {i}: the order number is ORD-{1000 + i}, shipped to Lisbon"}]}
                 for i in range(10)])
 windows = memory.retrieve("what was the order number?")
@@ -229,7 +229,7 @@ import sys
 from strands_semantic_memory import SemanticMemory
 from benchmarks.dataset import filler_messages
 memory = SemanticMemory(archive_path=sys.argv[1])
-memory.archive(filler_messages(200, seed=3))
+memory.add(filler_messages(200, seed=3))
 memory.close()
 print("{}")
 """

@@ -12,7 +12,7 @@ What is scripted (no chat model runs offline at benchmark speed), and therefore 
   drives Strands' real overflow recovery.
 * The summarizer, identically for every summarizing manager: it recognises a planted fact by its form
   (``Note: <key> is <value>.``) and keeps the latest value per key. The *structured* summarizer returns them as
-  ``SessionState`` facts and merges into the previous state, losing nothing (the zero-loss instruction, assumed
+  ``StructuredSummary`` facts and merges into the previous state, losing nothing (the zero-loss instruction, assumed
   obeyed). The *prose* summarizer re-summarizes the previous summary plus the leaving messages into at most
   ``prose_bullets`` bullets, the most recent kept: a prose summary is bounded in length. With
   ``prose_bullets=None`` it is lossless too (the row "lossless scripted prose" shows that case).
@@ -105,7 +105,7 @@ class ScriptedChat(Model):
     async def structured_output(  # type: ignore[override]
         self, output_model: type[BaseModel], prompt: list[dict[str, Any]], system_prompt: str | None = None, **_: Any
     ) -> AsyncGenerator[dict[str, Any], None]:
-        from strands_semantic_memory.conversation_manager._session_state import read_state_block
+        from strands_semantic_memory.conversation_manager._structured_summary import read_state_block
 
         self.summaries += 1
         if self.summarizer is not None:
@@ -153,7 +153,7 @@ def _found_by_hook(enrichment: Any, value: str) -> tuple[bool, bool]:
     model call was retried with less injected context after an overflow."""
     if enrichment is None:
         return False, False
-    windows = [*enrichment.windows, *enrichment.dropped_windows]
+    windows = [*enrichment.passages, *enrichment.left_out]
     found = any(value in _text(message) for window in windows for message in window.messages)
     return found, enrichment.overflow_retries > 0
 

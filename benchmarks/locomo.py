@@ -182,7 +182,7 @@ def run_locomo(
         by_category: dict[int, list[list[float]]] = {}
         for conversation in conversations:
             memory = SemanticMemory(embedder=shared, **{**(options or {}), "retrieval": mode})
-            memory.archive(conversation.messages)
+            memory.add(conversation.messages)
             for question in conversation.questions:
                 started = time.perf_counter()
                 hits = [h.index for h in memory.search(question.text, top_k=50)]

@@ -141,8 +141,8 @@ def measure(
                 print(f"  {dataset.name}: {dict(key) or 'default chunking'}: {len(members)} candidates", flush=True)
             for conversation in dataset.conversations:
                 memory = SemanticMemory(embedder=embedder, **dict(key))
-                memory.archive(conversation.messages, timestamps=timestamps_of(conversation))
-                lexical = getattr(memory.archive_store, "_lexical", None)
+                memory.add(conversation.messages, timestamps=timestamps_of(conversation))
+                lexical = getattr(memory.archive, "_lexical", None)
                 defaults: tuple[float, float] = (lexical.k1, lexical.b) if lexical is not None else (0.0, 0.0)
                 for candidate in members:
                     options = {k: v for k, v in candidate.options.items() if k not in REBUILD}

@@ -115,5 +115,5 @@ def cyclic_messages(pool: Pool, count: int) -> list[dict[str, Any]]:
 def build_memory(embedder: Any, messages: Sequence[Any], **options: Unpack[MemoryTunables]) -> SemanticMemory:
     memory = SemanticMemory(embedder=embedder, **options)
     for start in range(0, len(messages), 2000):
-        memory.archive(messages[start : start + 2000])
+        memory.add(messages[start : start + 2000])
     return memory

@@ -380,7 +380,7 @@ def _scale(add: Add, scale: ScaleResult, out: Path) -> None:
     fills = [(r["size"], r["latency_pgvector"]) for r in scale["rows"] if "latency_pgvector" in r]
     if fills:
         add(
-            "PostgreSQL bulk archiving (vectors precomputed, batches of 5,000 through `memory.archive`; each size in "
+            "PostgreSQL bulk archiving (vectors precomputed, batches of 5,000 through `memory.add`; each size in "
             "a database of its own, so a first load: no HNSW index yet, which in a shared table would take every new "
             "vector as a graph insert): "
             + ", ".join(f"{size:,} messages in {pg['fill_seconds']:.1f} s" for size, pg in fills)
@@ -422,7 +422,7 @@ def _scale(add: Add, scale: ScaleResult, out: Path) -> None:
     if embedding:
         add(
             f"Archiving with embedding included, side by side at {embedding['size']:,} archived messages, "
-            f"{embedding['messages']} new messages per round: this library (`memory.archive` of the batch, as the "
+            f"{embedding['messages']} new messages per round: this library (`memory.add` of the batch, as the "
             f"manager archives the messages leaving the window) **{spread_cell(embedding['ours'])} ms per message**; the "
             f"naive pattern (one embedding call per message as it arrives, then vstack + rebuild) "
             f"**{spread_cell(embedding['naive'])} ms per message**. Both sides call the same embedder object "

@@ -6,7 +6,7 @@ Each function returns rows of a shape in ``results.py``, for ``run.py`` and ``re
   size, the archive saved in the session state (JSON) or referenced there (``archive_path``, SQLite).
 - :func:`durable_open_rows`: reopening a durable archive, against restoring the same archive from JSON state.
 - :func:`crossover`: where the durable archive starts to pay, from the two above.
-- :func:`vector_index_rows`: :class:`~strands_semantic_memory.stores.in_process.faiss._store.FaissIndex` from 1k to 1M
+- :func:`vector_index_rows`: :class:`~strands_semantic_memory.archives.in_process.faiss._store.FaissIndex` from 1k to 1M
   vectors: search latency on one thread, recall@10 against exact search, bytes per vector.
 - :func:`engine_latency_rows`: query embedding + search + windows (what the hook does before formatting) for a
   whole :class:`~strands_semantic_memory.SemanticMemory` of up to 1M messages.
@@ -31,11 +31,11 @@ from typing import Any
 import numpy as np
 
 from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.archives.in_process.faiss._store import DEFAULT_APPROXIMATE_ABOVE, FaissIndex
+from strands_semantic_memory.archives.sqlite import SqliteArchive
 from strands_semantic_memory.embeddings import Vectors
 from strands_semantic_memory.messages._text import render_message
 from strands_semantic_memory.retrieval import RETRIEVAL_MODES, Retrieval
-from strands_semantic_memory.stores.in_process.faiss._store import DEFAULT_APPROXIMATE_ABOVE, FaissIndex
-from strands_semantic_memory.stores.sqlite import SqliteArchive
 
 from .measuring import PrecomputedEmbedder, backend_of, cyclic_messages, percentile, rss_bytes, spread, unique_queries
 from .results import Crossover, DurableOpenRow, EngineRow, Pool, SessionTurnRow, VectorIndexRow
@@ -274,9 +274,9 @@ def engine_latency_rows(
                 dict(m, content=[{"text": f"{render_message(m)} #{start + n}"}])
                 for n, m in enumerate(base[start : start + 5000])
             ]
-            memory.archive(batch)
+            memory.add(batch)
         build = time.perf_counter() - started
-        store = getattr(memory.archive_store, "_vectors", None)
+        store = getattr(memory.archive, "_vectors", None)
         for mode, queries_by, count in runs:
             documents.inner = queries_by  # who embeds the queries (documents are the prepared vectors)
             label = backend_of(queries_by)
@@ -325,7 +325,7 @@ def engine_latency_rows(
 
 def _fill(memory: SemanticMemory, messages: Sequence[Any]) -> None:
     for start in range(0, len(messages), 2000):
-        memory.archive(messages[start : start + 2000])
+        memory.add(messages[start : start + 2000])
 
 
 def durable_open_rows(embedder: Any, pool: Pool, settings: ScaleSettings) -> list[DurableOpenRow]:
@@ -341,7 +341,7 @@ def durable_open_rows(embedder: Any, pool: Pool, settings: ScaleSettings) -> lis
             started = time.perf_counter()
             _fill(durable, messages)
             fill = time.perf_counter() - started
-            durable.archive_store.close()
+            durable.archive.close()
             opens, opens_cpu = [], []
             for _ in range(settings.open_repeats):
                 gc.collect()
@@ -430,7 +430,7 @@ def session_turn_rows(embedder: Any, pool: Pool, settings: ScaleSettings) -> lis
                     for turn in range(round_ * settings.turns + 1, (round_ + 1) * settings.turns + 1):
                         gc.collect()
                         started, started_cpu = time.perf_counter(), time.process_time()
-                        memory.archive(leaving[2 * turn : 2 * turn + 2])
+                        memory.add(leaving[2 * turn : 2 * turn + 2])
                         agent(texts[turn])
                         round_turns.append((time.perf_counter() - started) * 1000)
                         per_turn_cpu.append((time.process_time() - started_cpu) * 1000)
@@ -443,7 +443,7 @@ def session_turn_rows(embedder: Any, pool: Pool, settings: ScaleSettings) -> lis
                     agent_json_bytes=sum(f.stat().st_size for f in folder.rglob("agent.json")),
                 )
                 if path is not None:
-                    memory.archive_store.close()
+                    memory.archive.close()
                 del agent, manager, memory, sessions
             finally:
                 shutil.rmtree(folder, ignore_errors=True)

@@ -250,7 +250,7 @@ def _archive_rounds(memory: SemanticMemory, pre: PrecomputedEmbedder, extra: lis
         for original, message in zip(originals, batch, strict=True):  # timing excludes embedding: the vector of
             pre.known[render_message(message)] = pre.known[render_message(original)]  # the unsuffixed text
         started = time.perf_counter()
-        memory.archive(batch)
+        memory.add(batch)
         per_message.append((time.perf_counter() - started) * 1000 / len(batch))
     return per_message
 
@@ -265,7 +265,7 @@ def archiving_with_embedding(
 ) -> WithEmbedding:
     """Archiving throughput with embedding included, side by side in one run, at the largest naive size.
 
-    Ours: ``memory.archive`` of the new messages in one call, as the manager archives the messages that leave
+    Ours: ``memory.add`` of the new messages in one call, as the manager archives the messages that leave
     the window (embedding with the real model inside the call). Naive: the common pattern, one embedding call
     per message as it arrives, then ``vstack`` + index rebuild. Both embed with the same embedder object
     (``embedder``, the library's default backend in ``run.py``): only the algorithm differs. Each round uses new
@@ -293,7 +293,7 @@ def archiving_with_embedding(
         batch = _suffixed(extra[round_ * count : (round_ + 1) * count], f"with embedding {round_}")
         calls = pre.document_calls
         started = time.perf_counter()
-        memory.archive(batch)
+        memory.add(batch)
         ours.append((time.perf_counter() - started) * 1000 / count)
         assert pre.document_calls > calls and all(render_message(m) in pre.known for m in batch), "embedded inside"
         theirs.append(_naive_round(naive, pre.inner, [f"{render_message(m)} (naive)" for m in batch]) / count)
@@ -401,7 +401,7 @@ def scale(
         if (
             pg_dsn is not None
             and size in settings.pg_sizes
-            and importlib.util.find_spec("strands_semantic_memory.stores.postgres")
+            and importlib.util.find_spec("strands_semantic_memory.archives.postgres")
         ):
             try:
                 row["latency_pgvector"] = pgvector_latency(
@@ -472,7 +472,7 @@ def pgvector_latency(
 
     Also times filling the store (vectors precomputed: the bulk archiving cost beyond embedding).
     """
-    from strands_semantic_memory.stores.postgres import PostgresArchive
+    from strands_semantic_memory.archives.postgres import PostgresArchive
 
     with fresh_database(dsn, f"bench_{len(messages)}") as own_dsn:
         return _pgvector_run(
@@ -505,10 +505,10 @@ def _pgvector_run(
     store: Any, embedder: Any, messages: Sequence[Any], queries: Sequence[str], rounds: int
 ) -> PostgresLatency:
     try:
-        memory = SemanticMemory(embedder=embedder, store=store, retrieval="hybrid")
+        memory = SemanticMemory(embedder=embedder, archive=store, retrieval="hybrid")
         started = time.perf_counter()
         for start in range(0, len(messages), 5000):
-            memory.archive(messages[start : start + 5000])
+            memory.add(messages[start : start + 5000])
         fill = time.perf_counter() - started
         started = time.perf_counter()
         indexed = store.build_index()  # what a user does after a bulk load; else the first searches build it
@@ -603,7 +603,7 @@ def locomo(
         latencies = []
         for conversation in conversations:
             memory = SemanticMemory(embedder=shared)
-            memory.archive(conversation.messages)
+            memory.add(conversation.messages)
             for number, question in enumerate(conversation.questions):
                 if number % repeats == round_:
                     started = time.perf_counter()

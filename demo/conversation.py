@@ -221,7 +221,7 @@ def first_session(
         summary_text = "\n".join(render_message(m) for m in new)
         console.said("summary", summary_text)
         if args.structured:
-            show_session_state(manager, console)
+            show_structured_summary(manager, console)
         summary_check = check_summary(summary_text, [render_message(m) for m in removed], reference)
         report_summary(summary_check, reference, console)
     still_in_context = contains_reference([render_message(m) for m in agent.messages], reference)
@@ -470,13 +470,13 @@ def report_outcome(outcome: Outcome, console: Console) -> None:
         console.line(summary_line)
 
 
-def show_session_state(manager: Any, console: Console) -> None:
-    state = getattr(manager, "session_state", None)
+def show_structured_summary(manager: Any, console: Console) -> None:
+    state = getattr(manager, "structured_summary", None)
     if state is None:
-        console.warn("manager.session_state is empty: no structured state was produced")
+        console.warn("manager.structured_summary is empty: no structured state was produced")
         return
     dump = state.model_dump_json(indent=2) if hasattr(state, "model_dump_json") else str(state)
-    console.item("manager.session_state:")
+    console.item("manager.structured_summary:")
     console.block(dump, indent=6)
 
 

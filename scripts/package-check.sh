@@ -67,7 +67,7 @@ assert "site-packages" in package.parts, f"imported from {package}, not from the
 assert importlib.metadata.version("strands-semantic-memory") == strands_semantic_memory.__version__
 assert (package / "py.typed").is_file()
 memory = SemanticMemory()  # the bundled all-MiniLM-L6-v2
-memory.archive(
+memory.add(
     [
         {"role": "user", "content": [{"text": "My booking reference is BK-7731-QZ."}]},
         {"role": "assistant", "content": [{"text": "Noted."}]},

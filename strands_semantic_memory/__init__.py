@@ -6,7 +6,7 @@ the model when they matter. The root exports the entry points; each feature live
 - ``conversation_manager``: the manager that archives what it summarizes away;
 - ``hook``: the hook that brings archived exchanges into a turn's model calls;
 - ``engine``: ``SemanticMemory``, the archive and its search;
-- ``stores``: where the archive lives (in process, SQLite, PostgreSQL);
+- ``archives``: where the archive lives (in process, SQLite, PostgreSQL);
 - ``embeddings``: the bundled model, ONNX Runtime, Amazon Bedrock;
 - ``tools`` and ``context_editing``: tools the agent calls;
 - ``memory_store``: the archive as a Strands ``MemoryStore``;
@@ -28,7 +28,7 @@ from strands_semantic_memory.conversation_manager import SemanticSummarizingConv
 from strands_semantic_memory.engine import MemoryOptions, MemoryStats, SemanticMemory
 from strands_semantic_memory.errors import SemanticMemoryError
 from strands_semantic_memory.hook import Enrichment, SemanticMemoryHook
-from strands_semantic_memory.retrieval import ContextWindow, SearchHit
+from strands_semantic_memory.retrieval import Passage, SearchHit
 
 __version__ = "0.1.0"  # the package's one version: pyproject.toml reads it (setuptools' dynamic version)
 
@@ -47,10 +47,10 @@ _LAZY = {
 
 __all__ = [
     "ContextEditor",
-    "ContextWindow",
     "Enrichment",
     "MemoryOptions",
     "MemoryStats",
+    "Passage",
     "SearchHit",
     "SemanticMemory",
     "SemanticMemoryError",

@@ -19,11 +19,18 @@ earlier than the window needs.
 
 When the model does not declare its window, the manager reduces only when the model reports an overflow (as
 Strands does), and the hook spends at most ``fallback_memory_tokens``.
+
+Every part reads the window through ``model_window`` (an int above 0, or undeclared) and finds an agent's budget
+through ``agent_budget`` (its own, else the conversation manager's, else a ``BudgetSummarization``'s, else the
+default), so the manager, the hook, the memory store and the storage's strategy agree on both.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +40,23 @@ from strands.types.content import Message
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages._text import render_message
 
-__all__ = ["ContextBudget", "estimate_tokens", "history_tokens", "tokens_for_length"]
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "MAX_DECLARED_WINDOW",
+    "ContextBudget",
+    "agent_budget",
+    "estimate_tokens",
+    "history_tokens",
+    "model_window",
+    "share_budget",
+    "tokens_for_length",
+]
+
+MAX_DECLARED_WINDOW = 2**53
+"""The largest window read as declared: the shares are computed in floating point, which holds every integer up to
+this one exactly (a larger one, 10**400 say, would overflow or round)."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -151,3 +174,101 @@ class ContextBudget:
 def _part(window: int, share: float) -> int:
     """``share`` of ``window`` tokens, rounded down (a product such as 8000 x 0.3 is 2400, not 2399)."""
     return math.floor(window * share + 1e-9)
+
+
+DEFAULT_BUDGET = ContextBudget()
+"""The budget of an agent that has none of its own (``agent_budget``'s last resort)."""
+
+_warned_lock = threading.Lock()
+_warned: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+_warned_unreferenceable: set[tuple[int, str]] = set()
+
+
+def model_window(model: Any) -> int | None:
+    """The model's declared context window in tokens (its ``context_window_limit``), or None when it declares none.
+
+    A declared window is an ``int`` above 0 (not a bool) and at most ``MAX_DECLARED_WINDOW``. Any other value (a
+    string such as ``"8000"``, a float, NaN, infinity, a negative number, ``True``, an absurdly large number)
+    counts as undeclared, as it does for Strands' own managers, and is logged once per model and value, named.
+
+    Args:
+        model: A Strands model (or any object; one without ``context_window_limit`` declares no window).
+
+    Returns:
+        The window in tokens, or None.
+    """
+    limit = getattr(model, "context_window_limit", None)
+    if limit is None:
+        return None
+    if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit <= MAX_DECLARED_WINDOW:
+        return limit
+    _warn_odd_window(model, limit)
+    return None
+
+
+def _warn_odd_window(model: Any, limit: object) -> None:
+    """Log an odd ``context_window_limit`` once per model and value."""
+    shown = _shown(limit)
+    with _warned_lock:
+        try:
+            seen = _warned.setdefault(model, set())
+        except TypeError:  # a model that cannot be weakly referenced: remembered by id
+            key = (id(model), shown)
+            if key in _warned_unreferenceable:
+                return
+            _warned_unreferenceable.add(key)
+        else:
+            if shown in seen:
+                return
+            seen.add(shown)
+    logger.warning(
+        "model=<%s>, context_window_limit=<%s> | not a positive whole number of tokens: the model's window counts as "
+        "undeclared (the manager reduces only on an overflow, the memory gets fallback_memory_tokens)",
+        type(model).__name__,
+        shown,
+    )
+
+
+def _shown(value: object) -> str:
+    """A short, safe rendering of an odd value for the log (an int of 400 digits is shown by its size)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an int of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+_strategy_budgets: weakref.WeakKeyDictionary[Any, ContextBudget] = weakref.WeakKeyDictionary()
+
+
+def share_budget(agent: Any, budget: ContextBudget) -> None:
+    """Record the budget a context-management strategy keeps for ``agent`` (``BudgetSummarization`` does, in ``init``).
+
+    ``agent_budget`` then finds it for the hook and the memory store on the same agent, so one budget serves all.
+    """
+    try:
+        _strategy_budgets[agent] = budget
+    except TypeError:  # an object that cannot be weakly referenced keeps no shared budget
+        logger.debug("agent=<%s> | cannot record a shared budget for this object", type(agent).__name__)
+
+
+def agent_budget(agent: Any, own: ContextBudget | None) -> ContextBudget:
+    """The budget that applies to ``agent``'s model calls.
+
+    Args:
+        agent: The agent (or None).
+        own: The caller's own budget (a hook's or a memory store's ``budget=``), if any.
+
+    Returns:
+        ``own``, else the budget of the agent's conversation manager (this library's manager has one), else the
+        budget of a ``BudgetSummarization`` in the agent's ``ContextManager``, else ``DEFAULT_BUDGET``.
+    """
+    if own is not None:
+        return own
+    managed = getattr(getattr(agent, "conversation_manager", None), "budget", None)
+    if isinstance(managed, ContextBudget):
+        return managed
+    try:
+        shared = _strategy_budgets.get(agent)
+    except TypeError:  # an object that cannot be weakly referenced has no strategy budget
+        shared = None
+    return shared if shared is not None else DEFAULT_BUDGET

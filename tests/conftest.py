@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, settings
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings import SentenceTransformerEmbedder
+from tests.support.archives import STORES, new_namespace, store_for
 from tests.support.embedders import CountingEmbedder
-from tests.support.stores import STORES, new_namespace, store_for
 
 # Property tests: CI (CI=true) replays the same examples on every run, so it never fails by chance; a local run
 # explores new examples each time. Neither has a deadline: timing on a loaded machine is not a property.
@@ -72,8 +72,8 @@ def make_memory(store_kind, request, embedder):
 
     def make(**kwargs):
         kwargs.setdefault("embedder", embedder)
-        if "store" not in kwargs:
-            kwargs["store"] = store_for(store_kind, request)
+        if "archive" not in kwargs:
+            kwargs["archive"] = store_for(store_kind, request)
         return SemanticMemory(**kwargs)
 
     return make
@@ -92,16 +92,16 @@ def archive_factory(store_kind, request, embedder):
     def make(**kwargs):
         kwargs.setdefault("embedder", embedder)
         if store_kind == "pgvector":
-            from strands_semantic_memory.stores.postgres import PostgresArchive
+            from strands_semantic_memory.archives.postgres import PostgresArchive
 
-            kwargs.setdefault("store", PostgresArchive(request.getfixturevalue("pg_uri"), namespace))
+            kwargs.setdefault("archive", PostgresArchive(request.getfixturevalue("pg_uri"), namespace))
         return SemanticMemory(**kwargs)
 
     def store():
         """Another handle on the same archive: a new connection to the namespace (None: a new in-process one)."""
         if store_kind != "pgvector":
             return None
-        from strands_semantic_memory.stores.postgres import PostgresArchive
+        from strands_semantic_memory.archives.postgres import PostgresArchive
 
         return PostgresArchive(request.getfixturevalue("pg_uri"), namespace)
 

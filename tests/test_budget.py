@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import logging
 import math
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strands_semantic_memory.budget import ContextBudget, estimate_tokens, history_tokens, tokens_for_length
+from strands_semantic_memory.budget import (
+    DEFAULT_BUDGET,
+    MAX_DECLARED_WINDOW,
+    ContextBudget,
+    agent_budget,
+    estimate_tokens,
+    history_tokens,
+    model_window,
+    share_budget,
+    tokens_for_length,
+)
 from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.storage import BudgetSummarization
+from tests.support.scripted_model import ScriptedModel
 
 shares = st.floats(0.0, 0.45, allow_nan=False)
 
@@ -89,3 +102,125 @@ def test_the_estimate_counts_text_and_the_system_prompt_at_four_characters_per_t
 @given(st.text(max_size=200))
 def test_the_estimate_needs_only_the_length(text):
     assert estimate_tokens(text) == tokens_for_length(len(text)) == math.ceil(len(text) / 4)
+
+
+# ---------------------------------------------------------------------------------------------- model_window
+
+
+class _Declares:
+    """A model that declares ``context_window_limit`` as given (the attribute Strands' models have)."""
+
+    def __init__(self, limit):
+        self.context_window_limit = limit
+
+
+odd_windows = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),  # 2.5, 8000.0, NaN, inf: not whole token counts
+    st.integers(max_value=0),  # 0, -5
+    st.integers(min_value=MAX_DECLARED_WINDOW + 1, max_value=10**400),  # larger than the shares can be computed with
+    st.booleans(),  # True is an int, and no window
+    st.text(max_size=12),  # "8000"
+    st.lists(st.integers(), max_size=2),
+)
+
+
+@given(window=st.integers(1, MAX_DECLARED_WINDOW))
+def test_a_whole_positive_window_is_read_as_declared(window):
+    assert model_window(_Declares(window)) == window
+
+
+class _Records(logging.Handler):
+    """The budget module's log records while the block runs (hypothesis runs many examples in one test)."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+    def __enter__(self):
+        logging.getLogger("strands_semantic_memory.budget").addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        logging.getLogger("strands_semantic_memory.budget").removeHandler(self)
+
+
+@given(limit=odd_windows)
+def test_any_other_window_counts_as_undeclared_and_is_named_once_per_model(limit):
+    model = _Declares(limit)
+    with _Records() as log:
+        assert model_window(model) is None
+        assert model_window(model) is None, "read again: still undeclared"
+        assert [r.levelname for r in log.records] == ["WARNING"], "one warning per model and value"
+        assert "context_window_limit=<" in log.records[0].getMessage()
+        assert model_window(_Declares(limit)) is None
+        assert len(log.records) == 2, "another model with the same value is named again"
+
+
+def test_the_odd_value_is_named_in_the_warning(caplog):
+    with caplog.at_level("WARNING", logger="strands_semantic_memory.budget"):
+        for limit in ("8000", -5, True, 2.5, float("nan"), float("inf"), 10**400):
+            assert model_window(_Declares(limit)) is None
+    shown = [r.getMessage() for r in caplog.records]
+    for name in ("'8000'", "<-5>", "<True>", "<2.5>", "<nan>", "<inf>", "an int of 401 digits"):
+        assert any(name in message for message in shown), name
+
+
+def test_no_window_is_undeclared_without_a_warning(caplog):
+    with caplog.at_level("WARNING", logger="strands_semantic_memory.budget"):
+        assert model_window(_Declares(None)) is None
+        assert model_window(object()) is None, "a model without the attribute declares nothing"
+        assert model_window(None) is None
+    assert caplog.records == []
+
+
+def test_a_strands_model_config_is_read_through_its_property():
+    model = ScriptedModel(context_window_limit=8000)
+    assert model_window(model) == 8000
+    model.update_config(context_window_limit="8000")
+    assert model_window(model) is None
+
+
+# ---------------------------------------------------------------------------------------------- agent_budget
+
+
+class _Manager:
+    def __init__(self, budget):
+        self.budget = budget
+
+
+class _Agent:
+    def __init__(self, manager=None):
+        self.conversation_manager = manager
+
+
+def test_the_budget_is_the_callers_then_the_managers_then_the_strategys_then_the_default():
+    own, managed, strategy = ContextBudget(memory_share=0.2), ContextBudget(memory_share=0.3), ContextBudget(0.4)
+    agent = _Agent(_Manager(managed))
+    assert agent_budget(agent, own) is own
+    assert agent_budget(agent, None) is managed
+    plain = _Agent(_Manager("not a budget"))  # Strands' own managers have no ContextBudget
+    assert agent_budget(plain, None) is DEFAULT_BUDGET
+    share_budget(plain, strategy)  # what BudgetSummarization.init does for its agent
+    assert agent_budget(plain, None) is strategy
+    assert agent_budget(_Agent(_Manager(managed)), None) is managed, "the manager's comes before a strategy's"
+    assert agent_budget(None, None) is DEFAULT_BUDGET
+    share_budget(5, strategy)  # an object that cannot be weakly referenced: nothing is recorded, nothing raises
+    assert agent_budget(5, None) is DEFAULT_BUDGET
+
+
+def test_a_budget_summarization_in_the_agents_context_manager_shares_its_budget():
+    from strands import Agent
+    from strands.experimental.context_manager import ContextManager
+
+    budget = ContextBudget(memory_share=0.35)
+    agent = Agent(
+        model=ScriptedModel(context_window_limit=8000),
+        context_manager=ContextManager(strategies=[BudgetSummarization(budget)]),
+        callback_handler=None,
+    )
+    agent("Hello.")
+    assert agent_budget(agent, None) is budget
+    assert agent_budget(agent, DEFAULT_BUDGET) is DEFAULT_BUDGET

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from hypothesis import settings
 
 from tests.support import REPO_ROOT
@@ -17,6 +18,7 @@ def test_ci_runs_derandomized_and_a_local_run_randomized():
     assert settings.default.derandomize is in_ci
 
 
+@pytest.mark.subprocess
 def test_the_ci_variable_selects_the_derandomized_profile():
     script = textwrap.dedent(
         """

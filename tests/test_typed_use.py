@@ -45,6 +45,7 @@ def _mypy(python: Path, folder: Path, name: str) -> subprocess.CompletedProcess[
     )
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_mypy_strict_finds_the_package_in_a_compat_editable_install(tmp_path: Path) -> None:
     pytest.importorskip("mypy", reason="mypy is in the dev extra: pip install -e '.[dev]'")

@@ -43,12 +43,13 @@ MANAGER_CASES = [
     ({"preserve_recent_messages": -1}, "preserve_recent_messages", "-1"),
     ({"memory": "not a memory"}, "memory", "'not a memory'"),
     ({"summary_ratio": "0.3"}, "summary_ratio", "'0.3'"),
-    ({"summary_ratio": 0.9}, "summary_ratio", "0.9"),  # Strands would clamp it to 0.8 without a word
-    ({"pin_first": -2}, "pin_first", "-2"),
+    ({"summary_ratio": True}, "summary_ratio", "True"),
+    ({"pin_first": 1.5}, "pin_first", "1.5"),
     ({"proactive_compression": "yes"}, "proactive_compression", "'yes'"),
     ({"proactive_compression": {"compression_threshold": 1.5}}, "compression_threshold", "1.5"),
     ({"proactive_compression": {"threshold": 0.5}}, "proactive_compression", "'threshold'"),
     ({"summarization_agent": "an agent"}, "summarization_agent", "'an agent'"),
+    ({"summarization_agent": print}, "summarization_agent", "'messages'"),
     ({"summarization_system_prompt": 42}, "summarization_system_prompt", "42"),
     ({"semantic_search_top_k": 0}, "semantic_search_top_k", "0"),
     ({"message_context_radius": "2"}, "message_context_radius", "'2'"),
@@ -127,10 +128,42 @@ def test_the_manager_refuses_bad_options(options, option, shown):
 
 def test_the_manager_refuses_a_summarization_agent_with_a_system_prompt():
     summarizer = Agent(model=ScriptedModel(default_responder), callback_handler=None)
-    with pytest.raises(ConfigurationError, match="summarization_agent= or summarization_system_prompt="):
+    with pytest.raises(ConfigurationError, match="Cannot provide both summarization_agent and summarization_system"):
         SemanticSummarizingConversationManager(summarization_agent=summarizer, summarization_system_prompt="x")
     manager = SemanticSummarizingConversationManager(summarization_agent=summarizer, summary_ratio=0.1, pin_first=0)
     assert manager.summarization_agent is summarizer and manager.summary_ratio == 0.1
+
+
+@pytest.mark.parametrize(
+    ("options", "attribute", "used"),
+    [
+        ({"summary_ratio": 0.05}, "summary_ratio", 0.1),
+        ({"summary_ratio": 0.95}, "summary_ratio", 0.8),
+        ({"pin_first": -2}, "pin_first", 0),
+    ],
+)
+def test_the_manager_clamps_what_strands_clamps_and_warns(options, attribute, used, caplog):
+    """A drop-in for Strands' manager accepts what Strands accepts (issue 39, point 12): clamped, with a warning."""
+    with caplog.at_level("WARNING", logger="strands_semantic_memory"):
+        manager = SemanticSummarizingConversationManager(**options)
+    assert getattr(manager, attribute) == used
+    ((name, value),) = options.items()
+    warned = [r.getMessage() for r in caplog.records if r.name.startswith("strands_semantic_memory")]
+    assert any(name in m and repr(value) in m and "clamped" in m for m in warned), warned
+
+
+def test_the_manager_accepts_a_summarization_agent_with_the_agents_interface():
+    """Strands takes any object it can call with ``messages`` and ``system_prompt``; so does this manager."""
+
+    class Summarizer:
+        messages: list = []
+        system_prompt = None
+
+        def __call__(self, prompt):
+            raise AssertionError("not called here")
+
+    summarizer = Summarizer()
+    assert SemanticSummarizingConversationManager(summarization_agent=summarizer).summarization_agent is summarizer
 
 
 @pytest.mark.parametrize(("options", "option", "shown"), STORE_CASES)

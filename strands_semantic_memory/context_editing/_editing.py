@@ -258,7 +258,7 @@ class ContextEditor(Plugin):
                 raise ValueError("the range overlaps an edit you already asked for in this step; wait for it to apply")
             self._pending.append(edit)
         try:
-            archived = await asyncio.to_thread(self.memory.archive, originals) if originals else []
+            archived = await asyncio.to_thread(self.memory.add, originals) if originals else []
         except Exception:
             with self._lock:
                 self._pending.remove(edit)

@@ -3,7 +3,7 @@
 ``CompactingConversationManager`` is Strands' ``SummarizingConversationManager`` with three additions, each
 of which calls ``_archive`` for every message before it leaves the context:
 
-* ``summary_format="structured"``: the summary is a pydantic state (``session_state``) that each reduction
+* ``summary_format="structured"``: the summary is a pydantic object (``structured_summary``) that each reduction
   merges into through Strands' structured output, instead of a prose summary that is re-summarized;
 * ``hard_limit``: a share of the model's context window above which the oldest messages leave the context anyway
   when compaction fails or is not enough;
@@ -11,9 +11,14 @@ of which calls ``_archive`` for every message before it leaves the context:
 * ``state_budget``: the structured state never takes more than this share of the model's context window (its oldest
   items give way, their messages stay archived), so a state the model made too large cannot wedge the conversation.
 
-``SemanticSummarizingConversationManager`` supplies the archive. What the summarizer sees and how it is asked:
-``_summarizer``; the Strands compatibility and option checks: ``_checks``; merging into the structured state:
-``_structured_summary``; where to cut when messages are dropped, and the overflow error's wording: ``_drop_policy``.
+A model that does not declare its window still shows it: a request it refused with an overflow was larger than the
+window. The manager keeps the smallest such size (``learned_window``, saved with the session) and bounds the state and
+``hard_limit`` by it.
+
+``SemanticSummarizingConversationManager`` supplies the archive. What the summarizer sees, how it is asked, and
+merging into the structured summary: ``_summarizer``; the Strands compatibility and option checks: ``_options``;
+the structured summary's schema, rendering, trimming and saving: ``_structured_summary``; where to cut when
+messages are dropped, and the overflow error's wording: ``_drop_policy``.
 """
 
 from __future__ import annotations
@@ -25,32 +30,37 @@ from pydantic import BaseModel
 from strands.agent.conversation_manager import SummarizingConversationManager
 from strands.agent.conversation_manager.compression.pin_message import is_pinned, partition_pinned
 from strands.hooks import BeforeModelCallEvent, HookRegistry
-from strands.types.content import Message
+from strands.types.content import Message, _ensure_tracking_id
 from strands.types.exceptions import ContextWindowOverflowException
 from typing_extensions import override
 
-from strands_semantic_memory.budget import ContextBudget, history_tokens
-from strands_semantic_memory.conversation_manager._checks import (
-    OnSummaryFailure,
-    SummaryFormat,
-    check_strands_compatibility,
-    validate_compaction_options,
-    validate_strands_options,
-)
+from strands_semantic_memory.budget import ContextBudget, history_tokens, model_window
 from strands_semantic_memory.conversation_manager._drop_policy import (
     count_tokens,
     drop_split,
     explain_overflow,
     split_for,
 )
-from strands_semantic_memory.conversation_manager._session_state import (
-    SessionState,
+from strands_semantic_memory.conversation_manager._options import (
+    OnSummaryFailure,
+    SummaryFormat,
+    check_strands_compatibility,
+    validate_compaction_options,
+    validate_strands_options,
+)
+from strands_semantic_memory.conversation_manager._structured_summary import (
+    StructuredSummary,
     state_json,
     state_message,
     trim_state,
 )
-from strands_semantic_memory.conversation_manager._structured_summary import merge_into_state, previous_prose
-from strands_semantic_memory.conversation_manager._summarizer import MessageFilter, summary_view
+from strands_semantic_memory.conversation_manager._summarizer import (
+    MessageFilter,
+    _run_sync,
+    merge_into_state,
+    previous_prose,
+    summary_view,
+)
 from strands_semantic_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -103,17 +113,19 @@ class CompactingConversationManager(SummarizingConversationManager):
         )
         self.state_budget = float(state_budget)
         self.summary_format = summary_format
-        self.summary_schema: type[BaseModel] = summary_schema or SessionState
+        self.summary_schema: type[BaseModel] = summary_schema or StructuredSummary
         self.summary_filter = summary_filter
         self.hard_limit = hard_limit
         self.on_summary_failure = on_summary_failure
         if budget is not None and not isinstance(budget, ContextBudget):
             raise ConfigurationError(f"budget must be a ContextBudget, got {type(budget).__name__}")
         self.budget = budget or ContextBudget()
-        self._session_state: BaseModel | None = None
+        self._summary_object: BaseModel | None = None
         self._pending_state: BaseModel | None = None
         self._dropped = 0
         self._summary_failures = 0
+        self._learned_window: int | None = None
+        self._hard_limit_skipped = False
 
     def _archive(self, messages: list[Message]) -> list[int]:
         """Archive ``messages`` (idempotently) and return their archive indices, same order."""
@@ -124,14 +136,23 @@ class CompactingConversationManager(SummarizingConversationManager):
         return False
 
     @property
-    def session_state(self) -> BaseModel | None:
+    def structured_summary(self) -> BaseModel | None:
         """The structured summary so far (``summary_format="structured"``), or None before the first reduction."""
-        return self._session_state
+        return self._summary_object
 
     @property
     def summary_message(self) -> Message | None:
         """The summary message this manager put into the conversation (compare with ``is``), or None."""
         return self._summary_message
+
+    @property
+    def learned_window(self) -> int | None:
+        """The window learned from overflows when the model declares none, in the model's tokens (None: none seen).
+
+        One less than the smallest request the model refused with an overflow, counted with ``Model.count_tokens``;
+        the state budget and ``hard_limit`` use it in place of the missing ``context_window_limit``.
+        """
+        return self._learned_window
 
     @property
     def dropped_message_count(self) -> int:
@@ -154,10 +175,16 @@ class CompactingConversationManager(SummarizingConversationManager):
     def reduce_context(self, agent: Agent, e: Exception | None = None, **kwargs: Any) -> None:
         """Summarize as Strands does; with ``on_summary_failure="drop_oldest"``, a failed reactive summary drops.
 
+        On an overflow from a model that declares no window, the size of the refused request first bounds the window
+        (``learned_window``), and a structured state larger than its share of it is trimmed.
+
         Raises:
             Exception: The summary's error during overflow recovery (``e`` set) with ``on_summary_failure="raise"``.
-            ContextWindowOverflowException: If nothing could be dropped either.
+            ContextWindowOverflowException: If nothing could be dropped either, nor the state trimmed.
         """
+        if isinstance(e, ContextWindowOverflowException):
+            self._learn_window(agent)
+        fitted = self._fit_state(agent)
         try:
             self._summarize_oldest(agent)
             return
@@ -175,7 +202,7 @@ class CompactingConversationManager(SummarizingConversationManager):
         want = max(1, int(len(agent.messages) * self.summary_ratio))
         if len(agent.messages) - front - want < self.preserve_recent_messages:
             want = max(1, len(agent.messages) - front - self.preserve_recent_messages)
-        if not self._drop(agent, front + want):
+        if not self._drop(agent, front + want) and not fitted:
             raise ContextWindowOverflowException(
                 explain_overflow(f"Cannot reduce the context: {reason}", agent, self.preserve_recent_messages)
             ) from e
@@ -199,7 +226,7 @@ class CompactingConversationManager(SummarizingConversationManager):
             self.removed_message_count = removed_before
             raise
         if self._pending_state is not None:  # committed only once Strands has replaced the messages
-            self._session_state, self._pending_state = self._pending_state, None
+            self._summary_object, self._pending_state = self._pending_state, None
 
     @override
     def _adjust_split_point_for_tool_pairs(self, messages: list[Message], split_point: int) -> int:
@@ -239,7 +266,7 @@ class CompactingConversationManager(SummarizingConversationManager):
         index_of = dict(zip([id(m) for m in kept], self._archive(kept), strict=True))
         seen = summary_view(leaving, self._summarizer_sees)
         if self.summary_format == "structured":
-            return self._structured_summary(
+            return self._merge_structured(
                 [leaving[i] for i in seen],
                 [index_of[id(leaving[i])] for i in seen],
                 agent,
@@ -263,14 +290,12 @@ class CompactingConversationManager(SummarizingConversationManager):
 
     def _previous_prose(self, messages: list[Message]) -> str | None:
         """A prose summary to migrate into the first state (restored from a text session), if any."""
-        return previous_prose(self._summary_message, self._session_state, messages)
+        return previous_prose(self._summary_message, self._summary_object, messages)
 
-    def _structured_summary(
-        self, seen: list[Message], indices: list[int], agent: Agent, *, prose: str | None
-    ) -> Message:
+    def _merge_structured(self, seen: list[Message], indices: list[int], agent: Agent, *, prose: str | None) -> Message:
         state = merge_into_state(
             self.summary_schema,
-            self._session_state,
+            self._summary_object,
             seen,
             indices,
             agent,
@@ -294,30 +319,62 @@ class CompactingConversationManager(SummarizingConversationManager):
     def _state_chars(self, agent: Agent) -> int:
         """The budget of the state's JSON, in characters: ``state_budget`` of the model's context window.
 
-        The message around it (a header, a note of what was left out, the delimiters) adds at most 600 characters.
+        The window is the declared one, else the one learned from overflows, else ``UNKNOWN_WINDOW``. The message
+        around the state (a header, a note of what was left out, the delimiters) adds at most 600 characters.
         """
-        window = getattr(agent.model, "context_window_limit", None) or UNKNOWN_WINDOW
+        window = model_window(agent.model) or self._learned_window or UNKNOWN_WINDOW
         return int(self.state_budget * window * CHARS_PER_TOKEN)
 
-    def _fit_state(self, agent: Agent) -> None:
-        """Trim the current state to its budget (a restored session's, say) and put it in the conversation."""
-        state, budget = self._session_state, self._state_chars(agent)
-        if state is None or len(state_json(state)) <= budget:
+    def _learn_window(self, agent: Agent) -> None:
+        """After an overflow of a model that declares no window: the refused request bounds the window.
+
+        The request is counted as the hard limit counts (``Model.count_tokens`` of the messages, tools and system
+        prompt); what a hook added to the call is not in ``agent.messages``, so the bound errs on the small side.
+        """
+        if model_window(agent.model) is not None:
             return
+        try:
+            tokens = int(_run_sync(lambda: count_tokens(agent, agent.messages)))
+        except Exception as error:  # counting is best effort: the reduction goes ahead without it
+            logger.debug("error=<%s> | could not count the request that overflowed", error)
+            return
+        if tokens > 1 and (self._learned_window is None or tokens - 1 < self._learned_window):
+            self._learned_window = tokens - 1
+            logger.warning(
+                "learned_window=<%d> | the model overflowed and declares no context_window_limit: its window is "
+                "taken as below the request it refused, for the structured state and hard_limit (declare "
+                "context_window_limit in the model's config to avoid the overflow)",
+                self._learned_window,
+            )
+
+    def _fit_state(self, agent: Agent) -> bool:
+        """Trim the current state to its budget (a restored session's, say) and put it in the conversation.
+
+        Returns:
+            Whether the state message became smaller.
+        """
+        state = self._summary_object
+        if state is None:  # nothing to fit: the window is not read (a text summary never needs it)
+            return False
+        budget = self._state_chars(agent)
+        if len(state_json(state)) <= budget:
+            return False
         trimmed, report = trim_state(state, budget)
         if trimmed is state:
             logger.error("budget_chars=<%d> | the structured state exceeds state_budget and cannot be trimmed", budget)
-            return
+            return False
         message = state_message(trimmed, report.note())
+        _ensure_tracking_id(message)  # a new message in the conversation carries a durable id, as Strands' summary
         previous = self._summary_message
         agent.messages[:] = [message if m is previous else m for m in agent.messages]
-        self._summary_message, self._session_state = message, trimmed
+        self._summary_message, self._summary_object = message, trimmed
         logger.warning(
             "left_out=<%d>, budget_chars=<%d> | the structured state exceeded state_budget; its oldest items were "
             "left out (their messages are archived)",
             report.items,
             budget,
         )
+        return True
 
     def _fit_state_before_call(self, event: BeforeModelCallEvent) -> None:
         self._fit_state(event.agent)
@@ -351,8 +408,8 @@ class CompactingConversationManager(SummarizingConversationManager):
         history again, or its own context, if the call overflows.
         """
         agent = event.agent
-        window = agent.model.context_window_limit
-        if not window:
+        window = model_window(agent.model)
+        if window is None:
             return
         limit = self.budget.history_limit(window)
         # Estimated here, not taken from Strands' projection: that one starts from the provider's reported usage of
@@ -381,10 +438,14 @@ class CompactingConversationManager(SummarizingConversationManager):
     async def _enforce_hard_limit(self, event: BeforeModelCallEvent) -> None:
         """Before a model call: above ``hard_limit``, compact, then drop the oldest messages (archived first)."""
         agent = event.agent
-        window = agent.model.context_window_limit
+        window = model_window(agent.model) or self._learned_window
         if self.hard_limit is None or not window:
-            if self.hard_limit is not None:
-                logger.warning("context_window_limit=<None> | hard_limit needs the model's context window; skipped")
+            if self.hard_limit is not None and not self._hard_limit_skipped:
+                self._hard_limit_skipped = True  # once: this runs before every model call
+                logger.warning(
+                    "context_window_limit=<None> | hard_limit needs the model's context window; skipped until an "
+                    "overflow shows it"
+                )
             return
         budget = int(self.hard_limit * window)
         projected = event.projected_input_tokens

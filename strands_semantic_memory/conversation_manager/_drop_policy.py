@@ -90,11 +90,14 @@ def _hook_budget(agent: Agent) -> int | None:
 
     The hook's callbacks are found through Strands' public ``HookRegistry.get_callbacks_for``.
     """
-    from strands.hooks import AgentInitializedEvent
+    from strands.hooks import AgentInitializedEvent, HookRegistry
 
     from strands_semantic_memory.hook._hook import SemanticMemoryHook
 
-    for callback in agent.hooks.get_callbacks_for(AgentInitializedEvent(agent=agent)):
+    registry = getattr(agent, "hooks", None)
+    if not isinstance(registry, HookRegistry):  # an object with the agent's interface but no hook registry
+        return None
+    for callback in registry.get_callbacks_for(AgentInitializedEvent(agent=agent)):
         owner = getattr(callback, "__self__", None)
         if isinstance(owner, SemanticMemoryHook):
             budget = owner.max_context_length

@@ -5,6 +5,8 @@
   messages verbatim, labelled with their archive indices, and the instruction.
 * ``request_state``: the updated state from the summarization model (``Model.structured_output``) or a
   dedicated summarization agent (``agent(..., structured_output_model=...)``), validated against the schema.
+* ``merge_into_state``: one structured reduction: the previous summary with the leaving messages merged in by the
+  model, its sources checked; ``previous_prose``: a prose summary to migrate into the first structured one.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 from strands.types.content import Message
 
-from strands_semantic_memory.conversation_manager._session_state import (
+from strands_semantic_memory.conversation_manager._structured_summary import (
     STATE_CLOSE,
     STATE_OPEN,
-    SessionState,
+    StructuredSummary,
+    cited_sources,
+    clean_state,
     state_json,
 )
 
@@ -34,7 +38,9 @@ __all__ = [
     "MessageFilter",
     "default_system_prompt",
     "describe_indices",
+    "merge_into_state",
     "merge_request",
+    "previous_prose",
     "request_state",
     "summary_view",
 ]
@@ -70,8 +76,8 @@ _INSTRUCTION = "Return the updated {name}: merge the messages above into the cur
 
 
 def default_system_prompt(schema: type[BaseModel]) -> str:
-    """The system prompt for ``schema``: the detailed one for ``SessionState``, a generic one otherwise."""
-    return DEFAULT_STATE_PROMPT if issubclass(schema, SessionState) else _GENERIC_STATE_PROMPT
+    """The system prompt for ``schema``: the detailed one for ``StructuredSummary``, a generic one otherwise."""
+    return DEFAULT_STATE_PROMPT if issubclass(schema, StructuredSummary) else _GENERIC_STATE_PROMPT
 
 
 def describe_indices(indices: Sequence[int]) -> str:
@@ -238,3 +244,58 @@ def summary_view(messages: Sequence[Message], keep: MessageFilter | None) -> lis
     rejected = {i for i, m in enumerate(messages) if not keep(m)}
     rejected_ids = set().union(*(_tool_ids(messages[i]) for i in rejected)) if rejected else set()
     return [i for i, m in enumerate(messages) if i not in rejected and not (_tool_ids(m) & rejected_ids)]
+
+
+def previous_prose(summary: Message | None, state: BaseModel | None, messages: list[Message]) -> str | None:
+    """A prose summary to migrate into the first state (restored from a text session), if any.
+
+    Args:
+        summary: The manager's current summary message.
+        state: The structured state so far (None before the first structured reduction).
+        messages: The messages leaving the context.
+    """
+    if state is not None or summary is None or not any(m is summary for m in messages):
+        return None
+    return "\n".join(b["text"] for b in summary["content"] if isinstance(b.get("text"), str))
+
+
+def merge_into_state(
+    schema: type[BaseModel],
+    previous: BaseModel | None,
+    seen: list[Message],
+    indices: list[int],
+    agent: Agent,
+    *,
+    prose: str | None,
+    summarization_agent: Any,
+    system_prompt: str | None,
+) -> BaseModel:
+    """The new state: ``previous`` with ``seen`` (archived at ``indices``) merged in by the summarizing model.
+
+    Args:
+        schema: The state's pydantic class.
+        previous: The state so far, or None.
+        seen: The leaving messages the summarizer sees.
+        indices: Their archive indices, same order (the state may cite only these and earlier sources).
+        agent: The agent (its auxiliary model summarizes when no ``summarization_agent`` is given).
+        prose: A prose summary to migrate into the first state.
+        summarization_agent: The manager's dedicated summarization agent, if any.
+        system_prompt: The manager's summarization system prompt, if any.
+
+    Returns:
+        The merged state (``previous`` itself when nothing new reached the summarizer).
+    """
+    if previous is not None and not seen:
+        return previous  # nothing new reached the summarizer
+    prompt = merge_request(schema, previous, seen, indices, prior_summary=prose)
+    state = request_state(
+        schema,
+        prompt,
+        model=None if summarization_agent is not None else agent.aux_model,
+        agent=summarization_agent,
+        system_prompt=system_prompt,
+    )
+    if isinstance(state, StructuredSummary):
+        allowed = (cited_sources(previous) if previous is not None else set()) | set(indices)
+        state = clean_state(state, allowed)
+    return state

@@ -16,18 +16,22 @@ from strands.hooks import AgentInitializedEvent, HookRegistry
 from strands.types.content import Message
 from typing_extensions import override
 
+from strands_semantic_memory.archives import Archive
 from strands_semantic_memory.budget import ContextBudget
-from strands_semantic_memory.conversation_manager._checks import (
-    OnSummaryFailure,
-    SummaryFormat,
-    validate_archive_options,
-)
 from strands_semantic_memory.conversation_manager._compaction import (
     DEFAULT_STATE_BUDGET,
     CompactingConversationManager,
     check_strands_compatibility,
 )
-from strands_semantic_memory.conversation_manager._session_state import dump_session_state, load_session_state
+from strands_semantic_memory.conversation_manager._options import (
+    OnSummaryFailure,
+    SummaryFormat,
+    validate_archive_options,
+)
+from strands_semantic_memory.conversation_manager._structured_summary import (
+    dump_structured_summary,
+    load_structured_summary,
+)
 from strands_semantic_memory.conversation_manager._summarizer import MessageFilter
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder
 from strands_semantic_memory.engine._memory import SemanticMemory
@@ -40,7 +44,6 @@ from strands_semantic_memory.engine._options import (
 from strands_semantic_memory.errors import ConfigurationError, StateError
 from strands_semantic_memory.retrieval._ranking_options import Retrieval
 from strands_semantic_memory.retrieval._rerank import Reranker
-from strands_semantic_memory.stores import ArchiveStore
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -58,6 +61,9 @@ SESSION_STATE_KEY = "session_state"
 FORGOTTEN_KEY = "forgotten_tracking_ids"
 """Key of the tracking ids of messages forgotten while in the active context (see ``forget_when_archived``)."""
 
+LEARNED_WINDOW_KEY = "learned_context_window"
+"""Key of the window learned from overflows of a model that declares none (see ``learned_window``)."""
+
 _ARCHIVE_DEFAULTS: dict[str, Any] = {
     "message_context_radius": DEFAULT_CONTEXT_RADIUS,
     "semantic_search_top_k": DEFAULT_TOP_K,
@@ -69,7 +75,7 @@ _ARCHIVE_DEFAULTS: dict[str, Any] = {
     "aws_region": None,
     "embedding_dimensions": None,
     "embedder": None,
-    "store": None,
+    "archive": None,
     "reranker": None,
     "archive_path": None,
     "embedding": BUILT_MEMORY_EMBEDDING,
@@ -84,12 +90,15 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
     summary call loses nothing (archiving is idempotent per message, so a retry does not archive them twice). The
     manager's own previous summary is recognised by identity, never by fields found on a message, and never archived.
 
-    ``summary_format="structured"`` keeps a ``SessionState`` (or your
+    ``summary_format="structured"`` keeps a ``StructuredSummary`` (or your
     ``summary_schema``) instead of a prose summary: each reduction merges the previous state with the leaving
     messages through Strands' structured output. ``hard_limit`` and ``on_summary_failure="drop_oldest"`` make sure a
     failing summarizer never wedges the conversation: the oldest messages then leave the context anyway, archived.
 
-    With a Strands session manager, the archive and the session state are saved with the session and restored.
+    With a Strands session manager, the archive and the structured summary are saved with the session and restored.
+
+    A model that declares no ``context_window_limit`` shows its window when it overflows: the manager then bounds the
+    structured summary and ``hard_limit`` by the request it refused (``learned_window``, saved with the session).
     """
 
     def __init__(
@@ -117,7 +126,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         aws_region: str | None = None,
         embedding_dimensions: int | None = None,
         embedder: Embedder | None = None,
-        store: ArchiveStore | None = None,
+        archive: Archive | None = None,
         reranker: Reranker | None = None,
         archive_path: str | os.PathLike[str] | None = None,
         embedding: EmbeddingMode = BUILT_MEMORY_EMBEDDING,
@@ -128,22 +137,27 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         """Create the manager.
 
         Args:
-            summary_ratio: Share of the messages summarized per reduction (0.1-0.8, as in Strands).
+            summary_ratio: Share of the messages summarized per reduction (0.1-0.8, as in Strands; a value outside
+                is clamped into it, as Strands does, with a warning).
             preserve_recent_messages: Recent messages never summarized (Strands' default, 10).
-            summarization_agent: Optional agent that writes the summary (Strands option).
+            summarization_agent: Optional agent that writes the summary (Strands option): an ``Agent``, or any
+                object with its interface, as Strands accepts.
             summarization_system_prompt: Optional system prompt for the summary (Strands option).
-            pin_first: Messages at the start pinned in context (Strands option).
+            pin_first: Messages at the start pinned in context (Strands option; a negative value is 0, as in
+                Strands, with a warning).
             proactive_compression: Compress before overflow (Strands option; ``True`` compresses above 70 % of the
                 model's context window, ``{"compression_threshold": 0.6}`` above 60 %).
-            summary_format: ``"text"`` (Strands' prose summary) or ``"structured"`` (a session state, merged on
-                each reduction; see ``session_state``).
+            summary_format: ``"text"`` (Strands' prose summary) or ``"structured"`` (a structured summary, merged on
+                each reduction; see ``structured_summary``).
             summary_schema: The pydantic model of the structured summary (default
-                ``SessionState``); needs ``summary_format="structured"``.
+                ``StructuredSummary``); needs ``summary_format="structured"``.
             summary_filter: ``filter(message) -> bool``: which leaving messages the summarizer sees (the archive
                 gets all of them); both sides of a tool use/result pair are left out if either is.
             hard_limit: Share of the model's context window (0-1], checked before each model call: above it the
                 manager compacts (unless proactive compression just did), and if that fails or is not enough, drops
-                the oldest messages from the active context, archived first. None (default): no hard limit.
+                the oldest messages from the active context, archived first. None (default): no hard limit. For a
+                model that declares no window, it applies from the first overflow, to the window that overflow
+                showed (``learned_window``).
             on_summary_failure: ``"raise"`` (default, as Strands) or ``"drop_oldest"``: when the summary fails
                 during overflow recovery, drop the oldest messages (archived first) instead of failing the turn.
             state_budget: Most of the model's context window the structured state may take (default 0.25, counted
@@ -159,11 +173,11 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             aws_region: Bedrock region.
             embedding_dimensions: Bedrock output dimension, where the model offers a choice.
             embedder: A ready embedder instead of ``embedding_model``.
-            store: Where the archive lives, an ``ArchiveStore`` (``PostgresArchive(...)`` to share it between
+            archive: Where the messages are kept, an ``Archive`` (``PostgresArchive(...)`` to share it between
                 processes); default in process.
             reranker: An optional reranker (for example ``CrossEncoderReranker``).
             archive_path: A file for a durable archive on this machine (``SemanticMemory(archive_path=...)``);
-                not together with ``store``.
+                not together with ``archive``.
             embedding: ``"background"`` (default): a reduction archives the leaving messages (searchable lexically at
                 once) and a background thread embeds them, so no document is embedded inside the user's turn.
                 ``"inline"``: they are embedded before the reduction returns. A ready ``memory`` keeps its own option.
@@ -177,9 +191,9 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
 
         Raises:
             ConfigurationError: If an option has the wrong type or is out of range (the message names the option
-                and the value: ``summary_ratio`` outside 0.1..0.8, which Strands would clamp silently, a
-                ``preserve_recent_messages`` that is not an integer >= 0, ...), or ``memory`` is given together
-                with archive options.
+                and the value: a ``summary_ratio`` that is not a number, a ``preserve_recent_messages`` that is
+                not an integer >= 0, a ``summarization_agent`` without an agent's interface, ...), or ``memory`` is
+                given together with archive options. What Strands accepts is accepted.
             SemanticMemoryError: If the installed Strands lacks the methods this manager overrides.
         """
         validate_archive_options(
@@ -214,7 +228,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             aws_region=aws_region,
             embedding_dimensions=embedding_dimensions,
             embedder=embedder,
-            store=store,
+            archive=archive,
             reranker=reranker,
             archive_path=archive_path,
             embedding=embedding,
@@ -259,7 +273,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         for message in messages:
             if not message.get("tracking_id"):  # Strands' own id field; the archive is idempotent on it
                 message["tracking_id"] = str(uuid.uuid4())
-        indices = self.memory.archive(messages)
+        indices = self.memory.add(messages)
         logger.debug("archived=<%d> | messages archived before leaving the context", len(messages))
         return indices
 
@@ -298,15 +312,17 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             self._state_cache = (version, json.dumps(self.memory.to_state(), separators=(",", ":")))
         state[STATE_KEY] = self._state_cache[1]
         state["dropped_message_count"] = self._dropped
+        if self._learned_window is not None:
+            state[LEARNED_WINDOW_KEY] = self._learned_window
         if self._forgotten:
             state[FORGOTTEN_KEY] = sorted(self._forgotten)
-        if self._session_state is not None:
-            state[SESSION_STATE_KEY] = dump_session_state(self._session_state)
+        if self._summary_object is not None:
+            state[SESSION_STATE_KEY] = dump_structured_summary(self._summary_object)
         return state
 
     @override
     def restore_from_session(self, state: dict[str, Any]) -> list[Message] | None:
-        """Restore Strands' state, the archive (without re-embedding) and the structured summary.
+        """Restore Strands' state, the archive (without re-embedding), the structured summary and the learned window.
 
         A state saved by Strands' own ``SummarizingConversationManager`` is accepted (a drop-in swap keeps the
         session); its summary is prose, which the first structured reduction merges into the new state.
@@ -321,10 +337,13 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         elif name != type(self).__name__:
             raise StateError(f"the session's conversation manager state is a {name!r}'s, not a {type(self).__name__}")
         try:
-            session_state = self._parse_session_state(state.get(SESSION_STATE_KEY))
+            summary = self._parse_structured_summary(state.get(SESSION_STATE_KEY))
             forgotten = state.get(FORGOTTEN_KEY, [])
             if not isinstance(forgotten, list) or not all(isinstance(i, str) for i in forgotten):
                 raise StateError(f"the session's {FORGOTTEN_KEY} must be a list of tracking ids")
+            learned = state.get(LEARNED_WINDOW_KEY)
+            if learned is not None and (isinstance(learned, bool) or not isinstance(learned, int) or learned < 1):
+                raise StateError(f"the session's {LEARNED_WINDOW_KEY} must be a positive integer, got {learned!r}")
             payload = state.get(STATE_KEY)
             archive_state = json.loads(payload) if isinstance(payload, str) else payload
         except json.JSONDecodeError as error:
@@ -335,18 +354,19 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             self.memory.load_state(archive_state)
             logger.info("messages=<%d> | archive restored from session", len(self.memory))
         restored = super().restore_from_session(state)
-        self._session_state = session_state
+        self._summary_object = summary
         self._forgotten = set(forgotten)
         self._dropped = int(state.get("dropped_message_count") or 0)
+        self._learned_window = learned
         return restored
 
-    def _parse_session_state(self, payload: Any) -> BaseModel | None:
+    def _parse_structured_summary(self, payload: Any) -> BaseModel | None:
         if payload is None:
             return None
         if self.summary_format != "structured":
             logger.info("session_state ignored: summary_format is 'text' (the summary message still carries it)")
             return None
-        return load_session_state(payload, self.summary_schema)
+        return load_structured_summary(payload, self.summary_schema)
 
 
 def _build_memory(*, memory: SemanticMemory | None, **options: Any) -> SemanticMemory:
@@ -368,7 +388,7 @@ def _build_memory(*, memory: SemanticMemory | None, **options: Any) -> SemanticM
         "max_num_archived_messages": options["max_num_archived_messages"],
         "max_memory_archived_messages": options["max_memory_archived_messages"],
         "embedder": options["embedder"],
-        "store": options["store"],
+        "archive": options["archive"],
         "reranker": options["reranker"],
         "aws_region": options["aws_region"],
         "embedding_dimensions": options["embedding_dimensions"],

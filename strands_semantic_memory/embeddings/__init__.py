@@ -1,4 +1,9 @@
-"""Embedding models: the ``Embedder`` protocol, the local default, and name resolution."""
+"""Embedding models: the ``Embedder`` protocol, the local default, and name resolution.
+
+Modules: ``_base`` (the protocol), ``_local`` (sentence-transformers, the bundled model), ``onnx`` (the bundled model
+on ONNX Runtime), ``_bedrock`` (Amazon Bedrock), ``_quiet`` (loading a model without progress bars), ``_checked``
+(``CheckedEmbedder``: every vector a memory stores or searches with, checked, and the query cache).
+"""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ leaves messages pending, never lost, and is contained:
 - one text the embedder rejects leaves only that message pending: a failing batch is split in halves until the
   failing messages are isolated (at most ``MAX_CALLS_PER_RUN`` calls per run, so an outage costs a bounded
   number of calls);
-- after a failure, automatic retries (from ``archive`` and ``search``) wait ``retry_interval`` seconds, so an
+- after a failure, automatic retries (from ``add`` and ``search``) wait ``retry_interval`` seconds, so an
   outage does not resend the growing backlog on every call; ``drain`` (``embed_pending``) retries now;
 - a restore (``load_state``) starts a new generation: vectors computed for the old archive are dropped, never
   attached to a restored message that happens to reuse the index;
@@ -54,7 +54,7 @@ from strands_semantic_memory.messages._text import chunk_text
 
 if TYPE_CHECKING:
     from strands_semantic_memory.engine._options import MemoryOptions
-from strands_semantic_memory.stores._protocol import ArchiveStore
+from strands_semantic_memory.archives._protocol import Archive
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ class EmbeddingQueue:
         self.last_error: str | None = None
         self.failures = 0
         self.embedded = 0
-        self._target: tuple[ArchiveStore, AbstractContextManager[object], Callable[[int], object]] | None = None
+        self._target: tuple[Archive, AbstractContextManager[object], Callable[[int], object]] | None = None
         self._signal = threading.Condition(threading.Lock())
         self._requested = False
         self._stopping = False
@@ -167,7 +167,7 @@ class EmbeddingQueue:
         with self._signal:
             self._signal.notify_all()  # a shorter retry interval applies to a thread already waiting
 
-    def after_archive(self, store: ArchiveStore, lock: AbstractContextManager[object]) -> int:
+    def after_archive(self, store: Archive, lock: AbstractContextManager[object]) -> int:
         """After a commit: embed now (``"inline"``) or hand the batch to the background thread (``"background"``).
 
         Returns:
@@ -203,7 +203,7 @@ class EmbeddingQueue:
     # ------------------------------------------------------------------ background thread
 
     def attach(
-        self, store: ArchiveStore, lock: AbstractContextManager[object], on_embedded: Callable[[int], object]
+        self, store: Archive, lock: AbstractContextManager[object], on_embedded: Callable[[int], object]
     ) -> None:
         """Give the background thread its store, the store lock, and what to call with each run's count."""
         self._target = (store, lock, on_embedded)
@@ -314,7 +314,7 @@ class EmbeddingQueue:
             log = logger.warning if first else logger.debug
             log("error=<%s> | storing vectors failed; the messages stay pending", error)
 
-    def drain(self, store: ArchiveStore, lock: AbstractContextManager[object]) -> int:
+    def drain(self, store: Archive, lock: AbstractContextManager[object]) -> int:
         """Embed every pending message now and wait for the batch the background thread has in hand.
 
         Runs in the caller's thread, ignoring the retry interval and an earlier unavailable model.
@@ -338,7 +338,7 @@ class EmbeddingQueue:
             if not waiting or (self.embedded == before and not waited):
                 return self.embedded - start
 
-    def run(self, store: ArchiveStore, lock: AbstractContextManager[object], *, raise_errors: bool) -> int:
+    def run(self, store: Archive, lock: AbstractContextManager[object], *, raise_errors: bool) -> int:
         """Embed pending messages until none is left or a failure stops the run.
 
         Args:
@@ -360,8 +360,8 @@ class EmbeddingQueue:
             if not updated:
                 return total
 
-    def run_contained(self, store: ArchiveStore, lock: AbstractContextManager[object]) -> int:
-        """``run`` for automatic runs (from ``archive`` and ``search``): nothing raises.
+    def run_contained(self, store: Archive, lock: AbstractContextManager[object]) -> int:
+        """``run`` for automatic runs (from ``add`` and ``search``): nothing raises.
 
         An embedder failure is already logged and recorded by the run; a store failing while saving vectors is
         logged here. Either way the messages stay pending.
@@ -377,7 +377,7 @@ class EmbeddingQueue:
             logger.warning("error=<%s> | storing vectors failed; the messages stay pending", error)
             return 0
 
-    def catch_up(self, store: ArchiveStore, lock: AbstractContextManager[object]) -> int:
+    def catch_up(self, store: Archive, lock: AbstractContextManager[object]) -> int:
         """Before a search (or at open): embed what is pending, if a run is due (one cheap store call when not).
 
         In background mode (or once the background thread runs) nothing is embedded here: the thread is started or
@@ -397,9 +397,7 @@ class EmbeddingQueue:
             return 0
         return self.run_contained(store, lock)
 
-    def _run_once(
-        self, store: ArchiveStore, lock: AbstractContextManager[object]
-    ) -> tuple[int, SemanticMemoryError | None]:
+    def _run_once(self, store: Archive, lock: AbstractContextManager[object]) -> tuple[int, SemanticMemoryError | None]:
         with lock, self._state_lock:
             claimed = store.pending(exclude=set(self._in_flight), limit=self._batch_size)
             self._in_flight.update(i for i, _ in claimed)

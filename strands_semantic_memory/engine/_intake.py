@@ -17,17 +17,17 @@ from typing import Any, get_args
 
 from strands.types.content import Message, Role
 
+from strands_semantic_memory.archives._protocol import Archive, NewRecord
 from strands_semantic_memory.errors import InvalidMessageError, InvalidMessageTypeError
 from strands_semantic_memory.messages._codec import encode_message, record_key, searchable_text
 from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.retrieval._recall import TimeBound, to_epoch
-from strands_semantic_memory.stores._protocol import ArchiveStore, NewRecord
+from strands_semantic_memory.messages._time import TimeBound, to_epoch
 
 ROLES: tuple[str, ...] = get_args(Role)
 """The roles of a Strands message (``strands.types.content.Role``); anything else is refused before archiving."""
 
 STORAGE_ROLE = "stored"
-"""The role of a ``SemanticStorage`` entry: archived by the storage itself, refused from any caller of ``archive``
+"""The role of a ``SemanticStorage`` entry: archived by the storage itself, refused from any caller of ``add``
 (so no message handed to the library can pass for a storage entry)."""
 
 
@@ -58,7 +58,7 @@ def validate(
             content is not a list, or a timestamp is unreadable.
     """
     if isinstance(messages, (Mapping, str, bytes)) or not isinstance(messages, Sequence):
-        raise InvalidMessageTypeError(f"archive() takes a list of messages, got {type(messages).__name__}")
+        raise InvalidMessageTypeError(f"add() takes a list of messages, got {type(messages).__name__}")
     if timestamps is not None and len(timestamps) != len(messages):
         raise InvalidMessageError(f"got {len(timestamps)} timestamps for {len(messages)} messages")
     for position, message in enumerate(messages):
@@ -117,7 +117,7 @@ class AddedCounter:
         self._generation = 0
         self._lock = threading.Lock()
 
-    def horizon(self, store: ArchiveStore) -> tuple[int, int]:
+    def horizon(self, store: Archive) -> tuple[int, int]:
         """The horizon to count the next ``add`` against, with its generation (take it just before the add)."""
         with self._lock:
             horizon, generation = self._horizon, self._generation

@@ -1,23 +1,24 @@
 """SemanticMemory: the engine behind the conversation manager, the hook and the Strands memory store.
 
-One class owns the running parts and the write transaction. It binds the store to the embedding model, picks
-the store lock (none for a thread-safe store), and connects the checked encoder (``_query_encoder``), the
-embedding queue (``_embedding_queue``) and the recall path (``retrieval``). Every write is one store call under
-that lock: ``archive`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits
-them in one ``add``, then embeds what is pending outside the lock (a failing embedder leaves messages pending,
-never lost) and enforces the size limits; ``evict_oldest`` and ``forget`` remove, ``load_state`` replaces the
-archive with a saved one (``stores._saved_state``). Each change counts once in ``version``; ``configure`` hands
-changed options to the running parts without dropping their state (claims in flight, the failure clock, cached
-queries that still fit). Options: ``_options``; what ``stats`` reports: ``_stats``.
+One class owns the running parts and the write transaction. It binds the archive to the embedding model, picks
+the archive lock (none for a thread-safe archive), and connects the checked embedder (``embeddings._checked``),
+the embedding queue (``_embedding_queue``) and the recall path (``retrieval``). Every write is one archive call
+under that lock: ``add`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits
+them in one ``Archive.add``, then embeds what is pending outside the lock (a failing embedder leaves messages
+pending, never lost) and enforces the size limits; ``evict_oldest`` and ``forget`` remove, ``load_state`` replaces
+the archive with a saved one (``_memory_state``; the layout: ``archives._state``). Each change counts once in
+``version``; ``configure`` hands changed options to the running parts without dropping their state (claims in
+flight, the failure clock, cached queries that still fit). Options: ``_options``; what ``stats`` reports:
+``_stats``.
 
 Every public method is safe to call from several threads at once.
 
 Example:
     ```python
     memory = SemanticMemory(top_k=3, context_radius=2)
-    memory.archive(messages)
-    for window in memory.retrieve("what was the order number?"):
-        print(window.start, window.end, window.messages)
+    memory.add(messages)
+    for passage in memory.retrieve("what was the order number?"):
+        print(passage.start, passage.end, passage.messages)
     ```
 """
 
@@ -36,9 +37,18 @@ from strands.types.content import Message
 from typing_extensions import Unpack
 
 from strands_semantic_memory._validation import check_members
+from strands_semantic_memory.archives import resolve_archive
+from strands_semantic_memory.archives._protocol import Archive, NewRecord, StoredRecord
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
+from strands_semantic_memory.embeddings._checked import CheckedEmbedder
 from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
 from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records
+from strands_semantic_memory.engine._memory_state import (
+    check_compatibility,
+    constructor_arguments,
+    export_memory,
+    restore_archive,
+)
 from strands_semantic_memory.engine._options import (
     DEFAULT_CONTEXT_RADIUS,
     DEFAULT_TOP_K,
@@ -46,7 +56,6 @@ from strands_semantic_memory.engine._options import (
     MemoryTunables,
     OptionChanges,
 )
-from strands_semantic_memory.engine._query_encoder import Encoder
 from strands_semantic_memory.engine._stats import MemoryStats, build_stats
 from strands_semantic_memory.errors import (
     ConfigurationError,
@@ -56,17 +65,10 @@ from strands_semantic_memory.errors import (
     SemanticMemoryError,
 )
 from strands_semantic_memory.messages._codec import decode_message
-from strands_semantic_memory.retrieval._recall import Recall, SearchHit, TimeBound, make_filter
+from strands_semantic_memory.messages._time import TimeBound
+from strands_semantic_memory.retrieval._passages import Passage
+from strands_semantic_memory.retrieval._recall import Recall, SearchHit, make_filter
 from strands_semantic_memory.retrieval._rerank import Reranker
-from strands_semantic_memory.retrieval._windows import ContextWindow
-from strands_semantic_memory.stores import resolve_store
-from strands_semantic_memory.stores._protocol import ArchiveStore, NewRecord, StoredRecord
-from strands_semantic_memory.stores._saved_state import (
-    check_compatibility,
-    constructor_arguments,
-    export_memory,
-    restore_archive,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -76,11 +78,11 @@ __all__ = ["MemoryArguments", "MemorySources", "SearchHit", "SemanticMemory", "r
 
 
 class MemorySources(TypedDict, total=False):
-    """The ``SemanticMemory`` keywords that are not options: the model, the store, the reranker."""
+    """The ``SemanticMemory`` keywords that are not options: the model, the archive, the reranker."""
 
     embedding_model: str
     embedder: Embedder | None
-    store: ArchiveStore | None
+    archive: Archive | None
     archive_path: str | os.PathLike[str] | None
     reranker: Reranker | None
     aws_region: str | None
@@ -108,7 +110,7 @@ class SemanticMemory:
         max_memory_archived_messages: int | None = None,
         *,
         embedder: Embedder | None = None,
-        store: ArchiveStore | None = None,
+        archive: Archive | None = None,
         archive_path: str | os.PathLike[str] | None = None,
         reranker: Reranker | None = None,
         aws_region: str | None = None,
@@ -125,8 +127,8 @@ class SemanticMemory:
             max_num_archived_messages: Keep at most this many messages (oldest evicted first); None: no limit.
             max_memory_archived_messages: Keep at most this many estimated bytes; None: no limit.
             embedder: A ready ``Embedder``, instead of a model name.
-            store: Where the archive lives (``stores``; default: in process).
-            archive_path: A file for a durable archive (``SqliteArchive``); not together with ``store``.
+            archive: Where the messages are kept (an ``Archive`` from ``archives``; default: in process).
+            archive_path: A file for a durable archive (``SqliteArchive``); not together with ``archive``.
             reranker: A ``Reranker`` to reorder candidates; default none.
             aws_region: Bedrock only: the region (default: the AWS SDK's resolution).
             embedding_dimensions: Bedrock only: the output dimension, for models that offer a choice.
@@ -146,7 +148,7 @@ class SemanticMemory:
         )
         check_members("embedder", embedder, EMBEDDER_MEMBERS, "an Embedder")
         check_members("reranker", reranker, ("rerank",), "a Reranker (an object with rerank(query, texts))")
-        archive = resolve_store(store, archive_path)
+        archive = resolve_archive(archive, archive_path)
         self.embedder: Embedder = embedder or resolve_embedder(
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
         )
@@ -157,9 +159,9 @@ class SemanticMemory:
         self._store_lock: AbstractContextManager[object] = (
             contextlib.nullcontext() if archive.thread_safe else self._lock
         )
-        self._encoder = Encoder(self.embedder, lambda: archive.dimension, self._options.query_cache_size)
-        self._queue = EmbeddingQueue.for_options(self._encoder.documents, self._options)
-        self._recall = Recall(archive, self._encoder, self._store_lock, lambda: self._options, reranker)
+        self._checked = CheckedEmbedder(self.embedder, lambda: archive.dimension, self._options.query_cache_size)
+        self._queue = EmbeddingQueue.for_options(self._checked.documents, self._options)
+        self._recall = Recall(archive, self._checked, self._store_lock, lambda: self._options, reranker)
         self._added = AddedCounter()
         self._version = 0
         self._searches = 0
@@ -186,7 +188,7 @@ class SemanticMemory:
         with self._lock:
             self._options = self._options.replace(**changes)
             self._queue.reconfigure(self._options)  # claims in flight and the failure clock are kept
-            self._encoder.resize_cache(self._options.query_cache_size)  # the least recent queries evicted
+            self._checked.resize_cache(self._options.query_cache_size)  # the least recent queries evicted
         self._changed()
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -206,8 +208,8 @@ class SemanticMemory:
         return self._version
 
     @property
-    def archive_store(self) -> ArchiveStore:
-        """Where the archive is kept."""
+    def archive(self) -> Archive:
+        """Where the messages are kept verbatim (an ``Archive``: in process, SQLite or PostgreSQL)."""
         return self._archive
 
     # ------------------------------------------------------------------------------------------- reading
@@ -264,7 +266,7 @@ class SemanticMemory:
 
     # ------------------------------------------------------------------------------------------- writing
 
-    def archive(self, messages: Sequence[Message], *, timestamps: Sequence[TimeBound] | None = None) -> list[int]:
+    def add(self, messages: Sequence[Message], *, timestamps: Sequence[TimeBound] | None = None) -> list[int]:
         """Archive messages verbatim in one commit (again: the existing index), then embed them if possible.
 
         Args:
@@ -280,11 +282,11 @@ class SemanticMemory:
         return self._archive_records(new_records(messages, timestamps))
 
     def _archive_entries(self, messages: Sequence[Message]) -> list[int]:
-        """``archive`` for ``SemanticStorage``: its entries have the storage role, which ``archive`` refuses."""
+        """``add`` for ``SemanticStorage``: its entries have the storage role, which ``add`` refuses."""
         return self._archive_records(new_records(messages, None, (*ROLES, STORAGE_ROLE)))
 
     def _archive_records(self, records: Sequence[NewRecord]) -> list[int]:
-        """Commit checked records, then embed what is due and enforce the limits (the second half of ``archive``)."""
+        """Commit checked records, then embed what is due and enforce the limits (the second half of ``add``)."""
         with self._store_lock:
             indices, added = self._commit(records)
         self._changed(added)
@@ -330,7 +332,7 @@ class SemanticMemory:
             ModelUnavailableError: If the model cannot be loaded (``wait=True``).
             EmbeddingError: If the embedder fails otherwise (``wait=True``).
         """
-        self._encoder.warm_up(wait=wait)
+        self._checked.warm_up(wait=wait)
 
     def close(self) -> None:
         """Stop the background embedding thread after its batch, then close the store.
@@ -470,13 +472,13 @@ class SemanticMemory:
         roles: Collection[str] | None = None,
         since: TimeBound = None,
         until: TimeBound = None,
-    ) -> list[ContextWindow]:
-        """Search, widen each hit by ``context_radius`` (default: the option), merge into scored windows.
+    ) -> list[Passage]:
+        """Search, widen each hit by ``context_radius`` (default: the option), merge into scored passages.
 
-        Arguments and errors as in ``search``; windows come in conversation order.
+        Arguments and errors as in ``search``; passages come in conversation order.
         """
         recall = self._ready_recall()
-        return recall.windows(query, top_k, context_radius, min_score, make_filter(roles, since, until))
+        return recall.passages(query, top_k, context_radius, min_score, make_filter(roles, since, until))
 
     def _ready_recall(self) -> Recall:
         """Before a search: count it, embed what is pending if a run is due; returns the recall path."""
@@ -493,7 +495,7 @@ class SemanticMemory:
             figures = self._archive.stats()
         store = type(self._archive).__name__
         return build_stats(
-            figures, self._options, self.embedder.model_id, store, self._queue, self._encoder, self._searches
+            figures, self._options, self.embedder.model_id, store, self._queue, self._checked, self._searches
         )
 
     def get_memory_usage_stats(self) -> dict[str, Any]:
@@ -528,7 +530,7 @@ class SemanticMemory:
         with self._lock, self._store_lock:
             restore_archive(self._archive, state, reembed=mismatch)
             self._queue.reset()
-            self._encoder.clear()
+            self._checked.clear()
             self._added.reset()
             self._changed()
         if mismatch:

@@ -25,7 +25,7 @@ DEFAULT_CONTEXT_RADIUS = 2
 """Neighbouring messages added on each side of a hit when the caller does not say (``MemoryOptions.context_radius``,
 the manager's ``message_context_radius``)."""
 EmbeddingMode = Literal["inline", "background"]
-"""When ``archive`` embeds: ``"inline"`` before it returns, ``"background"`` in the memory's embedding thread."""
+"""When ``add`` embeds: ``"inline"`` before it returns, ``"background"`` in the memory's embedding thread."""
 EMBEDDING_MODES: tuple[str, ...] = get_args(EmbeddingMode)
 BUILT_MEMORY_EMBEDDING: EmbeddingMode = "background"
 """The ``embedding`` of a memory that an agent-facing entry point builds for itself (the conversation manager,
@@ -94,7 +94,7 @@ class MemoryOptions:
         query_cache_size: Query embeddings kept (repeated questions skip the embedder); 0 disables.
         embedding_retry_interval: Seconds between automatic retries of pending embeddings after a failure.
         embedding_batch_size: At most this many messages are embedded in one call of the embedder.
-        embedding: ``"inline"`` (default): ``archive`` embeds before it returns, so a search right after it
+        embedding: ``"inline"`` (default): ``add`` embeds before it returns, so a search right after it
             uses the vectors. ``"background"``: ``archive`` returns after the commit (the messages are searchable
             lexically at once) and a background thread embeds them in batches; ``embed_pending()`` waits for it.
             The memory that the conversation manager, ``SemanticMemoryStore`` or ``SemanticStorage`` builds for

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from strands_semantic_memory.archives._protocol import StoreStats
+    from strands_semantic_memory.embeddings._checked import CheckedEmbedder
     from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
     from strands_semantic_memory.engine._options import MemoryOptions
-    from strands_semantic_memory.engine._query_encoder import Encoder
     from strands_semantic_memory.retrieval._ranking_options import Retrieval
-    from strands_semantic_memory.stores._protocol import StoreStats
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class MemoryStats:
         embedding_dimension: Vector length, once known.
         embedding_model: The embedder's model id.
         retrieval: The retrieval mode.
-        store: The archive store's class name.
+        store: The archive's class name.
         pending_embedding_count: Messages waiting for their vectors.
         last_embedding_error: The last embedding failure, until an embedding succeeds again.
         evicted_count: Messages evicted by the limits so far.
@@ -82,7 +82,7 @@ def build_stats(
     embedding_model: str,
     store: str,
     queue: EmbeddingQueue,
-    encoder: Encoder,
+    checked: CheckedEmbedder,
     searches: int,
 ) -> MemoryStats:
     """Combine a store's own figures with the engine's counters and options."""
@@ -110,7 +110,7 @@ def build_stats(
         max_memory_archived_messages=limit,
         memory_utilization=stats.total_bytes / limit if limit else None,
         searches=searches,
-        query_cache_hits=encoder.cache_hits,
+        query_cache_hits=checked.cache_hits,
         embedding_failures=queue.failures,
-        degraded=encoder.unavailable,
+        degraded=checked.unavailable,
     )

@@ -4,6 +4,6 @@ Modules: ``_block`` (the one writer of the injected block, whose safety is a pro
 ``_tool_output`` (archived messages rendered within a tool output's bound).
 """
 
-from strands_semantic_memory.formatting._block import format_windows, render_context_block
+from strands_semantic_memory.formatting._block import format_passages, render_context_block
 
-__all__ = ["format_windows", "render_context_block"]
+__all__ = ["format_passages", "render_context_block"]

@@ -11,7 +11,7 @@ property of the text, not a hope:
 - Every unquoted line inside the block is written by this module from numbers and checked words only: the
   fences, one ``[Message N, role]`` line per message (a role that is not a plain word is shown as
   ``unknown``), an optional date computed from a timestamp, and a ``[... N messages not shown ...]`` line
-  between windows that are not adjacent.
+  between passages that are not adjacent.
 - The block ends at the first unquoted ``[end of archive]`` line; archived text cannot produce one. The user's
   question follows it, after ``Current question: ``, unquoted and unchanged.
 
@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 from strands_semantic_memory.messages._text import render_message
 
 if TYPE_CHECKING:
-    from strands_semantic_memory.retrieval._windows import ContextWindow
+    from strands_semantic_memory.retrieval._passages import Passage
 
 __all__ = [
     "ARCHIVE_BEGIN",
@@ -64,9 +64,9 @@ __all__ = [
     "QUOTE",
     "format_body",
     "format_message",
-    "format_window",
-    "format_window_message",
-    "format_windows",
+    "format_passage",
+    "format_passage_message",
+    "format_passages",
     "gap_line",
     "quote",
     "render_context_block",
@@ -166,44 +166,44 @@ def format_message(
     return f"[{', '.join(parts)}]\n{body}" if parts else body
 
 
-def format_window(
-    window: ContextWindow, *, include_metadata: bool = True, show_dates: bool = False, quote_prefix: str = QUOTE
+def format_passage(
+    passage: Passage, *, include_metadata: bool = True, show_dates: bool = False, quote_prefix: str = QUOTE
 ) -> str:
-    """The lines of one window: its messages in conversation order.
+    """The lines of one passage: its messages in conversation order.
 
     A message shown without a header line (no metadata, no known date) is separated from the previous one by an
     empty line (never a quoted one).
 
     Args:
-        window: A retrieved window.
+        passage: A retrieved passage.
         include_metadata: Show ``[Message N, role]`` lines.
-        show_dates: Show dates from ``window.timestamps``.
+        show_dates: Show dates from ``passage.timestamps``.
         quote_prefix: The prefix of each archived line (``QUOTE`` or ``ENTRY_QUOTE``).
 
     Returns:
-        The window's lines joined by newlines.
+        The passage's lines joined by newlines.
     """
     texts = MessageTexts(include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix)
-    return texts.window(window)
+    return texts.passage(passage)
 
 
-def format_window_message(
-    window: ContextWindow,
+def format_passage_message(
+    passage: Passage,
     position: int,
     *,
     include_metadata: bool = True,
     show_dates: bool = False,
     quote_prefix: str = QUOTE,
 ) -> str:
-    """The lines of the message at ``position`` of ``window``.
+    """The lines of the message at ``position`` of ``passage``.
 
-    ``format_message`` with the window's own index, role and time of that message, each where the window's list of
+    ``format_message`` with the passage's own index, role and time of that message, each where the passage's list of
     them is aligned with its messages.
     """
-    messages = window.messages
-    roles: Sequence[Any] = getattr(window, "roles", None) or []
-    timestamps: Sequence[float | None] = getattr(window, "timestamps", None) or []
-    index = window.indices[position] if len(window.indices) == len(messages) else window.start + position
+    messages = passage.messages
+    roles: Sequence[Any] = getattr(passage, "roles", None) or []
+    timestamps: Sequence[float | None] = getattr(passage, "timestamps", None) or []
+    index = passage.indices[position] if len(passage.indices) == len(messages) else passage.start + position
     return format_message(
         index,
         messages[position],
@@ -220,12 +220,12 @@ class MessageTexts:
 
     Choosing what fits a budget sizes every candidate message (``message``), and the chosen ones then make the
     body (``body``): with one instance per choice, each message is formatted once for both. Texts are kept by
-    archive index, so a window and the runs cut from it (``subset_window``) share them; an instance serves the
-    windows of one retrieval (where an archive index names one message), with one set of options.
+    archive index, so a passage and the runs cut from it (``subset_passage``) share them; an instance serves the
+    passages of one retrieval (where an archive index names one message), with one set of options.
 
     Args:
         include_metadata: Show ``[Message N, role]`` lines.
-        show_dates: Show dates from the windows' ``timestamps``.
+        show_dates: Show dates from the passages' ``timestamps``.
         quote_prefix: The prefix of each archived line (``QUOTE`` or ``ENTRY_QUOTE``).
     """
 
@@ -236,32 +236,32 @@ class MessageTexts:
         self.quote_prefix = quote_prefix
         self._texts: dict[int, str] = {}
 
-    def message(self, window: ContextWindow, position: int) -> str:
-        """``format_window_message`` of the message at ``position`` of ``window``, formatted on first use."""
-        if len(window.indices) != len(window.messages):  # no archive index per message to keep the text by
-            return self._format(window, position)
-        index = window.indices[position]
+    def message(self, passage: Passage, position: int) -> str:
+        """``format_passage_message`` of the message at ``position`` of ``passage``, formatted on first use."""
+        if len(passage.indices) != len(passage.messages):  # no archive index per message to keep the text by
+            return self._format(passage, position)
+        index = passage.indices[position]
         text = self._texts.get(index)
         if text is None:
-            text = self._texts[index] = self._format(window, position)
+            text = self._texts[index] = self._format(passage, position)
         return text
 
-    def _format(self, window: ContextWindow, position: int) -> str:
-        return format_window_message(
-            window,
+    def _format(self, passage: Passage, position: int) -> str:
+        return format_passage_message(
+            passage,
             position,
             include_metadata=self.include_metadata,
             show_dates=self.show_dates,
             quote_prefix=self.quote_prefix,
         )
 
-    def window(self, window: ContextWindow) -> str:
-        """``format_window`` of ``window``, from the messages' kept texts."""
-        return _join_messages([self.message(window, p) for p in range(len(window.messages))], self.quote_prefix)
+    def passage(self, passage: Passage) -> str:
+        """``format_passage`` of ``passage``, from the messages' kept texts."""
+        return _join_messages([self.message(passage, p) for p in range(len(passage.messages))], self.quote_prefix)
 
-    def body(self, windows: Sequence[ContextWindow]) -> str:
-        """``format_body`` of ``windows`` (in conversation order), from the messages' kept texts."""
-        return format_body(windows, texts=[self.window(w) for w in windows], quote_prefix=self.quote_prefix)
+    def body(self, passages: Sequence[Passage]) -> str:
+        """``format_body`` of ``passages`` (in conversation order), from the messages' kept texts."""
+        return format_body(passages, texts=[self.passage(w) for w in passages], quote_prefix=self.quote_prefix)
 
 
 def _join_messages(texts: Sequence[str], quote_prefix: str) -> str:
@@ -274,12 +274,12 @@ def _join_messages(texts: Sequence[str], quote_prefix: str) -> str:
     return "\n".join(pieces)
 
 
-def gap_line(previous: ContextWindow, following: ContextWindow) -> str | None:
-    """The line shown between two windows, or None when they are adjacent.
+def gap_line(previous: Passage, following: Passage) -> str | None:
+    """The line shown between two passages, or None when they are adjacent.
 
     Args:
-        previous: The earlier window.
-        following: The later window.
+        previous: The earlier passage.
+        following: The later passage.
 
     Returns:
         ``[... N messages not shown ...]`` when messages lie between them, else None.
@@ -291,68 +291,68 @@ def gap_line(previous: ContextWindow, following: ContextWindow) -> str | None:
 
 
 def format_body(
-    windows: Sequence[ContextWindow],
+    passages: Sequence[Passage],
     *,
     include_metadata: bool = True,
     show_dates: bool = False,
     texts: Sequence[str] | None = None,
     quote_prefix: str = QUOTE,
 ) -> str:
-    """The lines between the fences: windows in the order given, gap lines between non-adjacent ones.
+    """The lines between the fences: passages in the order given, gap lines between non-adjacent ones.
 
     Args:
-        windows: Windows in conversation order.
+        passages: Passages in conversation order.
         include_metadata: Show ``[Message N, role]`` lines.
         show_dates: Show dates.
-        texts: Already formatted windows (``format_window`` of each), to avoid formatting twice.
+        texts: Already formatted passages (``format_passage`` of each), to avoid formatting twice.
         quote_prefix: The prefix of each archived line (``QUOTE`` or ``ENTRY_QUOTE``).
 
     Returns:
-        The body of the block; empty for no windows.
+        The body of the block; empty for no passages.
     """
     rendered = (
         list(texts)
         if texts is not None
         else [
-            format_window(w, include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix)
-            for w in windows
+            format_passage(w, include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix)
+            for w in passages
         ]
     )
     pieces: list[str] = []
-    for position, (window, text) in enumerate(zip(windows, rendered, strict=True)):
+    for position, (passage, text) in enumerate(zip(passages, rendered, strict=True)):
         if position:
-            gap = gap_line(windows[position - 1], window)
+            gap = gap_line(passages[position - 1], passage)
             if gap is not None:
                 pieces.append(gap)
             elif text.startswith(quote_prefix.rstrip()):
-                pieces.append("")  # adjacent windows without header lines: keep their messages apart
+                pieces.append("")  # adjacent passages without header lines: keep their messages apart
         pieces.append(text)
     return "\n".join(pieces)
 
 
-def format_windows(
-    windows: Sequence[ContextWindow],
+def format_passages(
+    passages: Sequence[Passage],
     *,
     include_metadata: bool = True,
     show_dates: bool = False,
     quote_prefix: str = QUOTE,
     fenced: bool = True,
 ) -> str:
-    """Archived windows, fenced and quoted so their text cannot close or forge the block.
+    """Archived passages, fenced and quoted so their text cannot close or forge the block.
 
     Args:
-        windows: Windows in conversation order.
+        passages: Passages in conversation order.
         include_metadata: Show a ``[Message N, role]`` line before each message.
-        show_dates: Show the date of each message (from ``window.timestamps``) when known.
+        show_dates: Show the date of each message (from ``passage.timestamps``) when known.
         quote_prefix: The prefix of each archived line (``QUOTE`` or ``ENTRY_QUOTE``).
         fenced: Put the fences around the body (a Strands memory entry has its own: the XML element).
 
     Returns:
-        ``[archive]``, the body (see ``format_body``), ``[end of archive]``; empty for no windows.
+        ``[archive]``, the body (see ``format_body``), ``[end of archive]``; empty for no passages.
     """
-    if not windows:
+    if not passages:
         return ""
-    body = format_body(windows, include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix)
+    body = format_body(passages, include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix)
     return _fenced(body) if fenced else body
 
 
@@ -361,29 +361,29 @@ def _fenced(body: str) -> str:
 
 
 def render_context_block(
-    windows: Sequence[ContextWindow], question: str, *, include_metadata: bool = True, show_dates: bool = False
+    passages: Sequence[Passage], question: str, *, include_metadata: bool = True, show_dates: bool = False
 ) -> str:
-    """The text a user turn is sent with: the header, the fenced windows, then the user's question.
+    """The text a user turn is sent with: the header, the fenced passages, then the user's question.
 
     Args:
-        windows: Windows in conversation order.
+        passages: Passages in conversation order.
         question: The user's own words, written unchanged after ``Current question: ``.
         include_metadata: Show a ``[Message N, role]`` line before each message.
         show_dates: Show the date of each message when known.
 
     Returns:
-        The full text; the question alone, unchanged, when there are no windows.
+        The full text; the question alone, unchanged, when there are no passages.
     """
-    if not windows:
+    if not passages:
         return question
-    return context_block(format_body(windows, include_metadata=include_metadata, show_dates=show_dates), question)
+    return context_block(format_body(passages, include_metadata=include_metadata, show_dates=show_dates), question)
 
 
 def context_block(body: str, question: str) -> str:
     """The header, ``body`` between the archive fences, then the user's question (see ``render_context_block``).
 
     Args:
-        body: Formatted windows (``format_body``), non-empty.
+        body: Formatted passages (``format_body``), non-empty.
         question: The user's own words, written unchanged after ``Current question: ``.
 
     Returns:

@@ -7,7 +7,7 @@ user's message in ``agent.messages``, in the session, in the archive and in summ
 sent it, so there is nothing to restore or strip afterwards.
 
 The hook orchestrates; its parts live beside it: ``_turn`` (per-agent and per-turn records, and ``Enrichment``),
-``_search`` (the archive search for a turn), ``_budget`` (which messages fit a call) and ``_model_call`` (the
+``_search`` (the archive search for a turn), ``_selection`` (which messages fit a call) and ``_model_call`` (the
 messages a call receives, and shrinking them after a context overflow).
 """
 
@@ -31,12 +31,12 @@ from strands.plugins import Plugin
 from strands.types.exceptions import ContextWindowOverflowException
 
 from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score
-from strands_semantic_memory.budget import ContextBudget
+from strands_semantic_memory.budget import ContextBudget, agent_budget, model_window
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.hook._budget import InjectionSettings
 from strands_semantic_memory.hook._model_call import View, build_view, record_view, shrink
 from strands_semantic_memory.hook._search import preview_turn, search_turn
+from strands_semantic_memory.hook._selection import InjectionSettings
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, user_text
 
 if TYPE_CHECKING:
@@ -58,9 +58,6 @@ def search_depth(memory_tokens: int) -> int:
     The budget then keeps the best that fit; searching deeper than the budget holds only costs time.
     """
     return max(20, min(200, memory_tokens // TOKENS_PER_HIT))
-
-
-DEFAULT_BUDGET = ContextBudget()
 
 
 def _optional_count(minimum: int) -> Callable[[str, Any], int | None]:
@@ -249,7 +246,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
             agent: The agent whose archive and model to use (default: the ``memory`` given to the hook).
 
         Returns:
-            The windows that would be injected, those left out, and the full text the turn would be sent with.
+            The passages that would be injected, those left out, and the full text the turn would be sent with.
         """
         settings = self._settings(agent)
         return preview_turn(
@@ -257,7 +254,8 @@ class SemanticMemoryHook(Plugin, HookProvider):
             self.memory,
             query,
             settings,
-            top_k=self.top_k or search_depth(settings.budget.memory_tokens(_window(agent))),
+            top_k=self.top_k
+            or search_depth(settings.budget.memory_tokens(model_window(getattr(agent, "model", None)))),
             context_radius=self.context_radius,
             min_score=self.min_score,
         )
@@ -329,7 +327,9 @@ class SemanticMemoryHook(Plugin, HookProvider):
         if turn is not None and not turn.searched:
             settings = self._settings(context.agent)
             await self._search(
-                context, turn, self.top_k or search_depth(settings.budget.memory_tokens(_window(context.agent)))
+                context,
+                turn,
+                self.top_k or search_depth(settings.budget.memory_tokens(model_window(context.agent.model))),
             )
         retries = 0
         while True:
@@ -388,20 +388,13 @@ class SemanticMemoryHook(Plugin, HookProvider):
             min_score=self.min_score,
         )
         if scope is not None:  # a storage also holds what the context still shows: keep what left it
-            turn.windows = scope.windows(turn.windows)
+            turn.passages = scope.passages(turn.passages)
         if enrichment is not None:  # None: nothing archived yet, last_enrichment stays None
             turn.enrichment = self.last_enrichment = enrichment
 
     def _settings(self, agent: Any) -> InjectionSettings:
         """The options that shape the block, as they are now (they may be changed between calls)."""
-        budget = self.budget
-        if budget is None:
-            shared = getattr(getattr(agent, "conversation_manager", None), "budget", None)
-            if not isinstance(shared, ContextBudget) and getattr(agent, "context_manager", None) is not None:
-                from strands_semantic_memory.storage._summarization import shared_budget  # with a ContextManager
-
-                shared = shared_budget(agent)
-            budget = shared if isinstance(shared, ContextBudget) else DEFAULT_BUDGET
+        budget = agent_budget(agent, self.budget)
         return InjectionSettings(
             max_context_length=self.max_context_length,
             max_context_tokens=self.max_context_tokens,
@@ -410,12 +403,6 @@ class SemanticMemoryHook(Plugin, HookProvider):
             keep_injected_context=self.keep_injected_context,
             budget=budget,
         )
-
-
-def _window(agent: Any) -> int | None:
-    """The model's declared context window in tokens, if any."""
-    limit = getattr(getattr(agent, "model", None), "context_window_limit", None)
-    return limit if isinstance(limit, int) and limit > 0 else None
 
 
 def _history_can_shrink(agent: Any) -> bool:

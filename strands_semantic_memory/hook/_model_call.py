@@ -15,9 +15,9 @@ from strands.types.content import ContentBlock, Message
 
 from strands_semantic_memory.budget import estimate_tokens, history_tokens
 from strands_semantic_memory.formatting._block import context_block
-from strands_semantic_memory.hook._budget import InjectionSettings, select_windows, tracking_ids
+from strands_semantic_memory.hook._selection import InjectionSettings, select_passages, tracking_ids
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, is_text_block, position_of
-from strands_semantic_memory.retrieval._windows import ContextWindow
+from strands_semantic_memory.retrieval._passages import Passage
 
 __all__ = ["View", "build_view", "content_with_block", "record_view", "shrink"]
 
@@ -29,8 +29,8 @@ class View:
     """What one model call receives: the messages, and what the hook put into them."""
 
     messages: list[Message]
-    chosen: list[ContextWindow]
-    dropped: list[ContextWindow]
+    chosen: list[Passage]
+    dropped: list[Passage]
     text: str
     body_chars: int
     body_tokens: int | None
@@ -80,13 +80,13 @@ async def build_view(settings: InjectionSettings, context: InvokeModelContext, s
                 messages[i] = {**messages[i], "content": list(content)}
                 kept_used, kept_extra = True, kept_extra + extra
     view = View(messages, [], [], "", 0, None, kept_used, None, kept_extra)
-    if turn is None or turn.without_context or not turn.windows:
+    if turn is None or turn.without_context or not turn.passages:
         return view
     position = position_of(agent_messages, turn.message)
     if position is None or messages[position].get("role") != "user":
         return view  # the turn's message left the context (reduced away): nothing to attach the block to
     used = history_tokens(context.messages, context.system_prompt)
-    selection = select_windows(settings, context.model, used, turn, kept_extra, tracking_ids(context.messages))
+    selection = select_passages(settings, context.model, used, turn, kept_extra, tracking_ids(context.messages))
     view.dropped = selection.dropped
     if not selection.chosen:
         return view
@@ -128,11 +128,11 @@ def record_view(turn: Turn, view: View | None, retries: int) -> Enrichment | Non
         return None
     enrichment.overflow_retries += retries
     if view is None or not view.chosen:
-        enrichment.dropped_windows = view.dropped if view is not None and view.dropped else list(turn.windows)
-        enrichment.windows, enrichment.text, enrichment.tokens = [], "", None
+        enrichment.left_out = view.dropped if view is not None and view.dropped else list(turn.passages)
+        enrichment.passages, enrichment.text, enrichment.tokens = [], "", None
         turn.sent = None
     else:
-        enrichment.windows, enrichment.dropped_windows = view.chosen, view.dropped
+        enrichment.passages, enrichment.left_out = view.chosen, view.dropped
         enrichment.text, enrichment.tokens = view.text, view.body_tokens
         turn.sent = (view.turn_content, view.extra_tokens) if view.turn_content is not None else None
     return enrichment

@@ -14,7 +14,7 @@ from typing import Any
 
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.formatting._block import context_block
-from strands_semantic_memory.hook._budget import InjectionSettings, select_windows
+from strands_semantic_memory.hook._selection import InjectionSettings, select_passages
 from strands_semantic_memory.hook._turn import Enrichment, Turn
 
 __all__ = ["is_empty", "preview_turn", "search_turn"]
@@ -52,7 +52,7 @@ async def search_turn(
 ) -> Enrichment | None:
     """Search the archive once for the turn (off the event loop: embedding and databases block).
 
-    Sets ``turn.searched`` and ``turn.windows``.
+    Sets ``turn.searched`` and ``turn.passages``.
 
     Returns:
         What was found (with the error, if the search failed), or None when nothing is archived yet.
@@ -64,16 +64,16 @@ async def search_turn(
         searched = resolve_memory(agent if memory is None else memory, pass_as="SemanticMemoryHook(memory=...)")
         if is_empty(searched):
             return None  # nothing archived yet: no search
-        turn.windows = await asyncio.to_thread(
+        turn.passages = await asyncio.to_thread(
             searched.retrieve, turn.query, top_k=top_k, context_radius=context_radius, min_score=min_score
         )
     except Exception as error:  # a failing embedding service or database must not break the conversation
         logger.warning("error=<%s> | archive search failed; the user turn is sent without earlier context", error)
         enrichment.error = f"{type(error).__name__}: {error}"
-        turn.windows = []
+        turn.passages = []
     enrichment.elapsed_ms = (time.perf_counter() - started) * 1000
     logger.debug(
-        "windows=<%d>, ms=<%.1f> | archive searched for the user turn", len(turn.windows), enrichment.elapsed_ms
+        "passages=<%d>, ms=<%.1f> | archive searched for the user turn", len(turn.passages), enrichment.elapsed_ms
     )
     return enrichment
 
@@ -99,11 +99,11 @@ def preview_turn(
     enrichment = Enrichment(query=query)
     if is_empty(searched):
         return enrichment
-    turn.windows = searched.retrieve(query, top_k=top_k, context_radius=context_radius, min_score=min_score)
+    turn.passages = searched.retrieve(query, top_k=top_k, context_radius=context_radius, min_score=min_score)
     model = agent.model if agent is not None else None
-    selection = select_windows(settings, model, None, turn, 0)
+    selection = select_passages(settings, model, None, turn, 0)
     chosen = selection.chosen
-    enrichment.windows, enrichment.dropped_windows, enrichment.tokens = chosen, selection.dropped, selection.tokens
+    enrichment.passages, enrichment.left_out, enrichment.tokens = chosen, selection.dropped, selection.tokens
     enrichment.text = context_block(selection.body, query) if chosen else ""
     enrichment.elapsed_ms = (time.perf_counter() - started) * 1000
     return enrichment

@@ -1,7 +1,7 @@
 """What the hook remembers per agent and per user turn, and how it recognises a user turn.
 
 ``Enrichment`` is public (``SemanticMemoryHook.last_enrichment``); the other records are the hook's internal
-bookkeeping, shared by the hook, the window selection (``_budget``) and the model-call middleware
+bookkeeping, shared by the hook, the passage selection (``_selection``) and the model-call middleware
 (``_model_call``).
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from strands.types.content import ContentBlock, Message
 
-from strands_semantic_memory.retrieval._windows import ContextWindow
+from strands_semantic_memory.retrieval._passages import Passage
 
 __all__ = ["AgentState", "Enrichment", "Turn", "is_text_block", "position_of", "user_text"]
 
@@ -24,8 +24,8 @@ class Enrichment:
 
     Attributes:
         query: The user's words that were searched for.
-        windows: The windows injected into the turn's latest model call, in conversation order.
-        dropped_windows: Windows found but left out to respect the budgets (characters, tokens, or the room left
+        passages: The passages injected into the turn's latest model call, in conversation order.
+        left_out: Passages found but left out to respect the budgets (characters, tokens, or the room left
             after a context overflow).
         text: The full text the user's turn was sent with on the latest model call (empty when nothing was
             injected). The agent's history keeps the user's own words.
@@ -37,8 +37,8 @@ class Enrichment:
     """
 
     query: str
-    windows: list[ContextWindow] = field(default_factory=list)
-    dropped_windows: list[ContextWindow] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
+    left_out: list[Passage] = field(default_factory=list)
     text: str = ""
     elapsed_ms: float = 0.0
     tokens: int | None = None
@@ -53,7 +53,7 @@ class Turn:
     message: Message
     query: str
     searched: bool = False
-    windows: list[ContextWindow] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
     enrichment: Enrichment | None = None
     char_cap: int | None = None  # lowered after a context overflow, for the rest of the turn
     token_cap: int | None = None

@@ -1,7 +1,8 @@
 """Messages as the archive keeps them: the exact byte codec, the text that is searched, and its terms.
 
 Modules: ``_codec`` (a Strands message to exact bytes and back; record keys and sizes), ``_text`` (the text a
-message is embedded and shown as; chunks of long text), ``_terms`` (the BM25 terms every store indexes).
+message is embedded and shown as; chunks of long text), ``_terms`` (the BM25 terms every archive indexes), ``_time``
+(times as seconds since the epoch: when a message was said, the bounds of a search).
 """
 
 from strands_semantic_memory.messages._codec import decode_message, encode_message

@@ -13,7 +13,7 @@ back). Rules, block by block:
 - ``cachePoint`` and unknown blocks: nothing (unknown kinds are logged once at debug level).
 
 A message can render to an empty string (an empty content list, a cache point). It is archived all the same,
-with no vector, so it still widens context windows around its neighbours.
+with no vector, so it still widens passages around its neighbours.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ _BREAKS = ("\n\n", "\n", ". ", "? ", "! ", "; ", ", ", " ")
 def chunk_end(text: str, start: int, size: int) -> int:
     """Where the chunk that starts at ``start`` ends: at most ``size`` characters on, at the best break.
 
-    The best break (``_BREAKS``, in order) in the second half of the window wins, so a chunk holds whole
+    The best break (``_BREAKS``, in order) in the second half of the span wins, so a chunk holds whole
     paragraphs or sentences where the text has them; a run without any break is cut at ``size``.
     """
     end = min(len(text), start + size)

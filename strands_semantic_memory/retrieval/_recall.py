@@ -1,12 +1,12 @@
-"""Recall: one query in, ranked hits and context windows out.
+"""Recall: one query in, ranked hits and passages out.
 
 The path: the query is embedded (cached), the store answers with dense and lexical candidates in one call
 (``candidates``), the ranking orders them (``_ranking``, pure), ``min_score`` and an optional reranker apply, and
-for windows the hits are widened and merged (``_assembly``).
+for passages the hits are widened and merged (``_assembly``).
 
 Store calls per search: ``candidates`` also answers the neighbours the ranking scores (a
-``ContextRequest``), so a search is one call and a window
-search two (``candidates``, then ``get`` for the windows' records). A store may leave that request unanswered: the
+``ContextRequest``), so a search is one call and a passage
+search two (``candidates``, then ``get`` for the passages' records). A store may leave that request unanswered: the
 neighbours it did not cover are then read with ``similarities`` and, for a lexical or filtered search, ``get``.
 """
 
@@ -17,18 +17,20 @@ import logging
 from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from strands_semantic_memory._validation import check_int, check_score
+from strands_semantic_memory.archives._protocol import Archive, Candidates, SearchFilter, StoredRecord
 from strands_semantic_memory.embeddings._base import Vectors
-from strands_semantic_memory.engine._query_encoder import Encoder
+from strands_semantic_memory.embeddings._checked import CheckedEmbedder
 from strands_semantic_memory.errors import InvalidMessageTypeError, SemanticMemoryError
 from strands_semantic_memory.messages._codec import decode_message
 from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.retrieval._assembly import build_windows, window_ranges
+from strands_semantic_memory.messages._time import TimeBound, to_epoch
+from strands_semantic_memory.retrieval._assembly import build_passages, passage_ranges
+from strands_semantic_memory.retrieval._passages import Passage
 from strands_semantic_memory.retrieval._ranking import (
     Ranked,
     base_scores,
@@ -37,17 +39,41 @@ from strands_semantic_memory.retrieval._ranking import (
     context_request,
     rank,
 )
-from strands_semantic_memory.retrieval._ranking_options import Retrieval
+from strands_semantic_memory.retrieval._ranking_options import RankingOptions, Retrieval
 from strands_semantic_memory.retrieval._rerank import Reranker
-from strands_semantic_memory.retrieval._windows import ContextWindow
-from strands_semantic_memory.stores._protocol import ArchiveStore, Candidates, SearchFilter, StoredRecord
 
 if TYPE_CHECKING:
     from strands.types.content import Message
 
-    from strands_semantic_memory.engine._options import MemoryOptions
-
 logger = logging.getLogger(__name__)
+
+
+class RecallOptions(Protocol):
+    """The options a search reads (the engine's ``MemoryOptions`` has them), re-read on every call."""
+
+    @property
+    def top_k(self) -> int:
+        """Hits per search."""
+
+    @property
+    def context_radius(self) -> int:
+        """Neighbours added on each side of a hit."""
+
+    @property
+    def min_score(self) -> float | None:
+        """The lowest cosine similarity a hit may have (None: any)."""
+
+    @property
+    def retrieval(self) -> Retrieval:
+        """``"hybrid"``, ``"dense"`` or ``"lexical"``."""
+
+    @property
+    def ranking(self) -> RankingOptions:
+        """The ranking's tunables."""
+
+    @property
+    def rerank_candidates(self) -> int:
+        """Candidates handed to the reranker."""
 
 
 @dataclass(frozen=True)
@@ -74,20 +100,6 @@ class SearchHit:
     said_at: float | None = None
 
 
-TimeBound = float | datetime | None
-
-
-def to_epoch(value: TimeBound, name: str) -> float | None:
-    """Seconds since the epoch from a number or a datetime (naive datetimes are local time, as Python does)."""
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    raise InvalidMessageTypeError(f"{name} must be a number of seconds or a datetime, got {type(value).__name__}")
-
-
 def make_filter(roles: Collection[str] | None, since: TimeBound, until: TimeBound) -> SearchFilter | None:
     """The store filter for a search's keyword arguments (None when nothing is filtered)."""
     if isinstance(roles, str):
@@ -101,7 +113,7 @@ def make_filter(roles: Collection[str] | None, since: TimeBound, until: TimeBoun
 
 
 def per_call(
-    options: MemoryOptions, top_k: int | None, context_radius: int | None, min_score: float | None
+    options: RecallOptions, top_k: int | None, context_radius: int | None, min_score: float | None
 ) -> tuple[int, int, float | None]:
     """``(top_k, context_radius, min_score)`` for one call: each argument, or the option when it is None.
 
@@ -141,15 +153,15 @@ class Recall:
 
     def __init__(
         self,
-        store: ArchiveStore,
-        encoder: Encoder,
+        store: Archive,
+        checked: CheckedEmbedder,
         lock: AbstractContextManager[object],
-        options: Callable[[], MemoryOptions],
+        options: Callable[[], RecallOptions],
         reranker: Reranker | None,
     ) -> None:
         """Create the recall path over a store."""
         self._store = store
-        self._encoder = encoder
+        self._checked = checked
         self._lock = lock
         self._options = options
         self.reranker = reranker
@@ -158,11 +170,11 @@ class Recall:
         if mode == "lexical" and threshold is None:
             return None
         try:
-            return self._encoder.query(query)
+            return self._checked.query(query)
         except SemanticMemoryError as error:
             if mode == "dense":
                 raise
-            log = logger.debug if self._encoder.unavailable else logger.warning  # an unavailable model: logged once
+            log = logger.debug if self._checked.unavailable else logger.warning  # an unavailable model: logged once
             log("error=<%s> | query embedding failed; using lexical results only", error)
             return None
 
@@ -302,15 +314,15 @@ class Recall:
         ]
         return sorted(rescored, key=lambda h: (-h.score, h.index))
 
-    def windows(
+    def passages(
         self,
         query: str,
         top_k: int | None,
         context_radius: int | None,
         min_score: float | None,
         search_filter: SearchFilter | None,
-    ) -> list[ContextWindow]:
-        """Search, widen the best hits by the radius, merge, and build scored windows (None: the option).
+    ) -> list[Passage]:
+        """Search, widen the best hits by the radius, merge, and build scored passages (None: the option).
 
         The records are read once, for the merged ranges (which hold the hits); with a reranker, which needs the
         candidates' messages first, the ranges' other records are read in a second call.
@@ -327,7 +339,7 @@ class Recall:
             best = dict(ranked[:k])
             if not best:
                 return []
-            ranges = window_ranges(best, radius, (max(0, min(best) - radius), max(best) + radius))
+            ranges = passage_ranges(best, radius, (max(0, min(best) - radius), max(best) + radius))
             wanted = [i for span in ranges for i in range(span.start, span.end + 1) if i not in asked]
             if wanted:
                 asked.update(wanted)
@@ -335,6 +347,6 @@ class Recall:
                     records.update(self._store.get(wanted))
             gone = {i for i in best if i not in records}
             if not gone:
-                return build_windows(ranges, records, best, {i: s for i, s in ranked if i in records})
+                return build_passages(ranges, records, best, {i: s for i, s in ranked if i in records})
             # Removed between ranking and reading (forgotten meanwhile): the next candidates move up.
             ranked = [(i, s) for i, s in ranked if i not in gone]

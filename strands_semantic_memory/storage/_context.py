@@ -3,10 +3,10 @@
 Strands' ``ContextManager`` stashes every message as it is added, long before anything is summarized away, so a
 search of the stash also finds what the model still sees (the user's current question first of all). For one
 turn, ``TurnScope`` asks the search for as many more hits as the context holds stashable texts, then keeps, in each
-window, only the entries of the storage's namespace whose text the context no longer holds, and of the hits left the
-turn's ``top_k`` best (by each hit's own score, as the hook's packing ranks them; a window keeps the others as
+passage, only the entries of the storage's namespace whose text the context no longer holds, and of the hits left the
+turn's ``top_k`` best (by each hit's own score, as the hook's packing ranks them; a passage keeps the others as
 neighbours): the hits a search of an archive holding only what left the context would have found. A pure function of
-the windows and the context: no I/O.
+the passages and the context: no I/O.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from strands_semantic_memory.messages import render_message
-from strands_semantic_memory.retrieval import ContextWindow
-from strands_semantic_memory.retrieval._windows import window_score
+from strands_semantic_memory.retrieval import Passage
+from strands_semantic_memory.retrieval._passages import passage_score
 from strands_semantic_memory.storage._entries import entry_key, texts_in
 
 __all__ = ["MAX_EXTRA_HITS", "TurnScope"]
@@ -39,49 +39,49 @@ def _keep(message: Any, prefix: str, present: frozenset[str]) -> bool:
     return bool(text) and text not in present
 
 
-def _narrowed(window: ContextWindow, prefix: str, present: frozenset[str]) -> ContextWindow | None:
-    """``window`` without the entries to leave out; None when none of its hits remain."""
-    kept = [p for p, message in enumerate(window.messages) if _keep(message, prefix, present)]
-    if len(kept) == len(window.messages):
-        return window
-    indices = [window.indices[p] for p in kept]
+def _narrowed(passage: Passage, prefix: str, present: frozenset[str]) -> Passage | None:
+    """``passage`` without the entries to leave out; None when none of its hits remain."""
+    kept = [p for p, message in enumerate(passage.messages) if _keep(message, prefix, present)]
+    if len(kept) == len(passage.messages):
+        return passage
+    indices = [passage.indices[p] for p in kept]
     live = set(indices)
-    hits = [(i, s) for i, s in _hits(window) if i in live]
+    hits = [(i, s) for i, s in _hits(passage) if i in live]
     if not hits:
         return None
     return dataclasses.replace(
-        _with_hits(window, hits),
+        _with_hits(passage, hits),
         start=indices[0],
         end=indices[-1],
-        messages=[window.messages[p] for p in kept],
+        messages=[passage.messages[p] for p in kept],
         indices=indices,
-        roles=[window.roles[p] for p in kept] if window.roles else [],
-        timestamps=[window.timestamps[p] for p in kept] if window.timestamps else [],
+        roles=[passage.roles[p] for p in kept] if passage.roles else [],
+        timestamps=[passage.timestamps[p] for p in kept] if passage.timestamps else [],
     )
 
 
-def _hits(window: ContextWindow) -> list[tuple[int, float]]:
-    """``(archive index, score)`` of each hit of ``window``."""
-    scores = window.hit_scores or [window.score] * len(window.hit_indices)
-    return list(zip(window.hit_indices, scores, strict=True))
+def _hits(passage: Passage) -> list[tuple[int, float]]:
+    """``(archive index, score)`` of each hit of ``passage``."""
+    scores = passage.hit_scores or [passage.score] * len(passage.hit_indices)
+    return list(zip(passage.hit_indices, scores, strict=True))
 
 
-def _with_hits(window: ContextWindow, hits: list[tuple[int, float]]) -> ContextWindow:
-    """``window`` with only ``hits`` as hits (the others stay as neighbours), scored by them."""
-    if len(hits) == len(window.hit_indices):
-        return window
-    # A window that lost hits is worth what its remaining hits are worth (its old score may be a dropped hit's).
+def _with_hits(passage: Passage, hits: list[tuple[int, float]]) -> Passage:
+    """``passage`` with only ``hits`` as hits (the others stay as neighbours), scored by them."""
+    if len(hits) == len(passage.hit_indices):
+        return passage
+    # A passage that lost hits is worth what its remaining hits are worth (its old score may be a dropped hit's).
     return dataclasses.replace(
-        window,
+        passage,
         hit_indices=[i for i, _ in hits],
         hit_scores=[s for _, s in hits],
-        score=window_score([s for _, s in hits]),
+        score=passage_score([s for _, s in hits]),
     )
 
 
 @dataclass(frozen=True)
 class TurnScope:
-    """One turn's search of a storage: how deep to search, and which of the windows found to keep.
+    """One turn's search of a storage: how deep to search, and which of the passages found to keep.
 
     Attributes:
         prefix: The storage view's key prefix (empty: the whole storage).
@@ -103,18 +103,18 @@ class TurnScope:
         """Hits to ask the search for: ``top_k`` plus one per text the context holds (at most ``MAX_EXTRA_HITS``)."""
         return self.top_k + min(len(self.present), MAX_EXTRA_HITS)
 
-    def windows(self, windows: Iterable[ContextWindow]) -> list[ContextWindow]:
-        """The windows to bring back, in conversation order, with the turn's ``top_k`` best hits among them.
+    def passages(self, passages: Iterable[Passage]) -> list[Passage]:
+        """The passages to bring back, in conversation order, with the turn's ``top_k`` best hits among them.
 
-        A window keeps only those of its hits that are among the ``top_k`` best (ties: the earlier entry first);
-        its other entries stay as neighbours. A window without one of them is left out.
+        A passage keeps only those of its hits that are among the ``top_k`` best (ties: the earlier entry first);
+        its other entries stay as neighbours. A passage without one of them is left out.
         """
-        narrowed = [w for w in (_narrowed(w, self.prefix, self.present) for w in windows) if w is not None]
+        narrowed = [w for w in (_narrowed(w, self.prefix, self.present) for w in passages) if w is not None]
         ranked = sorted(((s, i) for w in narrowed for i, s in _hits(w)), key=lambda hit: (-hit[0], hit[1]))
         best = {i for _, i in ranked[: self.top_k]}
         chosen = []
-        for window in narrowed:
-            hits = [(i, s) for i, s in _hits(window) if i in best]
+        for passage in narrowed:
+            hits = [(i, s) for i, s in _hits(passage) if i in best]
             if hits:
-                chosen.append(_with_hits(window, hits))
+                chosen.append(_with_hits(passage, hits))
         return sorted(chosen, key=lambda w: w.start)

@@ -40,7 +40,7 @@ from strands_semantic_memory.messages import render_message
 __all__ = ["ROLE", "entry_bytes", "entry_key", "entry_message", "entry_text", "texts_in"]
 
 ROLE = STORAGE_ROLE
-"""The role of every archived storage entry (one that ``SemanticMemory.archive`` refuses from any caller)."""
+"""The role of every archived storage entry (one that ``SemanticMemory.add`` refuses from any caller)."""
 
 FIELD = "strands_storage"
 """The ``metadata.custom`` field that marks an archived record as a storage entry."""

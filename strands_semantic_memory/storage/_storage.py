@@ -39,6 +39,7 @@ from typing import Any
 from strands.storage.storage import StorageSearchResult
 from strands.types.exceptions import StorageError
 
+from strands_semantic_memory.archives import Archive
 from strands_semantic_memory.embeddings import Embedder
 from strands_semantic_memory.engine import SemanticMemory
 from strands_semantic_memory.engine._options import BUILT_MEMORY_EMBEDDING
@@ -48,7 +49,6 @@ from strands_semantic_memory.storage._context import TurnScope
 from strands_semantic_memory.storage._entries import entry_bytes, entry_key, entry_message
 from strands_semantic_memory.storage._keys import KeyTable
 from strands_semantic_memory.storage._strands import EPHEMERAL, NAMESPACED, normalize_key, normalize_prefix
-from strands_semantic_memory.stores import ArchiveStore
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
@@ -149,7 +149,7 @@ class SemanticStorage:
         memory: SemanticMemory | None = None,
         *,
         archive_path: str | os.PathLike[str] | None = None,
-        store: ArchiveStore | None = None,
+        archive: Archive | None = None,
         embedder: Embedder | None = None,
         max_results: int = DEFAULT_MAX_RESULTS,
         min_similarity: float = DEFAULT_MIN_SIMILARITY,
@@ -162,7 +162,7 @@ class SemanticStorage:
             memory: The memory to keep the entries in (it may be shared, e.g. with a conversation manager: its
                 other messages are not entries). Not together with the arguments that build one.
             archive_path: A file for a durable archive (``SqliteArchive``).
-            store: Where the archive lives, e.g. ``PostgresArchive(dsn, namespace)``; default: in process.
+            archive: Where the messages are kept, e.g. ``PostgresArchive(dsn, namespace)``; default: in process.
             embedder: A ready ``Embedder`` instead of the bundled model.
             max_results: Results one ``search`` returns at most.
             min_similarity: Cosine similarity from which an entry that shares no word with the query matches.
@@ -180,7 +180,7 @@ class SemanticStorage:
         if memory is not None:
             if not isinstance(memory, SemanticMemory):
                 raise ConfigurationError(f"memory must be a SemanticMemory, got {type(memory).__name__}")
-            building = (("archive_path", archive_path), ("store", store), ("embedder", embedder))
+            building = (("archive_path", archive_path), ("archive", archive), ("embedder", embedder))
             given = [name for name, value in building if value is not None]
             if given or memory_options:
                 names = ", ".join([*given, *memory_options])
@@ -194,12 +194,12 @@ class SemanticStorage:
         self._owns_memory = memory is None
         if memory is None:
             memory_options.setdefault("embedding", BUILT_MEMORY_EMBEDDING)
-            memory = SemanticMemory(embedder=embedder, store=store, archive_path=archive_path, **memory_options)
+            memory = SemanticMemory(embedder=embedder, archive=archive, archive_path=archive_path, **memory_options)
         self._memory = memory
         self._table = KeyTable(memory)
         self._prefix = ""
         self._namespaced: object | None = None  # NAMESPACED on views: Strands uses a scoped view as is
-        if not memory.archive_store.persistent:
+        if not memory.archive.persistent:
             self._ephemeral = EPHEMERAL  # Strands' ContextManager then keeps the stash in session snapshots too
 
     @property
@@ -353,7 +353,7 @@ class SemanticStorage:
             top_k: Hits the turn keeps (default: the memory's ``top_k``).
 
         Returns:
-            The scope: search ``depth`` hits, then keep the ``windows`` outside the context and in this view.
+            The scope: search ``depth`` hits, then keep the ``passages`` outside the context and in this view.
         """
         keep = self._memory.options.top_k if top_k is None else top_k
         return TurnScope.of(self._prefix, messages, keep)

@@ -16,19 +16,18 @@ the agent), so one ``ContextBudget`` serves both.
 from __future__ import annotations
 
 import logging
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from strands.experimental.context_manager import ContextState, Offload, SummarizeConfig
 
 from strands_semantic_memory._validation import check_instance
-from strands_semantic_memory.budget import ContextBudget, history_tokens
+from strands_semantic_memory.budget import ContextBudget, history_tokens, model_window, share_budget
 from strands_semantic_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
 
-__all__ = ["DEFAULT_SUMMARY_RATIO", "MAX_ROUNDS", "BudgetSummarization", "shared_budget"]
+__all__ = ["DEFAULT_SUMMARY_RATIO", "MAX_ROUNDS", "BudgetSummarization"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,16 +37,6 @@ library's conversation manager."""
 
 MAX_ROUNDS = 8
 """Most summary calls one model call may wait for (each summarizes ``summary_ratio`` of the messages)."""
-
-_BUDGETS: weakref.WeakKeyDictionary[Any, ContextBudget] = weakref.WeakKeyDictionary()
-
-
-def shared_budget(agent: Any) -> ContextBudget | None:
-    """The budget a ``BudgetSummarization`` of ``agent``'s ``ContextManager`` keeps, if it has one."""
-    try:
-        return _BUDGETS.get(agent)
-    except TypeError:  # an object that cannot be weakly referenced has no strategy registered
-        return None
 
 
 class BudgetSummarization:
@@ -112,7 +101,7 @@ class BudgetSummarization:
 
     def init(self, agent: Agent, stash: Any = None) -> None:
         """Called by the ``ContextManager`` with its agent: records the budget for the agent's hook."""
-        _BUDGETS[agent] = self.budget
+        share_budget(agent, self.budget)
         self._summarize.init(agent, stash=stash)
 
     async def apply(self, context: ContextState) -> bool:
@@ -125,9 +114,9 @@ class BudgetSummarization:
             Whether anything was summarized.
         """
         agent = context.agent
-        window = agent.model.context_window_limit
+        window = model_window(agent.model)
         system_prompt = agent.system_prompt
-        if not window:
+        if window is None:
             return bool(context.overflow) and await self._summarize.apply(context)
         limit = self.budget.history_limit(window)
         rounds = 0

@@ -36,8 +36,8 @@ from strands.types.tools import AgentTool, ToolContext
 from strands_semantic_memory._validation import check_flag, check_int, check_score
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryError
-from strands_semantic_memory.formatting._block import format_windows
-from strands_semantic_memory.formatting._tool_output import cut_message, read_window, render_windows
+from strands_semantic_memory.formatting._block import format_passages
+from strands_semantic_memory.formatting._tool_output import cut_message, read_passage, render_passages
 from strands_semantic_memory.messages._codec import searchable_text
 from strands_semantic_memory.messages._text import render_message
 from strands_semantic_memory.tools._arguments import (
@@ -69,7 +69,7 @@ __all__ = [
     "format_time",
     "memory_tools",
     "parse_time",
-    "render_windows",
+    "render_passages",
 ]
 
 DEFAULT_MAX_OUTPUT_CHARS = 8000
@@ -168,7 +168,7 @@ def search_text(
         raise ValueError(f"since ({since}) is after until ({until}); nothing can match")
     if len(memory) == 0:
         return "The conversation archive is empty: nothing has been archived yet."
-    windows = memory.retrieve(
+    passages = memory.retrieve(
         query,
         top_k=count,
         context_radius=context_radius,
@@ -178,9 +178,9 @@ def search_text(
         until=stop,
     )
     filters = _filters_text(role or None, since, until)
-    if not windows:
+    if not passages:
         return f"No archived messages match {quoted(query)}{filters}."
-    text, shown, left_out = render_windows(windows, max_chars - 400, show_dates=show_dates)
+    text, shown, left_out = render_passages(passages, max_chars - 400, show_dates=show_dates)
     hits = sum(len(w.hit_indices) for w in shown)
     header = f"Found {hits} matching archived message(s) for {quoted(query)}{filters}, shown with their neighbours:"
     footer = []
@@ -238,13 +238,13 @@ def read_text(
             except KeyError:  # forgotten between the two calls
                 moment = None
         timestamps.append(moment)
-    # Take whole messages while they fit, then render them as one fenced window.
+    # Take whole messages while they fit, then render them as one fenced passage.
     budget = max_chars - 400
     taken: list[int] = []
     used = 0
     for position, (index, message) in enumerate(found):
-        single = read_window([(index, message)], [timestamps[position]])
-        size = len(format_windows([single], show_dates=show_dates))
+        single = read_passage([(index, message)], [timestamps[position]])
+        size = len(format_passages([single], show_dates=show_dates))
         if used + size > budget:
             break
         taken.append(position)
@@ -256,7 +256,7 @@ def read_text(
         chosen = [(index, cut_message(message, budget - 200, index))]
         chosen_times = [timestamps[0]]
     shown_until = chosen[-1][0]
-    body = format_windows([read_window(chosen, chosen_times)], show_dates=show_dates)
+    body = format_passages([read_passage(chosen, chosen_times)], show_dates=show_dates)
     if shown_until < found[-1][0]:
         notes.insert(
             0,

@@ -15,11 +15,11 @@ from strands import Agent, tool
 
 from strands_semantic_memory import SemanticSummarizingConversationManager
 from strands_semantic_memory.conversation_manager._compaction import drop_split
-from strands_semantic_memory.conversation_manager._session_state import (
+from strands_semantic_memory.conversation_manager._structured_summary import (
     STATE_CLOSE,
     STATE_OPEN,
     Fact,
-    SessionState,
+    StructuredSummary,
     TrimReport,
     clean_state,
     read_state_block,
@@ -28,7 +28,7 @@ from strands_semantic_memory.conversation_manager._session_state import (
     trim_state,
 )
 from strands_semantic_memory.conversation_manager._summarizer import describe_indices, merge_request, summary_view
-from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.errors import ConfigurationError, StateError
 from strands_semantic_memory.messages._text import render_message
 from tests.support.conversations import TOPIC_TURNS, make_agent
 from tests.support.scripted_model import ToolCall, default_responder
@@ -50,7 +50,7 @@ def texts(messages):
 
 
 def fact_texts(manager):
-    return [fact.text for fact in manager.session_state.facts]
+    return [fact.text for fact in manager.structured_summary.facts]
 
 
 def assert_tool_pairs_intact(messages):
@@ -77,16 +77,16 @@ def test_merge_receives_the_previous_state_not_a_prose_summary(embedder):
         agent(turn)
     requests = model.state_requests
     assert len(requests) >= 2
-    assert "There is no SessionState yet" in render_message(requests[0]["messages"][0])
+    assert "There is no StructuredSummary yet" in render_message(requests[0]["messages"][0])
     for request in requests[1:]:
         head, *leaving, tail = request["messages"]
         previous = read_state_block(render_message(head))
         assert previous is not None, "the previous state is in the prompt"
         assert {"text": "locker: LK-4417-QV", "sources": [0]} in previous["facts"]
         assert STATE_OPEN not in texts(leaving), "the state message is not summarized again as a message"
-        assert render_message(tail).startswith("Return the updated SessionState")
+        assert render_message(tail).startswith("Return the updated StructuredSummary")
     assert not model.summary_requests, "no prose summary was asked for"
-    assert requests[0]["schema"] is SessionState
+    assert requests[0]["schema"] is StructuredSummary
 
 
 def test_a_fact_from_the_first_compaction_survives_five_more(embedder):
@@ -104,7 +104,7 @@ def test_a_fact_from_the_first_compaction_survives_five_more(embedder):
     assert len(state_messages) == 1 and "LK-4417-QV" in render_message(state_messages[0])
     assert agent.messages[0] is manager.summary_message
     # The fact links back to the archive, which has the exact words.
-    (fact,) = [f for f in manager.session_state.facts if f.text.startswith("locker")]
+    (fact,) = [f for f in manager.structured_summary.facts if f.text.startswith("locker")]
     assert fact.sources == [0] and manager.memory.messages()[0][1]["content"][0]["text"] == PLANTED
 
 
@@ -138,7 +138,7 @@ def test_schema_validation_failure_raises_by_default_and_loses_nothing(embedder)
         for turn in [PLANTED, *TURNS]:
             agent(turn)
     assert PLANTED in texts(agent.messages), "nothing left the context"
-    assert manager.removed_message_count == 0 and manager.session_state is None
+    assert manager.removed_message_count == 0 and manager.structured_summary is None
     assert manager.memory.messages()[0][1]["content"][0]["text"] == PLANTED, "archived before the summary was asked"
 
 
@@ -154,7 +154,7 @@ def test_schema_validation_failure_drops_the_oldest_when_configured(embedder, ca
     stats = manager.get_memory_usage_stats()
     assert stats["dropped_message_count"] == manager.removed_message_count > 0
     assert stats["summary_failure_count"] >= 1 and stats["summarized_message_count"] == 0
-    assert manager.session_state is None
+    assert manager.structured_summary is None
     assert "dropped=<" in caplog.text
     # Archive + active context = the whole conversation.
     assert len(manager.memory) + len(agent.messages) == 2 * 21
@@ -250,7 +250,9 @@ def test_summary_filter_keeps_tool_results_from_the_summarizer_but_archives_them
 
 def test_summarization_agent_produces_the_state_through_structured_output(embedder):
     def summarizer_responder(messages, system_prompt, is_summary):
-        return ToolCall("SessionState", {"facts": [{"text": "user asked about data structures", "sources": [0, 99]}]})
+        return ToolCall(
+            "StructuredSummary", {"facts": [{"text": "user asked about data structures", "sources": [0, 99]}]}
+        )
 
     summarizer_model = StructuredScriptedModel(summarizer_responder)
     summarizer = Agent(model=summarizer_model, callback_handler=None, system_prompt="You keep session state.")
@@ -261,7 +263,7 @@ def test_summarization_agent_produces_the_state_through_structured_output(embedd
         agent(turn)
     assert summarizer_model.requests and not model.state_requests
     assert fact_texts(manager) == ["user asked about data structures"]
-    assert manager.session_state.facts[0].sources == [0], "a source the model made up is dropped"
+    assert manager.structured_summary.facts[0].sources == [0], "a source the model made up is dropped"
     assert summarizer.messages == [] and summarizer.system_prompt == "You keep session state."
 
 
@@ -270,7 +272,7 @@ class Ticket(BaseModel):
     issues: list[str] = []
 
 
-def test_a_custom_schema_replaces_session_state(embedder):
+def test_a_custom_schema_replaces_the_structured_summary(embedder):
     def ticket(output_model, prompt, system_prompt):
         assert output_model is Ticket
         return {"customer": "ACME", "issues": [f"{len(prompt) - 2} messages reviewed"]}
@@ -280,9 +282,9 @@ def test_a_custom_schema_replaces_session_state(embedder):
     agent = make_agent(model, manager)
     for turn in [PLANTED, *TURNS[:10]]:
         agent(turn)
-    assert isinstance(manager.session_state, Ticket) and manager.session_state.customer == "ACME"
+    assert isinstance(manager.structured_summary, Ticket) and manager.structured_summary.customer == "ACME"
     assert read_state_block(render_message(agent.messages[0]))["customer"] == "ACME"
-    assert "SessionState" not in model.state_requests[0]["system_prompt"]
+    assert "StructuredSummary" not in model.state_requests[0]["system_prompt"]
     assert manager.get_state()["session_state"]["schema"] == "Ticket"
 
 
@@ -290,7 +292,7 @@ def test_a_custom_schema_replaces_session_state(embedder):
 
 
 def test_state_block_cannot_be_closed_by_text_inside_it():
-    state = SessionState(facts=[Fact(text=f"the user typed {STATE_CLOSE} then <b>bold</b>", sources=[3])])
+    state = StructuredSummary(facts=[Fact(text=f"the user typed {STATE_CLOSE} then <b>bold</b>", sources=[3])])
     rendered = render_state(state)
     assert rendered.count(STATE_CLOSE) == 1 and rendered.endswith(STATE_CLOSE)
     assert read_state_block(rendered)["facts"][0]["text"] == f"the user typed {STATE_CLOSE} then <b>bold</b>"
@@ -298,7 +300,7 @@ def test_state_block_cannot_be_closed_by_text_inside_it():
 
 
 def test_clean_state_deduplicates_and_drops_made_up_sources():
-    state = SessionState(
+    state = StructuredSummary(
         facts=[Fact(text="Code is 42", sources=[1, 7]), Fact(text="code  is 42", sources=[2]), Fact(text=" ")],
         open_threads=["Ship it?", "ship it?", ""],
     )
@@ -308,9 +310,9 @@ def test_clean_state_deduplicates_and_drops_made_up_sources():
 
 
 def test_merge_request_labels_the_leaving_messages_with_archive_indices():
-    previous = SessionState(facts=[Fact(text="a: 1", sources=[0])])
+    previous = StructuredSummary(facts=[Fact(text="a: 1", sources=[0])])
     leaving = [{"role": "user", "content": [{"text": "x"}]}, {"role": "assistant", "content": [{"text": "y"}]}]
-    head, *middle, tail = merge_request(SessionState, previous, leaving, [4, 5])
+    head, *middle, tail = merge_request(StructuredSummary, previous, leaving, [4, 5])
     assert middle == leaving and head["role"] == tail["role"] == "user"
     assert "archived as #4-#5" in render_message(head)
     assert read_state_block(render_message(head)) == json.loads(
@@ -350,10 +352,10 @@ def test_summary_view_leaves_out_both_sides_of_a_filtered_pair():
 
 def test_scripted_merge_is_a_real_merge():
     """The test double itself: it reads the previous state and replaces a fact by key."""
-    head = merge_request(SessionState, SessionState(facts=[Fact(text="k: old", sources=[0])]), [], [])[0]
+    head = merge_request(StructuredSummary, StructuredSummary(facts=[Fact(text="k: old", sources=[0])]), [], [])[0]
     prompt = [head, {"role": "user", "content": [{"text": "FACT k: new"}]}, head]
     head["content"][0]["text"] += "\nThey are archived as #7 (in order)"
-    state = SessionState.model_validate(merging_responder(SessionState, prompt, None))
+    state = StructuredSummary.model_validate(merging_responder(StructuredSummary, prompt, None))
     assert [(f.text, f.sources) for f in state.facts] == [("k: new", [7])]
 
 
@@ -379,10 +381,10 @@ def test_an_oversized_state_never_wedges_the_conversation(embedder):
     assert len(state_text) <= 0.25 * window * 3 + 600, "the state message fits its budget (and a short header)"
     assert "left out" in state_text and "archived" in state_text
     assert "locker: LK-4417-QV" in fact_texts(manager), "the newest facts are kept"
-    for fact in manager.session_state.facts:
+    for fact in manager.structured_summary.facts:
         for source in fact.sources:
             assert manager.memory.get(source), "what a kept fact cites is in the archive"
-    assert manager.get_state()["session_state"]["data"] == manager.session_state.model_dump(mode="json")
+    assert manager.get_state()["session_state"]["data"] == manager.structured_summary.model_dump(mode="json")
 
 
 def test_an_oversized_state_restored_from_a_session_is_fitted_before_the_first_call(embedder):
@@ -395,7 +397,7 @@ def test_an_oversized_state_restored_from_a_session_is_fitted_before_the_first_c
     huge = [{"text": f"old note {n}: " + "detail " * 30, "sources": []} for n in range(400)]
     state["session_state"]["data"]["facts"] = [*huge, *state["session_state"]["data"]["facts"]]
     state["summary_message"]["content"] = [
-        {"text": render_state(SessionState.model_validate(state["session_state"]["data"]))}
+        {"text": render_state(StructuredSummary.model_validate(state["session_state"]["data"]))}
     ]
     manager = structured(embedder)
     restored = make_agent(StructuredScriptedModel(max_input_chars=2500, context_window_limit=1000), manager)
@@ -406,7 +408,7 @@ def test_an_oversized_state_restored_from_a_session_is_fitted_before_the_first_c
 
 
 def test_trim_state_drops_the_oldest_items_first_and_reports_their_sources():
-    state = SessionState(
+    state = StructuredSummary(
         facts=[Fact(text=f"fact {n} " + "x" * 50, sources=[n]) for n in range(40)],
         open_threads=[f"thread {n}" for n in range(5)],
         narrative="n" * 300,
@@ -423,3 +425,73 @@ def test_trim_state_drops_the_oldest_items_first_and_reports_their_sources():
 def test_state_budget_is_a_share_of_the_window(embedder, budget):
     with pytest.raises(ConfigurationError, match="state_budget"):
         structured(embedder, state_budget=budget)
+
+
+# ------------------------------------------------------------- a model that declares no window (issue 39, point 10)
+
+UNDECLARED_LIMIT = 3000  # characters; the scripted model overflows above them and declares no context_window_limit
+
+
+def wedge_setup(embedder):
+    """The issue's setup: a state that is always too big, drop_oldest, hard_limit 0.9, a model without a window."""
+    model = StructuredScriptedModel(max_input_chars=UNDECLARED_LIMIT, state_responder=oversized_state)
+    manager = structured(embedder, on_summary_failure="drop_oldest", hard_limit=0.9)
+    return model, manager
+
+
+def test_without_a_declared_window_the_overflows_bound_the_state_and_the_hard_limit(embedder):
+    model, manager = wedge_setup(embedder)
+    agent = make_agent(model, manager)
+    for turn in [PLANTED, *TURNS[:24]]:
+        agent(turn)  # before: the state grew to its 200,000-token budget and turns 20-24 failed
+    assert manager.learned_window is not None and manager.learned_window * 4 <= UNDECLARED_LIMIT + 400
+    assert len(render_message(manager.summary_message)) < UNDECLARED_LIMIT / 2, "the state fits the learned window"
+    assert "locker: LK-4417-QV" in fact_texts(manager)
+    assert model.overflows <= 3, "the window is learned once, not rediscovered on every turn"
+
+    # The saved session restores into a new manager that knows the window, and the conversation goes on.
+    state = manager.get_state()
+    assert state["learned_context_window"] == manager.learned_window
+    again_model, again = wedge_setup(embedder)
+    restored = make_agent(again_model, again)
+    restored.messages = [*again.restore_from_session(state), *agent.messages[1:]]
+    assert again.learned_window == manager.learned_window
+    for turn in TURNS[24:30]:
+        restored(turn)
+    assert again_model.overflows == 0
+
+
+def test_a_session_saved_with_an_oversized_state_and_no_window_recovers_on_its_first_turn(embedder):
+    model, manager = wedge_setup(embedder)
+    agent = make_agent(model, manager)
+    for turn in [PLANTED, *TURNS[:20]]:
+        agent(turn)
+    assert manager.structured_summary is not None, "a reduction happened"
+    # What an older release saved: a state grown to its 200,000-token budget, and no learned window.
+    state = manager.get_state()
+    state.pop("learned_context_window")
+    huge = [{"text": f"old note {n}: " + "detail " * 30, "sources": []} for n in range(600)]
+    state["session_state"]["data"]["facts"] = [*huge, *state["session_state"]["data"]["facts"]]
+    state["summary_message"]["content"] = [
+        {"text": render_state(StructuredSummary.model_validate(state["session_state"]["data"]))}
+    ]
+    assert len(render_message(state["summary_message"])) > 100_000
+    again_model, again = wedge_setup(embedder)
+    restored = make_agent(again_model, again)
+    restored.messages = [*again.restore_from_session(state), *agent.messages[1:]]
+    for turn in TURNS[20:28]:
+        restored(turn)  # before: every turn failed, the restored state alone exceeds the model's limit
+    assert again.learned_window is not None
+    assert len(render_message(again.summary_message)) < UNDECLARED_LIMIT / 2
+    assert "locker: LK-4417-QV" in fact_texts(again)
+    ids = [m.get("tracking_id") for m in restored.messages]
+    assert all(ids) and len(set(ids)) == len(ids), "the trimmed state message has a durable id, as Strands' summary"
+
+
+@pytest.mark.parametrize("learned", [0, -3, 2.5, True, "800"])
+def test_a_saved_learned_window_must_be_a_positive_integer(embedder, learned):
+    manager = structured(embedder)
+    state = manager.get_state()
+    state["learned_context_window"] = learned
+    with pytest.raises(StateError, match="learned_context_window"):
+        structured(embedder).restore_from_session(state)

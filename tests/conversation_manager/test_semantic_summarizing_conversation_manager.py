@@ -15,6 +15,7 @@ from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryErr
 from strands_semantic_memory.messages._text import render_message
 from tests.support.conversations import PLANTED_TURN, REFERENCE, TOPIC_TURNS, make_agent
 from tests.support.scripted_model import ScriptedModel, ToolCall, default_responder
+from tests.support.structured_model import StructuredScriptedModel
 
 LIMIT = 1200  # characters; the scripted model overflows above it (the preserved messages fit easily)
 
@@ -237,6 +238,21 @@ def test_proactive_compression_archives_before_overflow(embedder):
     assert first_archived(manager)["content"][0]["text"] == PLANTED_TURN
 
 
+@pytest.mark.parametrize("limit", ["8000", 2.5, True, float("nan")])
+def test_a_window_that_is_no_whole_number_counts_as_undeclared(embedder, limit, caplog):
+    """A config's context_window_limit that is not an int above 0 no longer breaks a turn (it raised TypeError)."""
+    model = ScriptedModel(max_input_chars=LIMIT)
+    model.update_config(context_window_limit=limit)
+    manager = manager_for(embedder, hard_limit=0.85)
+    agent = make_agent(model, manager)
+    with caplog.at_level("WARNING"):
+        for turn in [PLANTED_TURN, *TOPIC_TURNS]:
+            agent(turn)  # reduced on the model's overflows, as for a model that declares no window
+    assert first_archived(manager)["content"][0]["text"] == PLANTED_TURN
+    named = [r for r in caplog.records if r.name == "strands_semantic_memory.budget"]
+    assert len(named) == 1 and repr(limit) in named[0].getMessage(), "the odd value is named, once"
+
+
 def test_pin_first_keeps_pinned_messages_out_of_the_archive(embedder):
     model = ScriptedModel(max_input_chars=LIMIT)
     manager = manager_for(embedder, pin_first=2)
@@ -306,6 +322,53 @@ def test_manager_is_a_strands_summarizing_manager(embedder):
     assert not isinstance(manager, SlidingWindowConversationManager)
 
 
+# ------------------------------------------------------------------ issue 39, point 12: a drop-in for Strands' manager
+
+SIX = [
+    {"role": "user", "content": [{"text": "Message 1"}]},
+    {"role": "assistant", "content": [{"text": "Response 1"}]},
+    {"role": "user", "content": [{"text": "Message 2"}]},
+    {"role": "assistant", "content": [{"text": "Response 2"}]},
+    {"role": "user", "content": [{"text": "Message 3"}]},
+    {"role": "assistant", "content": [{"text": "Response 3"}]},
+]
+
+
+def reduced_explicitly(manager, model):
+    agent = Agent(model=model, conversation_manager=manager, messages=copy.deepcopy(SIX), callback_handler=None)
+    manager.reduce_context(agent)
+    return agent
+
+
+@pytest.mark.parametrize(
+    "window", [None, 8000, "8000", float("nan"), {"tokens": 8000}], ids=["none", "8000", "'8000'", "nan", "dict"]
+)
+def test_an_explicit_reduce_context_leaves_what_strands_leaves_and_archives_what_left(embedder, window):
+    """Whatever the model's config says its window is, a text summary never reads it (before: 6 messages left)."""
+
+    def model():
+        scripted = ScriptedModel()
+        scripted.update_config(context_window_limit=window)
+        return scripted
+
+    theirs = reduced_explicitly(SummarizingConversationManager(summary_ratio=0.5, preserve_recent_messages=2), model())
+    manager = manager_for(embedder, summary_ratio=0.5, preserve_recent_messages=2)
+    ours = reduced_explicitly(manager, model())
+    assert len(ours.messages) == len(theirs.messages) == 4
+    assert ours.messages[0] is manager.summary_message and ours.messages[0]["tracking_id"]
+    assert [m["content"] for _, m in manager.memory.messages()] == [m["content"] for m in SIX[:3]]
+    assert [m["content"] for m in ours.messages[1:]] == [m["content"] for m in SIX[3:]]
+
+
+@pytest.mark.parametrize("window", ["8000", float("nan")])
+def test_a_window_that_is_not_a_number_never_breaks_a_structured_reduction(embedder, window):
+    model = StructuredScriptedModel()
+    model.update_config(context_window_limit=window)
+    manager = manager_for(embedder, summary_ratio=0.5, preserve_recent_messages=2, summary_format="structured")
+    agent = reduced_explicitly(manager, model)  # before: TypeError / ValueError inside reduce_context
+    assert len(agent.messages) == 4 and manager.structured_summary is not None
+
+
 # ------------------------------------------------------------------ issue 15: the Strands seam and the options
 
 
@@ -327,19 +390,19 @@ def test_construction_fails_if_strands_renamed_the_hooked_method(monkeypatch, em
 
 def test_memory_together_with_archive_options_raises(embedder):
     memory = SemanticMemory(embedder=embedder)
-    with pytest.raises(ConfigurationError, match="semantic_search_top_k, store") as raised:
-        SemanticSummarizingConversationManager(memory=memory, semantic_search_top_k=5, store=object())
+    with pytest.raises(ConfigurationError, match="archive, semantic_search_top_k") as raised:
+        SemanticSummarizingConversationManager(memory=memory, semantic_search_top_k=5, archive=object())
     assert "memory=" in str(raised.value)
     manager = SemanticSummarizingConversationManager(memory=memory, preserve_recent_messages=4)
     assert manager.memory is memory
 
 
 def test_archive_path_reaches_the_memory(embedder, tmp_path):
-    pytest.importorskip("strands_semantic_memory.stores.sqlite")
+    pytest.importorskip("strands_semantic_memory.archives.sqlite")
     path = tmp_path / "archive.sqlite3"
     manager = SemanticSummarizingConversationManager(embedder=embedder, archive_path=path)
-    manager.memory.archive([{"role": "user", "content": [{"text": PLANTED_TURN}]}])
-    assert type(manager.memory.archive_store).__name__ == "SqliteArchive"
+    manager.memory.add([{"role": "user", "content": [{"text": PLANTED_TURN}]}])
+    assert type(manager.memory.archive).__name__ == "SqliteArchive"
     assert path.exists()
     with pytest.raises(ConfigurationError, match="archive_path"):
         SemanticSummarizingConversationManager(memory=manager.memory, archive_path=path)
@@ -377,17 +440,17 @@ def note(text):
 
 def test_get_state_reuses_the_archive_string_until_the_archive_changes(embedder):
     manager = manager_for(embedder)
-    manager.memory.archive([note("the locker code is 4471"), note("bring the blue folder")])
+    manager.memory.add([note("the locker code is 4471"), note("bring the blue folder")])
     manager.memory.embed_pending()  # the vectors change the state too: let them land before comparing
     first = archive_payload(manager)
     assert archive_payload(manager) is first  # nothing changed: the same string, not re-serialized
     manager.memory.search("locker")  # reading changes nothing
     assert archive_payload(manager) is first
 
-    manager.memory.archive([note("the locker code is 4471")])  # the same message again: nothing changes
+    manager.memory.add([note("the locker code is 4471")])  # the same message again: nothing changes
     assert archive_payload(manager) is first
 
-    manager.memory.archive([note("the train leaves at nine")])
+    manager.memory.add([note("the train leaves at nine")])
     manager.memory.embed_pending()
     after_archive = archive_payload(manager)
     assert after_archive is not first and "train leaves" in after_archive
@@ -403,9 +466,9 @@ def test_get_state_reuses_the_archive_string_until_the_archive_changes(embedder)
 
 def test_get_state_follows_a_restore_and_an_option_change(embedder):
     manager = manager_for(embedder)
-    manager.memory.archive([note("the wifi password is tulip-42")])
+    manager.memory.add([note("the wifi password is tulip-42")])
     saved = manager.memory.to_state()
-    manager.memory.archive([note("the meeting moved to room 7")])
+    manager.memory.add([note("the meeting moved to room 7")])
     before = archive_payload(manager)
     assert "room 7" in before
 

@@ -10,7 +10,7 @@ from strands.agent.conversation_manager import SummarizingConversationManager
 from strands.session import FileSessionManager
 
 from strands_semantic_memory import SemanticMemoryHook, SemanticSummarizingConversationManager
-from strands_semantic_memory.conversation_manager._session_state import STATE_OPEN, read_state_block
+from strands_semantic_memory.conversation_manager._structured_summary import STATE_OPEN, read_state_block
 from strands_semantic_memory.errors import StateError
 from strands_semantic_memory.messages._text import render_message
 from tests.support import REPO_ROOT
@@ -52,6 +52,7 @@ def test_second_agent_restores_archive_without_reembedding(embedder, tmp_path):
     assert REFERENCE in render_message(model.chat_requests[-1]["messages"][-1])
 
 
+@pytest.mark.subprocess
 def test_new_process_restores_archive(embedder, tmp_path):
     _, first_manager = first_session(embedder, tmp_path)
     script = textwrap.dedent(
@@ -115,12 +116,12 @@ def test_session_restore_brings_the_structured_state_back(embedder, tmp_path):
     first, first_manager, _ = structured_session(embedder, tmp_path)
     for turn in [FACT_TURN, *TOPIC_TURNS]:
         first(turn)
-    assert first_manager.session_state is not None
-    saved = first_manager.session_state
+    assert first_manager.structured_summary is not None
+    saved = first_manager.structured_summary
 
     second, manager, model = structured_session(embedder, tmp_path)
-    assert manager.session_state == saved
-    assert type(manager.session_state) is type(saved)
+    assert manager.structured_summary == saved
+    assert type(manager.structured_summary) is type(saved)
     assert second.messages[0] is manager.summary_message, "the restored state message is recognised as ours"
     assert STATE_OPEN in render_message(second.messages[0])
     archived_before = len(manager.memory)
@@ -131,7 +132,7 @@ def test_session_restore_brings_the_structured_state_back(embedder, tmp_path):
     assert {"text": "locker: LK-4417-QV", "sources": [0]} in read_state_block(head)["facts"]
     assert len(manager.memory) > archived_before
     assert not any(STATE_OPEN in render_message(m) for _, m in manager.memory.messages())
-    assert "locker: LK-4417-QV" in [fact.text for fact in manager.session_state.facts]
+    assert "locker: LK-4417-QV" in [fact.text for fact in manager.structured_summary.facts]
 
 
 def test_restore_refuses_a_state_made_with_another_schema(embedder, tmp_path):
@@ -140,12 +141,12 @@ def test_restore_refuses_a_state_made_with_another_schema(embedder, tmp_path):
     first, first_manager, _ = structured_session(embedder, tmp_path)
     for turn in [FACT_TURN, *TOPIC_TURNS]:
         first(turn)
-    assert first_manager.session_state is not None
+    assert first_manager.structured_summary is not None
 
     class Notes(BaseModel):
         lines: list[str] = []
 
-    with pytest.raises(StateError, match="'SessionState'.*'Notes'"):
+    with pytest.raises(StateError, match="'StructuredSummary'.*'Notes'"):
         structured_session(embedder, tmp_path, summary_schema=Notes)
 
 
@@ -200,7 +201,7 @@ def test_structured_manager_builds_its_first_state_from_a_restored_prose_summary
     head = render_message(structured_model.state_requests[0]["messages"][0])
     assert "summarized in prose" in head and prose in head, "the prose summary is merged, not lost"
     assert not any(prose == render_message(m) for _, m in manager.memory.messages()), "nor archived"
-    assert manager.session_state is not None
+    assert manager.structured_summary is not None
 
 
 def deeply_nested(depth: int = 100_000):
@@ -217,15 +218,15 @@ def test_deeply_nested_session_payloads_are_state_errors_and_change_nothing(embe
     )
 
     manager = SemanticSummarizingConversationManager(embedder=embedder, summary_format="structured")
-    manager.memory.archive([{"role": "user", "content": [{"text": "kept before the restore"}]}])
+    manager.memory.add([{"role": "user", "content": [{"text": "kept before the restore"}]}])
     state = manager.get_state()
     archive = json.loads(state[STATE_KEY])
     deep_message = {"role": "user", "content": [{"text": "x", "nested": deeply_nested()}]}  # the archive as an object
     broken = [
         {**state, STATE_KEY: "[" * 100_000 + "]" * 100_000},  # the archive as saved: a JSON string
         {**state, STATE_KEY: {**archive, "records": [{**archive["records"][0], "message": deep_message}]}},
-        {**state, SESSION_STATE_KEY: {"schema": "SessionState", "data": {"facts": deeply_nested()}}},
-        {**state, SESSION_STATE_KEY: {"schema": "SessionState", "data": {"narrative": deeply_nested()}}},
+        {**state, SESSION_STATE_KEY: {"schema": "StructuredSummary", "data": {"facts": deeply_nested()}}},
+        {**state, SESSION_STATE_KEY: {"schema": "StructuredSummary", "data": {"narrative": deeply_nested()}}},
     ]
     for payload in broken:
         with pytest.raises(StateError, match="nested too deeply|does not validate"):
@@ -248,18 +249,18 @@ def spoken(manager):
 def test_a_session_naming_another_archive_file_is_refused_and_nothing_is_written(embedder, tmp_path):
     theirs, ours = tmp_path / "theirs" / "archive.sqlite3", tmp_path / "ours" / "archive.sqlite3"
     other = SemanticSummarizingConversationManager(embedder=embedder, archive_path=theirs)
-    other.memory.archive([{"role": "user", "content": [{"text": "another user's secret"}]}])
+    other.memory.add([{"role": "user", "content": [{"text": "another user's secret"}]}])
     session = other.get_state()
-    other.memory.archive_store.close()
+    other.memory.archive.close()
     manager = SemanticSummarizingConversationManager(embedder=embedder, archive_path=ours)
-    manager.memory.archive([{"role": "user", "content": [{"text": "our own message"}]}])
+    manager.memory.add([{"role": "user", "content": [{"text": "our own message"}]}])
     before = files_of(theirs), files_of(ours)
     with pytest.raises(StateError, match="another archive"):
         manager.restore_from_session(session)
     assert (files_of(theirs), files_of(ours)) == before
-    assert manager.memory.archive_store.path == str(ours)
+    assert manager.memory.archive.path == str(ours)
     assert spoken(manager) == ["our own message"]
-    manager.memory.archive([{"role": "user", "content": [{"text": "still ours"}]}])
+    manager.memory.add([{"role": "user", "content": [{"text": "still ours"}]}])
     assert spoken(manager) == ["our own message", "still ours"]
     in_process = SemanticSummarizingConversationManager(embedder=embedder)
     with pytest.raises(StateError, match="references the archive file .* archive_path"):
@@ -267,14 +268,14 @@ def test_a_session_naming_another_archive_file_is_refused_and_nothing_is_written
 
 
 def test_a_session_naming_another_namespace_is_refused(embedder, pg_uri):
-    from strands_semantic_memory.stores.postgres import PostgresArchive
-    from tests.support.stores import new_namespace
+    from strands_semantic_memory.archives.postgres import PostgresArchive
+    from tests.support.archives import new_namespace
 
     theirs, ours = new_namespace("theirs"), new_namespace("ours")
-    other = SemanticSummarizingConversationManager(embedder=embedder, store=PostgresArchive(pg_uri, theirs))
-    other.memory.archive([{"role": "user", "content": [{"text": "another user's secret"}]}])
-    manager = SemanticSummarizingConversationManager(embedder=embedder, store=PostgresArchive(pg_uri, ours))
-    manager.memory.archive([{"role": "user", "content": [{"text": "our own message"}]}])
+    other = SemanticSummarizingConversationManager(embedder=embedder, archive=PostgresArchive(pg_uri, theirs))
+    other.memory.add([{"role": "user", "content": [{"text": "another user's secret"}]}])
+    manager = SemanticSummarizingConversationManager(embedder=embedder, archive=PostgresArchive(pg_uri, ours))
+    manager.memory.add([{"role": "user", "content": [{"text": "our own message"}]}])
     with pytest.raises(StateError, match="namespace"):
         manager.restore_from_session(other.get_state())
     assert spoken(manager) == ["our own message"] and spoken(other) == ["another user's secret"]
@@ -283,24 +284,24 @@ def test_a_session_naming_another_namespace_is_refused(embedder, pg_uri):
 def in_process_session(embedder, count):
     """The manager state a session saved when the archive was in process (its JSON inside)."""
     manager = SemanticSummarizingConversationManager(embedder=embedder)
-    manager.memory.archive([{"role": "user", "content": [{"text": f"session message {n}"}]} for n in range(count)])
+    manager.memory.add([{"role": "user", "content": [{"text": f"session message {n}"}]} for n in range(count)])
     return manager.get_state()
 
 
 def durable_manager(kind, embedder, tmp_path, request):
     if kind == "sqlite":
         return SemanticSummarizingConversationManager(embedder=embedder, archive_path=tmp_path / "archive.sqlite3")
-    from strands_semantic_memory.stores.postgres import PostgresArchive
-    from tests.support.stores import new_namespace
+    from strands_semantic_memory.archives.postgres import PostgresArchive
+    from tests.support.archives import new_namespace
 
     store = PostgresArchive(request.getfixturevalue("pg_uri"), new_namespace("restore"))
-    return SemanticSummarizingConversationManager(embedder=embedder, store=store)
+    return SemanticSummarizingConversationManager(embedder=embedder, archive=store)
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "pgvector"])
 def test_a_restore_never_deletes_archived_messages(embedder, tmp_path, request, kind):
     manager = durable_manager(kind, embedder, tmp_path, request)
-    manager.memory.archive([{"role": "user", "content": [{"text": f"durable message {n}"}]} for n in range(50)])
+    manager.memory.add([{"role": "user", "content": [{"text": f"durable message {n}"}]} for n in range(50)])
     with pytest.raises(StateError):
         manager.restore_from_session(in_process_session(embedder, 3))
     assert spoken(manager) == [f"durable message {n}" for n in range(50)]
@@ -314,6 +315,6 @@ def test_an_in_process_session_moves_into_an_empty_archive_file_once(embedder, t
     assert spoken(manager) == [f"session message {n}" for n in range(3)]
     manager.restore_from_session(session)  # the same session again (a restart before it was saved): no change
     assert spoken(manager) == [f"session message {n}" for n in range(3)]
-    manager.memory.archive([{"role": "user", "content": [{"text": "after the move"}]}])
+    manager.memory.add([{"role": "user", "content": [{"text": "after the move"}]}])
     manager.restore_from_session(session)  # the file holds all of it and more: nothing to add, nothing deleted
     assert spoken(manager) == [*(f"session message {n}" for n in range(3)), "after the move"]

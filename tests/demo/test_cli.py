@@ -179,8 +179,8 @@ def test_tools_are_shown_and_forget_removes_the_number():
     assert f"[ok] {reference} was found, read, then forgotten" in output
 
 
-def test_structured_compaction_shows_the_session_state():
-    session_state = pytest.importorskip("strands_semantic_memory.conversation_manager._session_state")
+def test_structured_compaction_shows_the_structured_summary():
+    session_state = pytest.importorskip("strands_semantic_memory.conversation_manager._structured_summary")
 
     class Structured(ScriptedModel):
         async def structured_output(self, output_model, prompt, system_prompt=None, **kwargs):
@@ -195,7 +195,7 @@ def test_structured_compaction_shows_the_session_state():
     status, output, model = run(["--seed", "8", "--turns", "6", "--structured"], model=Structured(reading))
     assert status == 0, output
     assert 'summary_format="structured"' in output
-    assert "manager.session_state:" in output and "Hash tables give constant-time lookups" in output
+    assert "manager.structured_summary:" in output and "Hash tables give constant-time lookups" in output
     assert "[ok] the summary names" in output
 
 
@@ -280,6 +280,7 @@ def test_a_phrase_of_one_topic_does_not_name_another():
     assert names_topic("a queue is first in, first out; priority queues are heaps.", stacks)
 
 
+@pytest.mark.subprocess
 def test_main_py_runs_the_demo_cli():
     import subprocess
     import sys

@@ -182,6 +182,7 @@ def test_the_real_model_asked_for_a_tool_call_writes_the_schema_back_which_is_re
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 @needs_weights
 def test_the_demo_tells_the_fact_in_a_child_process_and_asks_for_it_in_a_new_session():
     """main.py for real, on the PyTorch backend: session 1 in a child process, session 2 in the demo's own."""

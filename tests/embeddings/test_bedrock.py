@@ -89,18 +89,18 @@ def test_exhausted_retries_and_access_denied_are_clear_errors(standin):
 
 def test_vectors_are_normalized_before_the_index(standin):
     memory = SemanticMemory(embedder=embedder(standin, "cohere.embed-english-v3"))
-    indices = memory.archive([{"role": "user", "content": [{"text": f"message {i}"}]} for i in range(5)])
+    indices = memory.add([{"role": "user", "content": [{"text": f"message {i}"}]} for i in range(5)])
     raw = np.array([fake_vector(f"search_document|message {i}", 1024) for i in range(5)], dtype=np.float32)
     assert np.linalg.norm(raw, axis=1).min() > 2, "the service's vectors were not unit"
     for index, row in zip(indices, raw):
         unit = (row / np.linalg.norm(row))[None, :]
         # inner product of a unit query with the stored vector is 1 only if the stored vector is unit too
-        assert memory.archive_store.similarities(unit, [index])[index] == pytest.approx(1.0, abs=1e-5)
+        assert memory.archive.similarities(unit, [index])[index] == pytest.approx(1.0, abs=1e-5)
 
 
 def test_repeated_queries_are_cached(standin):
     memory = SemanticMemory(embedder=embedder(standin, "amazon.titan-embed-text-v2:0", dimensions=512))
-    memory.archive([{"role": "user", "content": [{"text": "alpha"}]}])
+    memory.add([{"role": "user", "content": [{"text": "alpha"}]}])
     before = len(standin.requests)
     for _ in range(3):
         memory.search("same question")
@@ -115,7 +115,7 @@ def test_failure_while_archiving_keeps_every_message(standin):
     # enough failures for the batch and for the engine's one-by-one retry that isolates a bad message
     standin.fail_next = [(500, "InternalServerException")] * 20
     messages = [{"role": "user", "content": [{"text": f"fact number {i}"}]} for i in range(4)]
-    assert memory.archive(messages) == [0, 1, 2, 3]
+    assert memory.add(messages) == [0, 1, 2, 3]
     stats = memory.get_memory_usage_stats()
     assert stats["message_count"] == 4 and stats["pending_embedding_count"] == 4
     assert [m for _, m in memory.messages()] == messages
@@ -142,7 +142,7 @@ def test_unknown_model_and_bad_dimension_fail_at_construction():
 
 def test_restore_with_other_dimension_is_refused_and_same_restores(standin):
     memory = SemanticMemory(embedder=embedder(standin, "amazon.titan-embed-text-v2:0", dimensions=256))
-    memory.archive([{"role": "user", "content": [{"text": "kept"}]}])
+    memory.add([{"role": "user", "content": [{"text": "kept"}]}])
     state = memory.to_state()
     with pytest.raises(DimensionMismatchError, match="256"):
         SemanticMemory.from_state(state, embedder=embedder(standin, "amazon.titan-embed-text-v2:0", dimensions=512))
@@ -156,7 +156,7 @@ def test_restore_with_other_dimension_is_refused_and_same_restores(standin):
 
 def test_restore_local_archive_with_bedrock_is_refused(embedder):
     local = SemanticMemory(embedder=embedder)
-    local.archive([{"role": "user", "content": [{"text": "x"}]}])
+    local.add([{"role": "user", "content": [{"text": "x"}]}])
     from strands_semantic_memory.errors import EmbeddingModelMismatchError
 
     with pytest.raises(EmbeddingModelMismatchError):

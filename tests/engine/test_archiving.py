@@ -1,4 +1,4 @@
-"""SemanticMemory.archive against real stores and the real model: the commit, then the whole archive step."""
+"""SemanticMemory.add against real stores and the real model: the commit, then the whole archive step."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import logging
 import pytest
 
 from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.archives import InMemoryArchive, SqliteArchive
 from strands_semantic_memory.engine._intake import new_records
-from strands_semantic_memory.stores import InMemoryArchive, SqliteArchive
 
 LOGGER = "strands_semantic_memory.engine._memory"
 
@@ -25,14 +25,14 @@ def store(request, tmp_path):
 
 @pytest.fixture
 def memory(store, embedder):
-    return SemanticMemory(embedder=embedder, store=store)
+    return SemanticMemory(embedder=embedder, archive=store)
 
 
 def _committed(caplog, memory, messages) -> tuple[list[int], int]:
     """Archive ``messages``; returns their indices and how many the commit counted as new (its debug line)."""
     caplog.clear()
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
-        indices = memory.archive(messages)
+        indices = memory.add(messages)
     counts = [r.args[0] for r in caplog.records if r.name == LOGGER and r.msg == "archived=<%d> | messages archived"]
     return indices, sum(counts)
 
@@ -67,19 +67,19 @@ def test_a_message_added_by_another_writer_since_counts_as_new(memory, store, ca
 def test_the_commit_is_logged_only_when_something_is_new(memory, caplog):
     messages = [_message("logged once")]
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
-        memory.archive(messages)
-        memory.archive(messages)
+        memory.add(messages)
+        memory.add(messages)
     logged = [r.getMessage() for r in caplog.records if r.name == LOGGER]
     assert logged == ["archived=<1> | messages archived"]
 
 
 def test_archive_commits_embeds_and_enforces_the_limits_counting_each_change(store, embedder):
     """The whole archive step: one change per step that changed something (add, embed, evict)."""
-    memory = SemanticMemory(embedder=embedder, store=store, max_num_archived_messages=2)
-    indices = memory.archive([_message("one"), _message("two"), _message("three")])
+    memory = SemanticMemory(embedder=embedder, archive=store, max_num_archived_messages=2)
+    indices = memory.add([_message("one"), _message("two"), _message("three")])
     assert indices == [0, 1, 2]
     assert sorted(store.get([0, 1, 2])) == [1, 2], "the oldest message was evicted by the limit"
     assert not store.has_pending() and store.stats().vector_count == 2
     assert memory.version == 3
-    assert memory.archive([_message("three")]) == [2]
+    assert memory.add([_message("three")]) == [2]
     assert memory.version == 3, "archiving a message again changes nothing"

@@ -36,11 +36,11 @@ class PausingEmbedder(CountingEmbedder):
 def test_a_smaller_embedding_batch_size_splits_the_next_archive(make_memory, counting_embedder):
     memory = make_memory(embedder=counting_embedder)
     memory.configure(embedding_batch_size=1)
-    memory.archive([text_message("user", f"note {i} about the garden") for i in range(3)])
+    memory.add([text_message("user", f"note {i} about the garden") for i in range(3)])
     assert (counting_embedder.document_calls, counting_embedder.documents_embedded) == (3, 3)
     assert memory.stats().pending_embedding_count == 0
     memory.configure(embedding_batch_size=2)
-    memory.archive([text_message("user", f"more {i} about the garden") for i in range(3)])
+    memory.add([text_message("user", f"more {i} about the garden") for i in range(3)])
     assert (counting_embedder.document_calls, counting_embedder.documents_embedded) == (5, 6)
 
 
@@ -48,18 +48,18 @@ def test_a_changed_retry_interval_is_honoured_by_the_next_automatic_run(make_mem
     flaky = FlakyEmbedder(embedder)
     memory = make_memory(embedder=flaky, embedding_retry_interval=3600)
     flaky.failing = True
-    memory.archive([text_message("user", "the wifi password is hunter2-blue")])
+    memory.add([text_message("user", "the wifi password is hunter2-blue")])
     flaky.failing = False
-    memory.archive([text_message("user", "second")])
+    memory.add([text_message("user", "second")])
     assert flaky.document_calls == 0, "within the hour after a failure nothing is retried automatically"
     memory.configure(embedding_retry_interval=0)
-    memory.archive([text_message("user", "third")])
+    memory.add([text_message("user", "third")])
     assert flaky.document_calls == 1 and memory.stats().pending_embedding_count == 0
     flaky.failing = True
-    memory.archive([text_message("user", "fourth")])
+    memory.add([text_message("user", "fourth")])
     memory.configure(embedding_retry_interval=3600)
     flaky.failing = False
-    memory.archive([text_message("user", "fifth")])
+    memory.add([text_message("user", "fifth")])
     assert flaky.document_calls == 1 and memory.stats().pending_embedding_count == 2
     assert memory.embed_pending() == 2
 
@@ -67,7 +67,7 @@ def test_a_changed_retry_interval_is_honoured_by_the_next_automatic_run(make_mem
 def test_shrinking_the_query_cache_evicts_the_least_recent(embedder):
     counting = CountingEmbedder(embedder)
     memory = SemanticMemory(embedder=counting, query_cache_size=3)
-    memory.archive(distractor_conversation(5))
+    memory.add(distractor_conversation(5))
     for query in ("budget", "chess", "garden"):
         memory.search(query)
     assert counting.query_calls == 3
@@ -93,7 +93,7 @@ def test_configure_during_an_embedding_run_keeps_its_claims(embedder):
     pausing = PausingEmbedder(embedder)
     memory = SemanticMemory(embedder=pausing)
     messages = [text_message("user", f"note {i} about the garden") for i in range(4)]
-    archiving = threading.Thread(target=memory.archive, args=(messages,))
+    archiving = threading.Thread(target=memory.add, args=(messages,))
     pending_after: list[int] = []
     waiting = threading.Thread(target=lambda: [memory.embed_pending(), pending_after.append(_pending(memory))])
     archiving.start()

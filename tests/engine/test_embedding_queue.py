@@ -26,7 +26,7 @@ def test_archive_returns_before_embedding_and_lexical_search_finds_the_message_a
     held = RecordingEmbedder(embedder, hold=True)
     memory = make_memory(embedder=held, embedding="background")
     try:
-        indices = memory.archive([text_message("user", "my locker code is QX-5521"), text_message("assistant", "ok")])
+        indices = memory.add([text_message("user", "my locker code is QX-5521"), text_message("assistant", "ok")])
         assert held.started.wait(60), "the background thread picked the batch up"
         assert held.threads == [WORKER] and memory.stats().pending_embedding_count == 2
         hits = memory.search("locker code QX-5521")  # hybrid, while the message has no vector yet
@@ -44,9 +44,9 @@ def test_archive_returns_before_embedding_and_lexical_search_finds_the_message_a
 def test_searches_leave_pending_messages_to_the_background_thread(embedder):
     held = RecordingEmbedder(embedder, hold=True)
     memory = SemanticMemory(embedder=held, embedding="background")
-    memory.archive([text_message("user", f"note {i} about the garden") for i in range(3)])
+    memory.add([text_message("user", f"note {i} about the garden") for i in range(3)])
     assert held.started.wait(60)
-    memory.archive([text_message("user", "a fourth note about the garden")])  # arrives while the batch is held
+    memory.add([text_message("user", "a fourth note about the garden")])  # arrives while the batch is held
     for _ in range(3):
         assert memory.search("garden")
     assert held.threads == [WORKER], "no search embedded a document"
@@ -59,12 +59,12 @@ def test_searches_leave_pending_messages_to_the_background_thread(embedder):
 def test_configure_switches_a_memory_to_background_embedding(embedder):
     recording = RecordingEmbedder(embedder)
     memory = SemanticMemory(embedder=recording)
-    memory.archive([text_message("user", "embedded inline")])
+    memory.add([text_message("user", "embedded inline")])
     assert recording.threads == ["MainThread"]
     recording.started.clear()
     recording.release.clear()  # holds the next call until the test looks at it
     memory.configure(embedding="background")
-    memory.archive([text_message("user", "embedded in the background")])
+    memory.add([text_message("user", "embedded in the background")])
     assert recording.started.wait(60) and recording.threads == ["MainThread", WORKER]
     recording.release.set()
     assert memory.embed_pending() == 1
@@ -91,7 +91,7 @@ def test_a_failure_in_the_background_is_logged_once_and_loses_nothing(embedder, 
     flaky.failing = True
     memory = SemanticMemory(embedder=flaky, embedding="background", embedding_retry_interval=3600)
     with caplog.at_level(logging.WARNING, logger="strands_semantic_memory.engine._embedding_queue"):
-        memory.archive([text_message("user", "the wifi password is hunter2-blue")])
+        memory.add([text_message("user", "the wifi password is hunter2-blue")])
         assert flaky.started.wait(60)
         memory._queue.close()  # the thread finishes its failing run, then stops
     failures = [r for r in caplog.records if "embedding failed" in r.getMessage()]
@@ -109,7 +109,7 @@ def test_repeated_failures_in_the_background_warn_once(embedder, caplog):
     memory = SemanticMemory(embedder=flaky, embedding="background", embedding_retry_interval=0)
     with caplog.at_level(logging.DEBUG, logger="strands_semantic_memory.engine._embedding_queue"):
         for i in range(3):
-            memory.archive([text_message("user", f"message {i}")])
+            memory.add([text_message("user", f"message {i}")])
             with pytest.raises(Exception, match="unavailable"):
                 memory.embed_pending()  # a failing run in this thread as well: the same streak of failures
         memory.close()
@@ -130,9 +130,9 @@ def _stop_requested(queue) -> None:
 def test_close_lets_the_batch_in_hand_finish_and_keeps_the_rest_pending(embedder):
     held = RecordingEmbedder(embedder, hold=True)
     memory = SemanticMemory(embedder=held, embedding="background")
-    memory.archive([text_message("user", "first batch")])
+    memory.add([text_message("user", "first batch")])
     assert held.started.wait(60)
-    memory.archive([text_message("user", "second batch, still waiting")])
+    memory.add([text_message("user", "second batch, still waiting")])
     queue = memory._queue
     worker = queue._worker
     closer = threading.Thread(target=memory.close)
@@ -150,8 +150,8 @@ def test_a_batch_still_embedding_when_close_stops_waiting_is_dropped_and_the_clo
 ):
     held = RecordingEmbedder(embedder, hold=True)
     memory = make_memory(embedder=held, embedding="background")
-    store = memory.archive_store
-    memory.archive([text_message("user", "my locker code is QX-5521")])
+    store = memory.archive
+    memory.add([text_message("user", "my locker code is QX-5521")])
     assert held.started.wait(60)
     queue = memory._queue
     worker = queue._worker
@@ -164,18 +164,18 @@ def test_a_batch_still_embedding_when_close_stops_waiting_is_dropped_and_the_clo
     assert not [r for r in caplog.records if "storing vectors failed" in r.getMessage()], "no call on the closed store"
     assert any("closed during a batch" in r.getMessage() for r in caplog.records)
     if type(store).__name__ == "PostgresArchive":
-        from strands_semantic_memory.stores.postgres import PostgresArchive
+        from strands_semantic_memory.archives.postgres import PostgresArchive
 
         assert store._connections._pool is None, "the thread reopened no connection pool"
         store = PostgresArchive(store.dsn, store.namespace)
     elif type(store).__name__ == "SqliteArchive":
-        from strands_semantic_memory.stores import SqliteArchive
+        from strands_semantic_memory.archives import SqliteArchive
 
         store = SqliteArchive(store.path)
     else:
         assert memory.stats().pending_embedding_count == 1, "the dropped batch is still pending"
         return
-    reopened = SemanticMemory(embedder=embedder, store=store)
+    reopened = SemanticMemory(embedder=embedder, archive=store)
     assert len(reopened) == 1 and reopened.stats().pending_embedding_count == 1, "kept, waiting for its vector"
     assert reopened.embed_pending() == 1
     reopened.close()
@@ -184,7 +184,7 @@ def test_a_batch_still_embedding_when_close_stops_waiting_is_dropped_and_the_clo
 def test_close_called_while_holding_the_store_lock_returns_and_the_thread_then_stops(embedder):
     held = RecordingEmbedder(embedder, hold=True)
     memory = SemanticMemory(embedder=held, embedding="background")
-    memory.archive([text_message("user", "my locker code is QX-5521")])
+    memory.add([text_message("user", "my locker code is QX-5521")])
     assert held.started.wait(60)
     queue, worker = memory._queue, memory._queue._worker
     with memory._store_lock:  # e.g. a caller inside a write transaction: the thread's store call must wait
@@ -206,7 +206,7 @@ def test_exit_asks_every_thread_to_stop_before_waiting_for_any(embedder, monkeyp
     held = RecordingEmbedder(embedder, hold=True)
     memories = [SemanticMemory(embedder=held, embedding="background") for _ in range(2)]
     for memory in memories:
-        memory.archive([text_message("user", "the garden needs water")])
+        memory.add([text_message("user", "the garden needs water")])
     assert held.started.wait(60)
     stopper = threading.Thread(target=_embedding_queue._stop_all)
     stopper.start()
@@ -222,7 +222,7 @@ def test_exit_asks_every_thread_to_stop_before_waiting_for_any(embedder, monkeyp
 def test_inline_mode_embeds_before_archive_returns_on_the_callers_thread(embedder):
     recording = RecordingEmbedder(embedder)
     memory = SemanticMemory(embedder=recording)
-    memory.archive([text_message("user", "inline by default")])
+    memory.add([text_message("user", "inline by default")])
     assert recording.threads == [threading.current_thread().name] and memory.stats().pending_embedding_count == 0
     assert memory._queue._worker is None, "no background thread was started"
 
@@ -233,10 +233,10 @@ def test_an_unavailable_model_degrades_to_lexical_search_visibly_and_is_not_retr
     counting = CountingEmbedder(SentenceTransformerEmbedder(str(empty)))  # found, but nothing loads from it
     memory = SemanticMemory(embedder=counting, embedding_retry_interval=0)
     with caplog.at_level(logging.WARNING, logger="strands_semantic_memory"):
-        memory.archive([text_message("user", "the ferry leaves at 7:40 from pier 3")])
+        memory.add([text_message("user", "the ferry leaves at 7:40 from pier 3")])
         calls = counting.document_calls
         for i in range(3):
-            memory.archive([text_message("user", f"another note {i}")])
+            memory.add([text_message("user", f"another note {i}")])
             hits = memory.search("when does the ferry leave?")
             assert hits and hits[0].index == 0 and hits[0].similarity is None
     stats = memory.stats()
@@ -275,20 +275,21 @@ import json, os, sys, threading
 from strands_semantic_memory import SemanticMemory
 from tests.support.embedders import NeverEmbeds
 from tests.support.conversations import text_message
-from tests.support.stores import durable_archive
+from tests.support.archives import durable_archive
 store = durable_archive({kind!r}, {path!r}, {uri!r}, {namespace!r})
-memory = SemanticMemory(embedder=NeverEmbeds(), store=store, embedding="background")
-memory.archive([text_message("user", f"fact {{i}}: the vault code is VC-{{i}}0{{i}}") for i in range(5)])
+memory = SemanticMemory(embedder=NeverEmbeds(), archive=store, embedding="background")
+memory.add([text_message("user", f"fact {{i}}: the vault code is VC-{{i}}0{{i}}") for i in range(5)])
 os.write(1, (json.dumps({{"archived": len(memory)}}) + chr(10)).encode())
 threading.Event().wait()
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("kind", ["sqlite", "pgvector"])
 def test_a_process_killed_before_embedding_loses_nothing_and_the_archive_is_embedded_at_open(
     kind, tmp_path, request, embedder
 ):
-    from tests.support.stores import durable_archive, new_namespace
+    from tests.support.archives import durable_archive, new_namespace
 
     path = str(tmp_path / "archive.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
@@ -298,7 +299,7 @@ def test_a_process_killed_before_embedding_loses_nothing_and_the_archive_is_embe
     assert {"archived": 5} in lines and {"embedding": 5} in lines
 
     def reopen(with_embedder, **options):
-        return SemanticMemory(embedder=with_embedder, store=durable_archive(kind, path, uri, namespace), **options)
+        return SemanticMemory(embedder=with_embedder, archive=durable_archive(kind, path, uri, namespace), **options)
 
     inline = reopen(embedder)
     assert len(inline) == 5 and inline.stats().pending_embedding_count == 5, "every message kept, none embedded"
@@ -318,21 +319,22 @@ def test_a_process_killed_before_embedding_loses_nothing_and_the_archive_is_embe
 
 ENDS_WHILE_WORKING = """
 from strands_semantic_memory import SemanticMemory
-from strands_semantic_memory.stores import SqliteArchive
-memory = SemanticMemory(store=SqliteArchive({path!r}), embedding="background")
+from strands_semantic_memory.archives import SqliteArchive
+memory = SemanticMemory(archive=SqliteArchive({path!r}), embedding="background")
 memory.warm_up(wait=False)
-memory.archive([{{"role": "user", "content": [{{"text": f"note {{i}}: " + "the garden needs water " * 40}}]}}
+memory.add([{{"role": "user", "content": [{{"text": f"note {{i}}: " + "the garden needs water " * 40}}]}}
                 for i in range(200)])
 """
 
 IN_PROCESS_ENDS_WHILE_WORKING = """
 from strands_semantic_memory import SemanticMemory
 memory = SemanticMemory(embedding="background")
-memory.archive([{"role": "user", "content": [{"text": f"note {i}: " + "the garden needs water " * 40}]}
+memory.add([{"role": "user", "content": [{"text": f"note {i}: " + "the garden needs water " * 40}]}
                 for i in range(200)])
 """
 
 
+@pytest.mark.subprocess
 def test_a_process_ending_while_an_in_process_memory_embeds_exits_cleanly():
     """An archive that ends with the process: at exit its thread still finishes the batch in hand (native code
     abandoned mid-call can abort the process) and starts no other."""
@@ -340,15 +342,16 @@ def test_a_process_ending_while_an_in_process_memory_embeds_exits_cleanly():
     assert result.returncode == 0 and result.stderr == "", result.stderr
 
 
+@pytest.mark.subprocess
 def test_a_process_ending_while_the_threads_work_exits_cleanly_and_loses_nothing(tmp_path, embedder):
     """Native code left running in a thread the interpreter abandons at exit can abort the process: the warm-up
     thread is joined and the embedding thread stopped after its batch, so the process ends normally."""
     path = str(tmp_path / "archive.sqlite3")
     result = run_script(ENDS_WHILE_WORKING.format(path=path))
     assert result.returncode == 0 and result.stderr == "", result.stderr
-    from strands_semantic_memory.stores import SqliteArchive
+    from strands_semantic_memory.archives import SqliteArchive
 
-    reopened = SemanticMemory(embedder=embedder, store=SqliteArchive(path))
+    reopened = SemanticMemory(embedder=embedder, archive=SqliteArchive(path))
     assert len(reopened) == 200
     reopened.embed_pending()
     assert reopened.stats().pending_embedding_count == 0
@@ -358,11 +361,12 @@ def test_a_process_ending_while_the_threads_work_exits_cleanly_and_loses_nothing
 IN_PROCESS_EXIT = """
 from strands_semantic_memory import SemanticMemory
 memory = SemanticMemory(embedding="background")
-memory.archive([{"role": "user", "content": [{"text": "the garden needs water"}]}])
+memory.add([{"role": "user", "content": [{"text": "the garden needs water"}]}])
 memory.embed_pending()  # the thread is now idle, waiting for work
 """
 
 
+@pytest.mark.subprocess
 def test_a_process_with_an_idle_in_process_memory_exits_at_once_and_silently():
     result = run_script(IN_PROCESS_EXIT)
     assert result.returncode == 0 and result.stderr == "", result.stderr

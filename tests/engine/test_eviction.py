@@ -4,8 +4,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from strands_semantic_memory import SemanticMemory
+from tests.support.archives import vector_owners
 from tests.support.conversations import distractor_conversation, text_message
-from tests.support.stores import vector_owners
 
 
 def assert_consistent(memory: SemanticMemory) -> None:
@@ -20,7 +20,7 @@ def assert_consistent(memory: SemanticMemory) -> None:
 
 def test_count_limit_evicts_oldest_first(make_memory):
     memory = make_memory(max_num_archived_messages=10)
-    memory.archive(distractor_conversation(25))
+    memory.add(distractor_conversation(25))
     assert list(memory.indices) == list(range(15, 25))
     assert memory.get_memory_usage_stats()["evicted_count"] == 15
     with pytest.raises(KeyError):
@@ -31,11 +31,11 @@ def test_count_limit_evicts_oldest_first(make_memory):
 
 def test_byte_limit_evicts_oldest_first_and_holds(make_memory):
     probe = make_memory()
-    probe.archive(distractor_conversation(10))
+    probe.add(distractor_conversation(10))
     per_message = probe.get_memory_usage_stats()["total_memory"] / 10
     limit = int(per_message * 6.5)
     memory = make_memory(max_memory_archived_messages=limit)
-    memory.archive(distractor_conversation(30))
+    memory.add(distractor_conversation(30))
     stats = memory.get_memory_usage_stats()
     assert stats["total_memory"] <= limit
     assert 5 <= stats["message_count"] <= 7
@@ -45,9 +45,9 @@ def test_byte_limit_evicts_oldest_first_and_holds(make_memory):
 
 def test_single_message_above_byte_limit_is_kept_with_warning(make_memory, caplog):
     memory = make_memory(max_memory_archived_messages=1000)
-    memory.archive([text_message("user", "small")])
+    memory.add([text_message("user", "small")])
     with caplog.at_level("WARNING"):
-        memory.archive([text_message("user", "big " * 2000)])
+        memory.add([text_message("user", "big " * 2000)])
     assert list(memory.indices) == [1]
     assert "exceeds max_memory_archived_messages" in caplog.text
 
@@ -70,7 +70,7 @@ class ArchiveEvictSearch(RuleBasedStateMachine):
             message = text_message(message["role"], f"#{self.counter} " + message["content"][0]["text"])
             batch.append(message)
             self.counter += 1
-        indices = self.memory.archive(batch)
+        indices = self.memory.add(batch)
         for index, message in zip(indices, batch):
             self.model[index] = message["content"][0]["text"]
         for gone in [i for i in self.model if i not in set(self.memory.indices)]:
@@ -89,8 +89,8 @@ class ArchiveEvictSearch(RuleBasedStateMachine):
         for hit in self.memory.search(query, top_k=5):
             assert hit.index in self.model
             assert hit.message["content"][0]["text"] == self.model[hit.index]
-        for window in self.memory.retrieve(query, top_k=3, context_radius=1):
-            for index, message in zip(window.indices, window.messages):
+        for passage in self.memory.retrieve(query, top_k=3, context_radius=1):
+            for index, message in zip(passage.indices, passage.messages):
                 assert message["content"][0]["text"] == self.model[index]
 
     @invariant()
@@ -118,7 +118,7 @@ def test_random_interleavings_keep_archive_and_index_consistent(make_memory, sto
 
 def test_search_never_returns_evicted_vectors_after_compaction(make_memory):
     memory = make_memory(max_num_archived_messages=300)
-    memory.archive(distractor_conversation(900))
+    memory.add(distractor_conversation(900))
     owners, count = vector_owners(memory)
     assert count == 300 and owners == set(range(600, 900))
     assert all(h.index >= 600 for h in memory.search("budget", top_k=20))
@@ -129,13 +129,13 @@ def test_record_list_is_trimmed_after_many_evictions_and_stays_consistent(embedd
     memory = SemanticMemory(embedder=embedder, max_num_archived_messages=100, context_radius=2)
     messages = distractor_conversation(2600, seed=5)
     for start in range(0, len(messages), 200):
-        memory.archive(messages[start : start + 200])
-    store = memory.archive_store
+        memory.add(messages[start : start + 200])
+    store = memory.archive
     assert store._base > 0, "the evicted prefix of the record list was trimmed"
     assert list(memory.indices) == list(range(2500, 2600))
     assert memory.get(2550) == messages[2550]
-    for window in memory.retrieve("the chess opening", top_k=3):
-        assert [m for m in window.messages] == [messages[i] for i in window.indices]
+    for passage in memory.retrieve("the chess opening", top_k=3):
+        assert [m for m in passage.messages] == [messages[i] for i in passage.indices]
     stats = memory.get_memory_usage_stats()
     assert stats["message_count"] == 100 and stats["evicted_count"] == 2500
     restored = SemanticMemory.from_state(memory.to_state(), embedder=embedder)

@@ -17,7 +17,7 @@ def test_the_roles_are_strands_roles():
 def test_a_message_with_another_role_is_refused_and_nothing_is_archived(memory, role):
     bad = {"role": role, "content": [{"text": "hello"}]}
     with pytest.raises(InvalidMessageError, match=rf"messages\[1\] has role {role!r}") as raised:
-        memory.archive([text_message("user", "fine"), bad])
+        memory.add([text_message("user", "fine"), bad])
     assert isinstance(raised.value, SemanticMemoryError)
     assert len(memory) == 0
 

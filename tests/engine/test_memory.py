@@ -13,7 +13,7 @@ def planted_memory(make_memory):
     memory = make_memory(top_k=3, context_radius=2)
     messages = distractor_conversation(600)
     messages.insert(311, text_message("assistant", PLANTED))
-    memory.archive(messages)
+    memory.add(messages)
     return memory
 
 
@@ -24,13 +24,13 @@ def test_planted_fact_is_found_among_600_distractors(planted_memory):
     assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
 
 
-def test_planted_fact_appears_in_retrieved_window_with_its_neighbours(planted_memory):
-    windows = planted_memory.retrieve("What was the order reference for the replacement laptop?")
-    window = next(w for w in windows if 311 in w.hit_indices)
-    assert window.start <= 309 and window.end >= 313  # radius 2 on both sides
-    assert window.indices == list(range(window.start, window.end + 1))
-    assert PLANTED in [m["content"][0]["text"] for m in window.messages]
-    assert [w.start for w in windows] == sorted(w.start for w in windows)
+def test_planted_fact_appears_in_retrieved_passage_with_its_neighbours(planted_memory):
+    passages = planted_memory.retrieve("What was the order reference for the replacement laptop?")
+    passage = next(w for w in passages if 311 in w.hit_indices)
+    assert passage.start <= 309 and passage.end >= 313  # radius 2 on both sides
+    assert passage.indices == list(range(passage.start, passage.end + 1))
+    assert PLANTED in [m["content"][0]["text"] for m in passage.messages]
+    assert [w.start for w in passages] == sorted(w.start for w in passages)
 
 
 def test_exact_message_dict_is_kept(memory):
@@ -42,34 +42,34 @@ def test_exact_message_dict_is_kept(memory):
         ],
         "metadata": {"custom": {"k": "v"}},
     }
-    [index] = memory.archive([message])
+    [index] = memory.add([message])
     assert memory.get(index) == message
 
 
 def test_archive_copies_messages(memory):
     message = text_message("user", "original text")
-    [index] = memory.archive([message])
+    [index] = memory.add([message])
     message["content"][0]["text"] = "changed afterwards"
     assert memory.get(index)["content"][0]["text"] == "original text"
 
 
 def test_indices_are_monotonic_and_returned_in_order(memory):
-    first = memory.archive([text_message("user", "a"), text_message("assistant", "b")])
-    second = memory.archive([text_message("user", "c")])
+    first = memory.add([text_message("user", "a"), text_message("assistant", "b")])
+    second = memory.add([text_message("user", "c")])
     assert first == [0, 1] and second == [2]
 
 
 def test_same_tracking_id_is_archived_once(memory):
     message = {"role": "user", "content": [{"text": "hello"}], "tracking_id": "abc"}
-    assert memory.archive([message]) == [0]
-    assert memory.archive([message, text_message("assistant", "x")]) == [0, 1]
+    assert memory.add([message]) == [0]
+    assert memory.add([message, text_message("assistant", "x")]) == [0, 1]
     assert len(memory) == 2
 
 
 @pytest.mark.parametrize("retrieval", ["dense", "lexical", "hybrid"])
 def test_min_score_means_cosine_similarity_in_every_mode(make_memory, embedder, retrieval):
     memory = make_memory(retrieval=retrieval)
-    memory.archive(distractor_conversation(40))
+    memory.add(distractor_conversation(40))
     query = "sourdough baking"
     unfiltered = memory.search(query, top_k=10)
     texts = [h.message["content"][0]["text"] for h in unfiltered]
@@ -84,26 +84,26 @@ def test_min_score_means_cosine_similarity_in_every_mode(make_memory, embedder, 
     assert {h.index for h, c in zip(unfiltered, cosine) if c >= threshold + margin} <= kept
     assert not {h.index for h, c in zip(unfiltered, cosine) if c < threshold - margin} & kept
     strict = make_memory(min_score=0.99, retrieval=retrieval)
-    strict.archive(distractor_conversation(40))
+    strict.add(distractor_conversation(40))
     assert strict.search(query) == []
 
 
 def test_empty_query_and_empty_archive(memory):
     assert memory.search("anything") == []
-    memory.archive([text_message("user", "something")])
+    memory.add([text_message("user", "something")])
     assert memory.search("   ") == []
     assert memory.retrieve("") == []
 
 
 def test_bad_input_raises_before_archiving_anything(memory):
     with pytest.raises(TypeError, match=r"messages\[1\]"):
-        memory.archive([text_message("user", "fine"), "not a message"])
+        memory.add([text_message("user", "fine"), "not a message"])
     with pytest.raises(ValueError, match="role"):
-        memory.archive([{"content": [{"text": "x"}]}])
+        memory.add([{"content": [{"text": "x"}]}])
     with pytest.raises(ValueError, match="content"):
-        memory.archive([{"role": "user", "content": "a bare string"}])
+        memory.add([{"role": "user", "content": "a bare string"}])
     with pytest.raises(TypeError, match="list of messages"):
-        memory.archive(text_message("user", "a dict, not a list"))
+        memory.add(text_message("user", "a dict, not a list"))
     assert len(memory) == 0
 
 
@@ -122,7 +122,7 @@ def test_media_tool_and_empty_messages_are_archived_safely(memory):
         },
         {"role": "user", "content": [{"text": 12345}]},
     ]
-    indices = memory.archive(messages)
+    indices = memory.add(messages)
     assert indices == list(range(6))
     for index, message in zip(indices, messages):
         assert memory.get(index) == message  # bytes survive exactly
@@ -135,7 +135,7 @@ def test_media_tool_and_empty_messages_are_archived_safely(memory):
 def test_very_large_message_is_chunked_and_its_end_is_searchable(memory):
     filler = " ".join(f"Paragraph {i} talks about cooking pasta and sauces." for i in range(600))
     large = text_message("assistant", filler + " Finally, the vault combination is 31-07-19.")
-    memory.archive(distractor_conversation(30) + [large])
+    memory.add(distractor_conversation(30) + [large])
     stats = memory.get_memory_usage_stats()
     assert stats["vector_count"] > 31  # the large message has several vectors
     hits = memory.search("what is the vault combination?", top_k=3)
@@ -147,7 +147,7 @@ def test_failing_embedder_loses_nothing_and_catches_up(make_memory, embedder):
     flaky = FlakyEmbedder(embedder)
     memory = make_memory(embedder=flaky, embedding_retry_interval=0)
     flaky.failing = True
-    indices = memory.archive([text_message("user", "the wifi password is hunter2-blue")])
+    indices = memory.add([text_message("user", "the wifi password is hunter2-blue")])
     assert indices == [0]
     assert memory.get(0)["content"][0]["text"] == "the wifi password is hunter2-blue"
     stats = memory.get_memory_usage_stats()
@@ -159,7 +159,7 @@ def test_failing_embedder_loses_nothing_and_catches_up(make_memory, embedder):
 
 
 def test_stats_add_up(memory):
-    memory.archive(distractor_conversation(10))
+    memory.add(distractor_conversation(10))
     stats = memory.get_memory_usage_stats()
     assert stats["message_count"] == 10
     assert stats["embedding_bytes"] == 10 * 384 * 4
@@ -203,7 +203,7 @@ def exact_token_conversation():
 def test_exact_token_question_finds_the_message_with_that_token(make_memory, retrieval):
     messages, target = exact_token_conversation()
     memory = make_memory(retrieval=retrieval)
-    memory.archive(messages)
+    memory.add(messages)
     hits = memory.search(f"Where did {target} end up?", top_k=3)
     # Exactly the two messages naming the code lead, ahead of 79 others with codes of the same shape.
     assert all(target in h.message["content"][0]["text"] for h in hits[:2])
@@ -215,13 +215,13 @@ def test_lexical_search_works_while_embeddings_are_pending(make_memory, embedder
     flaky.failing = True
     memory = make_memory(embedder=flaky, retrieval="hybrid", embedding_retry_interval=3600)
     messages, target = exact_token_conversation()
-    memory.archive(messages)
+    memory.add(messages)
     assert memory.get_memory_usage_stats()["pending_embedding_count"] == len(messages)
     hits = memory.search(f"Where was {target} rerouted to?", top_k=1)
     assert "Rotterdam" in hits[0].message["content"][0]["text"] and hits[0].similarity is None
 
 
-def test_windows_with_matching_neighbours_outrank_isolated_hits(make_memory):
+def test_passages_with_matching_neighbours_outrank_isolated_hits(make_memory):
     messages = distractor_conversation(200)
     # A passage about the pool heater over three consecutive turns, and one isolated mention elsewhere.
     messages[50] = text_message("user", "The pool heater is broken again.")
@@ -229,12 +229,12 @@ def test_windows_with_matching_neighbours_outrank_isolated_hits(make_memory):
     messages[52] = text_message("user", "The pool heater thermostat reads zero.")
     messages[150] = text_message("assistant", "Someone mentioned a pool heater once.")
     memory = make_memory(top_k=2, context_radius=1)
-    memory.archive(messages)
-    windows = memory.retrieve("What is wrong with the pool heater?")
-    ranked = sorted(windows, key=lambda w: -w.score)
-    passage = next(w for w in windows if 50 in w.indices)
+    memory.add(messages)
+    passages = memory.retrieve("What is wrong with the pool heater?")
+    ranked = sorted(passages, key=lambda w: -w.score)
+    passage = next(w for w in passages if 50 in w.indices)
     assert ranked[0] is passage and passage.start >= 49 and passage.end <= 53
     assert passage.score > max(passage.hit_scores), "matching neighbours raised the passage's score"
-    # Every other window is an isolated mention: nothing around it matches, so its score is its hit's.
-    for window in ranked[1:]:
-        assert window.score == pytest.approx(max(window.hit_scores))
+    # Every other passage is an isolated mention: nothing around it matches, so its score is its hit's.
+    for passage in ranked[1:]:
+        assert passage.score == pytest.approx(max(passage.hit_scores))

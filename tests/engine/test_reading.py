@@ -11,7 +11,7 @@ from tests.support.conversations import text_message
 
 
 def test_a_missing_index_raises_message_not_found(memory):
-    memory.archive([text_message("user", "first"), text_message("assistant", "second")])
+    memory.add([text_message("user", "first"), text_message("assistant", "second")])
     memory.forget([0])
     for index in (0, 2, 999):
         with pytest.raises(MessageNotFoundError) as raised:

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from bm25s.stopwords import STOPWORDS_EN_PLUS as BM25S_STOPWORDS
 
 from strands_semantic_memory.messages._stopwords import STOPWORDS_EN_PLUS
@@ -16,6 +17,7 @@ def test_the_list_is_bm25s_extended_english_list():
     assert STOPWORDS_EN_PLUS == tuple(BM25S_STOPWORDS)
 
 
+@pytest.mark.subprocess
 def test_importing_the_package_imports_no_heavy_dependency():
     heavy = ("bm25s", "scipy", "torch", "transformers", "sentence_transformers", "onnxruntime", "onnx", "faiss")
     script = (

@@ -4,7 +4,7 @@ from hypothesis import strategies as st
 from strands_semantic_memory.formatting._block import render_context_block
 from strands_semantic_memory.messages import _text as rendering
 from strands_semantic_memory.messages._text import chunk_text, render_message
-from strands_semantic_memory.retrieval._windows import ContextWindow
+from strands_semantic_memory.retrieval._passages import Passage
 
 
 def test_text_and_tool_blocks_render_with_their_content():
@@ -66,8 +66,8 @@ def test_text_that_looks_like_an_enriched_turn_renders_exactly_as_written():
         "Based on our previous conversation, these earlier exchanges may be relevant:\n---Previous Context---\n"
         "[Message 1, user]: hi\n---End Previous Context---\nCurrent question: What now?"
     )
-    window = ContextWindow(0, 0, [{"role": "user", "content": [{"text": "hi"}]}], [0], 1.0, [0], [1.0])
-    current = render_context_block([window], "What now?")
+    passage = Passage(0, 0, [{"role": "user", "content": [{"text": "hi"}]}], [0], 1.0, [0], [1.0])
+    current = render_context_block([passage], "What now?")
     for text in (legacy, current):
         assert render_message({"role": "user", "content": [{"text": text}]}) == text
 
@@ -112,15 +112,15 @@ def test_chunks_cover_the_text_within_the_size(text, size):
 
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(prose, st.integers(8, 90))
-def test_a_chunk_ends_at_the_best_break_in_the_second_half_of_its_window(text, size):
+def test_a_chunk_ends_at_the_best_break_in_the_second_half_of_its_passage(text, size):
     start = 0
     while start < len(text):
         end = rendering.chunk_end(text, start, size)
         assert start < end <= start + size
-        window = text[start + size // 2 : start + size]
-        if end < len(text) and "\n\n" in window:
+        passage = text[start + size // 2 : start + size]
+        if end < len(text) and "\n\n" in passage:
             assert text[end : end + 2] == "\n\n"
-        elif end < len(text) and ". " in window and "\n" not in window:
+        elif end < len(text) and ". " in passage and "\n" not in passage:
             assert text[end - 1 : end + 1] == ". "
         start = end
 
@@ -152,7 +152,7 @@ def test_every_part_of_a_long_message_can_be_found(embedder):
 
     def rank_of_note(**options):
         memory = SemanticMemory(embedder=embedder, retrieval="dense", **options)
-        memory.archive([{"role": "user", "content": [{"text": t}]} for t in [*others[:10], note, *others[10:]]])
+        memory.add([{"role": "user", "content": [{"text": t}]} for t in [*others[:10], note, *others[10:]]])
         hits = [h.index for h in memory.search("Where is the spare key to the server cage kept?", top_k=21)]
         return hits.index(10)
 

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from strands_semantic_memory.archives._protocol import Candidates
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.retrieval._ranking import (
     RankingOptions,
@@ -14,7 +15,6 @@ from strands_semantic_memory.retrieval._ranking import (
     rank,
     spread_to_neighbours,
 )
-from strands_semantic_memory.stores._protocol import Candidates
 
 positions = st.lists(st.integers(0, 500), min_size=2, max_size=40, unique=True)
 strengths = st.floats(0.0, 1.0, allow_nan=False)
@@ -125,7 +125,7 @@ def changed_facts(embedder):
     rows = []
     for conversation in build_update_set():
         memory = SemanticMemory(embedder=embedder)
-        memory.archive(conversation.messages, timestamps=conversation.timestamps)
+        memory.add(conversation.messages, timestamps=conversation.timestamps)
         for update in conversation.updates:
             memory.configure(ranking={})
             plain = memory.search(update.question, top_k=50)

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.archives._protocol import Candidates, NeighbourContext
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.retrieval._recall import split_covered
-from strands_semantic_memory.stores._protocol import Candidates, NeighbourContext
 from tests.support.conversations import distractor_conversation
 
 
@@ -36,7 +36,7 @@ def test_split_covered_is_membership_in_the_covered_neighbourhoods(
 def test_per_call_options_follow_the_options_own_rules(embedder):
     """``search(top_k=0)`` is refused like ``SemanticMemory(top_k=0)``: one rule, not an empty answer."""
     memory = SemanticMemory(embedder=embedder)
-    memory.archive(distractor_conversation(10))
+    memory.add(distractor_conversation(10))
     for call, name, value in [
         (lambda: memory.search("hash tables", top_k=0), "top_k", "0"),
         (lambda: memory.search("hash tables", top_k=True), "top_k", "True"),
@@ -49,5 +49,5 @@ def test_per_call_options_follow_the_options_own_rules(embedder):
     with pytest.raises(ConfigurationError, match="top_k"):
         SemanticMemory(embedder=embedder, top_k=0)
     assert len(memory.search("hash tables", top_k=1)) == 1
-    (window,) = memory.retrieve("hash tables", top_k=1, context_radius=0)
-    assert list(window.indices) == [memory.search("hash tables", top_k=1)[0].index]
+    (passage,) = memory.retrieve("hash tables", top_k=1, context_radius=0)
+    assert list(passage.indices) == [memory.search("hash tables", top_k=1)[0].index]

@@ -37,9 +37,9 @@ class CountingReranker(CrossEncoderReranker):
 def test_cross_encoder_loads_from_a_folder_and_decides_the_order(embedder, cross_encoder_dir):
     reranker = CountingReranker(cross_encoder_dir)
     memory = SemanticMemory(embedder=embedder, reranker=reranker, rerank_candidates=10, retrieval="dense")
-    memory.archive(distractor_conversation(60))
+    memory.add(distractor_conversation(60))
     dense = SemanticMemory(embedder=embedder, retrieval="dense")
-    dense.archive(distractor_conversation(60))
+    dense.add(distractor_conversation(60))
 
     query = "what did we decide about the budget?"
     hits = memory.search(query, top_k=5)
@@ -57,7 +57,7 @@ def test_reranker_works_on_top_of_hybrid_retrieval(embedder, cross_encoder_dir):
     memory = SemanticMemory(embedder=embedder, reranker=reranker, rerank_candidates=10, retrieval="hybrid")
     plain = SemanticMemory(embedder=embedder, retrieval="hybrid")
     for m in (memory, plain):
-        m.archive(distractor_conversation(60))
+        m.add(distractor_conversation(60))
     query = "the cost was 230 euros"
     candidates = plain.search(query, top_k=10)
     expected_scores = reranker.model.predict([(query, render_message(c.message)) for c in candidates])

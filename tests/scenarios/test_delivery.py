@@ -71,7 +71,7 @@ def test_tokens_go_to_what_the_model_does_not_already_see(embedder):
     model = ScriptedModel()
     agent = make_agent(model, SlidingWindowConversationManager(), SemanticMemoryHook(memory=memory))
     agent(PLANTED_TURN)  # in the active context, and archived below (as a MemoryStore archives what it is given)
-    memory.archive([agent.messages[0]])
+    memory.add([agent.messages[0]])
     agent(QUESTION)
     assert model.chat_requests[-1]["messages"][-1]["content"][0]["text"] == QUESTION, "nothing new to inject"
     assert memory.record(0).message["tracking_id"] == agent.messages[0]["tracking_id"]
@@ -81,11 +81,11 @@ def test_hits_reach_the_model_before_their_neighbours_when_the_budget_is_tight(e
     memory = SemanticMemory(embedder=embedder, context_radius=3)
     messages = distractor_conversation(20)
     messages.insert(10, {"role": "user", "content": [{"text": PLANTED_TURN}]})
-    memory.archive(messages)
+    memory.add(messages)
     tight = len(PLANTED_TURN) + 60  # room for the hit, not for its passage
     hook = SemanticMemoryHook(memory=memory, max_context_length=tight)
     model = ScriptedModel()
     make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
-    chosen = hook.last_enrichment.windows
+    chosen = hook.last_enrichment.passages
     assert [w.indices for w in chosen] == [[10]] and REFERENCE in hook.last_enrichment.text
-    assert hook.last_enrichment.dropped_windows, "its neighbours were found and left out"
+    assert hook.last_enrichment.left_out, "its neighbours were found and left out"

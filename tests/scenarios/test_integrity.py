@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from strands_semantic_memory import SemanticMemory, SemanticMemoryError
+from strands_semantic_memory.archives import InMemoryArchive
 from strands_semantic_memory.errors import (
     EmbeddingError,
     InvalidMessageError,
@@ -15,10 +16,9 @@ from strands_semantic_memory.errors import (
     StateError,
     StoreError,
 )
-from strands_semantic_memory.stores import InMemoryArchive
+from tests.support.archives import restored as restored_memory
 from tests.support.conversations import distractor_conversation, text_message
 from tests.support.embedders import CountingEmbedder, FlakyEmbedder
-from tests.support.stores import restored as restored_memory
 
 HOSTILE = [
     text_message("user", "before\x00after NUL"),
@@ -45,7 +45,7 @@ def test_any_text_archives_byte_for_byte_on_every_store(make_memory):
     memory = make_memory()
     big = text_message("user", "five megabytes " + "lorem ipsum dolor " * 290_000)
     messages = [*HOSTILE, big]
-    indices = memory.archive(messages)
+    indices = memory.add(messages)
     assert indices == list(range(len(messages)))
     for index, message in zip(indices, messages):
         assert memory.get(index) == message
@@ -60,7 +60,7 @@ def test_one_rejected_text_leaves_only_that_message_pending(embedder):
     memory = SemanticMemory(embedder=poison)
     messages = distractor_conversation(16)
     messages[9] = text_message("user", "this one carries POISON for the embedding service")
-    memory.archive(messages)
+    memory.add(messages)
     stats = memory.get_memory_usage_stats()
     assert stats["pending_embedding_count"] == 1
     assert stats["vector_count"] == 15
@@ -73,10 +73,10 @@ def test_archive_honours_the_retry_interval(embedder):
     flaky = FlakyEmbedder(embedder)
     memory = SemanticMemory(embedder=flaky, embedding_retry_interval=3600)
     flaky.failing = True
-    memory.archive([text_message("user", "first while the service is down")])
+    memory.add([text_message("user", "first while the service is down")])
     calls = flaky.document_calls
     for n in range(5):
-        memory.archive([text_message("user", f"message {n} during the outage")])
+        memory.add([text_message("user", f"message {n} during the outage")])
     assert flaky.document_calls == calls, "no resend of the backlog within the retry interval"
     assert memory.get_memory_usage_stats()["pending_embedding_count"] == 6
     flaky.failing = False
@@ -88,7 +88,7 @@ def test_embedder_failures_surface_as_embedding_error_with_the_cause(embedder):
     flaky = FlakyEmbedder(embedder)
     flaky.failing = True
     memory = SemanticMemory(embedder=flaky, retrieval="dense")
-    memory.archive([text_message("user", "kept although the service is down")])
+    memory.add([text_message("user", "kept although the service is down")])
     with pytest.raises(EmbeddingError) as raised:
         memory.embed_pending()
     assert isinstance(raised.value.__cause__, ConnectionError)
@@ -100,10 +100,10 @@ def test_embedder_failures_surface_as_embedding_error_with_the_cause(embedder):
 def test_input_errors_are_library_errors_and_the_stdlib_type(embedder):
     memory = SemanticMemory(embedder=embedder)
     with pytest.raises(InvalidMessageTypeError) as raised:
-        memory.archive(text_message("user", "a dict, not a list"))  # type: ignore[arg-type]
+        memory.add(text_message("user", "a dict, not a list"))  # type: ignore[arg-type]
     assert isinstance(raised.value, TypeError) and isinstance(raised.value, SemanticMemoryError)
     with pytest.raises(InvalidMessageError) as raised:
-        memory.archive([text_message("user", "fine"), {"role": "user", "content": "not a list"}])
+        memory.add([text_message("user", "fine"), {"role": "user", "content": "not a list"}])
     assert isinstance(raised.value, ValueError) and isinstance(raised.value, SemanticMemoryError)
     assert len(memory) == 0, "nothing archived when one message is invalid"
 
@@ -123,15 +123,15 @@ class FailingVectorsArchive(InMemoryArchive):
 
 
 def test_archive_is_exactly_once(embedder):
-    memory = SemanticMemory(embedder=embedder, store=FailingVectorsArchive())
+    memory = SemanticMemory(embedder=embedder, archive=FailingVectorsArchive())
     messages = [dict(text_message("user", f"turn {i}"), tracking_id=f"id-{i}") for i in range(4)]
-    assert memory.archive(messages) == [0, 1, 2, 3], "committed, so archive() does not raise"
-    assert memory.archive(messages) == [0, 1, 2, 3], "a retry does not archive twice"
+    assert memory.add(messages) == [0, 1, 2, 3], "committed, so add() does not raise"
+    assert memory.add(messages) == [0, 1, 2, 3], "a retry does not archive twice"
     assert len(memory) == 4
     reused = dict(text_message("user", "different words, same id"), tracking_id="id-0")
-    assert memory.archive([reused]) == [4], "a different message reusing a tracking id is archived too"
+    assert memory.add([reused]) == [4], "a different message reusing a tracking id is archived too"
     twice = text_message("user", "ok")
-    assert memory.archive([twice, twice]) == [5, 6], "without tracking ids equal texts are distinct messages"
+    assert memory.add([twice, twice]) == [5, 6], "without tracking ids equal texts are distinct messages"
     assert memory.embed_pending() == 0 or len(memory) == 7
     assert memory.get_memory_usage_stats()["pending_embedding_count"] == 0
 
@@ -150,10 +150,10 @@ def test_archive_is_exactly_once(embedder):
 )
 def test_a_bad_state_leaves_the_live_memory_exactly_as_it_was(embedder, corrupt):
     live = SemanticMemory(embedder=embedder)
-    live.archive(distractor_conversation(12))
+    live.add(distractor_conversation(12))
     before = (live.messages(), live.search("budget", top_k=5), live.get_memory_usage_stats()["total_memory"])
     other = SemanticMemory(embedder=embedder)
-    other.archive(distractor_conversation(20, seed=3))
+    other.add(distractor_conversation(20, seed=3))
     state = json.loads(json.dumps(other.to_state()))
     corrupt(state)
     with pytest.raises(StateError):
@@ -163,7 +163,7 @@ def test_a_bad_state_leaves_the_live_memory_exactly_as_it_was(embedder, corrupt)
 
 def test_deep_nesting_is_a_state_error(embedder):
     memory = SemanticMemory(embedder=embedder)
-    memory.archive([text_message("user", "x")])
+    memory.add([text_message("user", "x")])
     state = json.loads(json.dumps(memory.to_state()))
     nested: dict = {"text": "deep"}
     for _ in range(100_000):
@@ -192,12 +192,12 @@ class GatedEmbedder(CountingEmbedder):
 
 def test_a_restore_during_embedding_never_gets_a_stale_vector(embedder):
     saved = SemanticMemory(embedder=embedder)
-    saved.archive([text_message("user", "the restored archive talks about sailing boats")])
+    saved.add([text_message("user", "the restored archive talks about sailing boats")])
     state = saved.to_state()
     gated = GatedEmbedder(embedder)
     memory = SemanticMemory(embedder=gated)
     gated.gate = True
-    worker = threading.Thread(target=memory.archive, args=([text_message("user", "quantum chromodynamics lecture")],))
+    worker = threading.Thread(target=memory.add, args=([text_message("user", "quantum chromodynamics lecture")],))
     worker.start()
     assert gated.entered.wait(30)
     memory.load_state(state)  # index 0 now belongs to another message

@@ -1,7 +1,7 @@
 """How many store calls one hook-style retrieval makes (one hook turn is one or two transactions).
 
 The store is a real :class:`InMemoryArchive`, wrapped in a proxy that only counts the calls it forwards. A search
-is one ``candidates`` call that also answers the neighbours the ranking scores (a ``ContextRequest``); the windows'
+is one ``candidates`` call that also answers the neighbours the ranking scores (a ``ContextRequest``); the passages'
 records are one ``get``. A store that leaves that request unanswered (``UnservingStore``) still gives the same
 results, through ``similarities`` and ``get``.
 """
@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from strands_semantic_memory import SemanticMemory
-from strands_semantic_memory.stores import InMemoryArchive
+from strands_semantic_memory.archives import InMemoryArchive
 
 
 class CountingStore:
@@ -50,9 +50,9 @@ TOPICS = [
 @pytest.fixture
 def counted(embedder):
     store = CountingStore(InMemoryArchive())
-    memory = SemanticMemory(embedder=embedder, store=store, top_k=2, context_radius=1)
+    memory = SemanticMemory(embedder=embedder, archive=store, top_k=2, context_radius=1)
     messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": t}]} for i, t in enumerate(TOPICS)]
-    memory.archive(messages * 3)  # 18 messages: the windows must be widened and merged from several hits
+    memory.add(messages * 3)  # 18 messages: the passages must be widened and merged from several hits
     memory.embed_pending()
     return memory, store
 
@@ -71,24 +71,24 @@ def test_retrieve_reads_the_records_in_one_get(counted, retrieval, roles):
     memory, store = counted
     memory.configure(retrieval=retrieval)
     store.calls.clear()
-    windows = memory.retrieve("what is the locker code?", roles=roles)
-    assert windows and any("4471" in str(w.messages) for w in windows)
+    passages = memory.retrieve("what is the locker code?", roles=roles)
+    assert passages and any("4471" in str(w.messages) for w in passages)
     assert store.calls["get"] == 1, store.calls
     assert store.calls["candidates"] == 1, store.calls
     assert store.calls["similarities"] == 0, store.calls  # the neighbours came with the candidates
-    for window in windows:  # the windows hold exactly the live messages of their ranges
-        assert window.indices == list(range(window.start, window.end + 1))
-        assert window.messages == [memory.get(i) for i in window.indices]
+    for passage in passages:  # the passages hold exactly the live messages of their ranges
+        assert passage.indices == list(range(passage.start, passage.end + 1))
+        assert passage.messages == [memory.get(i) for i in passage.indices]
 
 
 def test_retrieve_matches_search_after_the_single_read(counted):
     memory, store = counted
     hits = memory.search("who reviews the migration plan?", top_k=2)
-    windows = memory.retrieve("who reviews the migration plan?", top_k=2, context_radius=1)
-    assert sorted(i for w in windows for i in w.hit_indices) == sorted(h.index for h in hits)
-    for window in windows:
+    passages = memory.retrieve("who reviews the migration plan?", top_k=2, context_radius=1)
+    assert sorted(i for w in passages for i in w.hit_indices) == sorted(h.index for h in hits)
+    for passage in passages:
         scores = {h.index: h.score for h in hits}
-        assert window.hit_scores == [scores[i] for i in window.hit_indices]
+        assert passage.hit_scores == [scores[i] for i in passage.hit_indices]
 
 
 def test_archive_does_not_count_the_store(counted):
@@ -96,11 +96,11 @@ def test_archive_does_not_count_the_store(counted):
     store.calls.clear()
     version = memory.version
     kites = {"role": "user", "content": [{"text": "a brand new message about kites"}], "tracking_id": "kites-1"}
-    first = memory.archive([kites])
+    first = memory.add([kites])
     assert store.calls["__len__"] == 0 and store.calls["bounds"] == 0, store.calls
     assert memory.version > version
     version = memory.version
-    assert memory.archive([kites]) == first  # the same message again: its index, and no change
+    assert memory.add([kites]) == first  # the same message again: its index, and no change
     assert memory.version == version  # nothing was added: nothing changed
     assert store.calls["__len__"] == 0, store.calls
 
@@ -119,9 +119,11 @@ QUESTIONS = [
 def test_a_store_that_leaves_the_context_request_unanswered_gives_the_same_results(embedder, retrieval, roles):
     archive = InMemoryArchive()
     serving, unserving = CountingStore(archive), UnservingStore(archive)
-    memories = [SemanticMemory(embedder=embedder, store=s, top_k=3, retrieval=retrieval) for s in (serving, unserving)]
+    memories = [
+        SemanticMemory(embedder=embedder, archive=s, top_k=3, retrieval=retrieval) for s in (serving, unserving)
+    ]
     messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": t}]} for i, t in enumerate(TOPICS)]
-    memories[0].archive(messages * 4)
+    memories[0].add(messages * 4)
     memories[0].embed_pending()
     found = 0
     for question in QUESTIONS:

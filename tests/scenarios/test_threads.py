@@ -19,7 +19,7 @@ def test_concurrent_archive_and_search(make_memory):
                     )
                     for i in range(5)
                 ]
-                indices = memory.archive(messages)
+                indices = memory.add(messages)
                 archived.append(indices)
                 for index, message in zip(indices, messages):
                     if index in memory.indices:
@@ -47,7 +47,7 @@ def test_concurrent_archive_and_search(make_memory):
     every_index = sorted(i for batch in archived for i in batch)
     assert every_index == list(range(200)), "no index lost or handed out twice"
     assert len(memory) == 200
-    from tests.support.stores import vector_owners
+    from tests.support.archives import vector_owners
 
     owners, _ = vector_owners(memory)
     assert sorted(owners) == list(range(200))

@@ -114,6 +114,7 @@ pytestmark = [
 ]
 
 
+@pytest.mark.subprocess
 def test_the_pinned_version_is_read_from_the_demo_extra():
     result = subprocess.run(
         ["bash", "-c", f'. "{HELPER}"; ssm_llama_version'], capture_output=True, text=True, check=True
@@ -123,6 +124,7 @@ def test_the_pinned_version_is_read_from_the_demo_extra():
     assert f'demo-llama = ["llama-cpp-python=={version}"]' in (ROOT / "pyproject.toml").read_text()
 
 
+@pytest.mark.subprocess
 def test_the_wheel_folder_is_keyed_by_version_and_build_flags(tmp_path):
     python = Path(sys.executable).parent
 
@@ -138,6 +140,7 @@ def test_the_wheel_folder_is_keyed_by_version_and_build_flags(tmp_path):
     assert folder("0.3.37") != default and folder("0.3.37").startswith(f"{tmp_path}/llama-cpp-python-0.3.37-")
 
 
+@pytest.mark.subprocess
 def test_compiled_once_then_installed_from_the_kept_wheel_in_a_new_environment(tmp_path, index):
     cache = tmp_path / "wheels"
     first = new_env(tmp_path / "first")
@@ -165,6 +168,7 @@ def test_compiled_once_then_installed_from_the_kept_wheel_in_a_new_environment(t
     assert len(list(cache.glob(f"llama-cpp-python-{VERSION}-*/*.whl"))) == 2
 
 
+@pytest.mark.subprocess
 def test_a_failed_build_keeps_nothing(tmp_path, index):
     cache = tmp_path / "wheels"
     env = new_env(tmp_path / "env")

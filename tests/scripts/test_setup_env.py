@@ -33,6 +33,7 @@ __version__ = "0.0.1"
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.subprocess,
     pytest.mark.skipif(sys.platform == "win32", reason="the scripts are bash"),
 ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from strands_semantic_memory.storage import SemanticStorage
-from tests.support.stores import store_for
+from tests.support.archives import store_for
 
 
 @pytest.fixture
@@ -23,10 +23,10 @@ def make_storage(store_kind, request, embedder):
         kwargs.setdefault("embedder", embedder)
         if "memory" in kwargs:
             kwargs.pop("embedder")
-        elif "store" not in kwargs and "archive_path" not in kwargs:
+        elif "archive" not in kwargs and "archive_path" not in kwargs:
             store = store_for(store_kind, request)
             if store is not None:
-                kwargs["store"] = store
+                kwargs["archive"] = store
         storage = cls(**kwargs)
         made.append(storage)
         return storage

@@ -13,7 +13,7 @@ from strands.storage.search import KeywordSearchStrategy
 from strands_semantic_memory import SemanticMemoryHook, memory_tools
 from strands_semantic_memory.formatting._block import ARCHIVE_BEGIN, ARCHIVE_END, QUESTION_PREFIX
 from strands_semantic_memory.messages import render_message
-from strands_semantic_memory.retrieval import ContextWindow
+from strands_semantic_memory.retrieval import Passage
 from strands_semantic_memory.storage import BudgetSummarization
 from strands_semantic_memory.storage._context import MAX_EXTRA_HITS, TurnScope
 from strands_semantic_memory.storage._entries import ROLE, entry_message
@@ -27,8 +27,8 @@ def stored(key: str, text: str) -> dict:
     return entry_message(key, text.encode(), indexed=True)
 
 
-def window(indices: list[int], messages: list[dict], hits: list[int], scores: list[float]) -> ContextWindow:
-    return ContextWindow(
+def passage(indices: list[int], messages: list[dict], hits: list[int], scores: list[float]) -> Passage:
+    return Passage(
         start=indices[0],
         end=indices[-1],
         messages=messages,
@@ -53,40 +53,40 @@ def test_a_turn_keeps_entries_the_context_no_longer_holds_within_its_view():
         stored("team/d", ""),
         {"role": "user", "content": [{"text": "a conversation message"}]},
     ]
-    found = scope.windows([window([0, 1, 2, 3, 4], messages, [0, 1], [0.5, 0.9])])
+    found = scope.passages([passage([0, 1, 2, 3, 4], messages, [0, 1], [0.5, 0.9])])
     assert len(found) == 1
     kept = found[0]
     assert kept.indices == [0] and kept.hit_indices == [0] and kept.hit_scores == [0.5]
-    assert kept.score == 0.5, "a window that lost its best hit is worth its remaining hits"
+    assert kept.score == 0.5, "a passage that lost its best hit is worth its remaining hits"
     assert kept.roles == [ROLE] and kept.timestamps == [0.0] and (kept.start, kept.end) == (0, 0)
-    root = TurnScope.of("", context, top_k=2).windows([window([0, 1, 2, 3, 4], messages, [0, 1], [0.5, 0.9])])
+    root = TurnScope.of("", context, top_k=2).passages([passage([0, 1, 2, 3, 4], messages, [0, 1], [0.5, 0.9])])
     assert root[0].indices == [0, 2, 4], "the whole storage, and a shared memory's own messages, on the root view"
 
 
-def test_a_turn_keeps_the_best_windows_up_to_top_k_hits_in_conversation_order():
+def test_a_turn_keeps_the_best_passages_up_to_top_k_hits_in_conversation_order():
     scope = TurnScope.of("", [], top_k=2)
-    windows = [
-        window([0], [stored("a", "zero")], [0], [0.2]),
-        window([5], [stored("b", "five")], [5], [0.9]),
-        window([9], [stored("c", "nine")], [9], [0.6]),
-        window([12], [stored("d", "twelve")], [12], [0.1]),
+    passages = [
+        passage([0], [stored("a", "zero")], [0], [0.2]),
+        passage([5], [stored("b", "five")], [5], [0.9]),
+        passage([9], [stored("c", "nine")], [9], [0.6]),
+        passage([12], [stored("d", "twelve")], [12], [0.1]),
     ]
-    assert [w.start for w in scope.windows(windows)] == [5, 9]
+    assert [w.start for w in scope.passages(passages)] == [5, 9]
     only_in_context = TurnScope.of("", [{"role": "user", "content": [{"text": "five"}]}], top_k=2)
-    assert [w.start for w in only_in_context.windows(windows)] == [0, 9]
-    assert scope.windows([window([1], [stored("e", "x")], [1], [0.4])])[0].score == 0.4, "untouched windows keep it"
+    assert [w.start for w in only_in_context.passages(passages)] == [0, 9]
+    assert scope.passages([passage([1], [stored("e", "x")], [1], [0.4])])[0].score == 0.4, "untouched passages keep it"
 
 
-def test_a_turn_keeps_the_best_hits_not_the_windows_with_most_hits():
+def test_a_turn_keeps_the_best_hits_not_the_passages_with_most_hits():
     scope = TurnScope.of("", [], top_k=2)
     run = [stored(key, key) for key in "abcd"]
-    crowded = window([0, 1, 2, 3], run, [0, 1, 2, 3], [0.5, 0.45, 0.4, 0.3])  # window score 0.615
-    strong = window([9], [stored("e", "e")], [9], [0.6])
-    kept = scope.windows([crowded, strong])
-    assert [w.start for w in kept] == [0, 9], "the strongest single hit is kept beside a crowded window"
+    crowded = passage([0, 1, 2, 3], run, [0, 1, 2, 3], [0.5, 0.45, 0.4, 0.3])  # passage score 0.615
+    strong = passage([9], [stored("e", "e")], [9], [0.6])
+    kept = scope.passages([crowded, strong])
+    assert [w.start for w in kept] == [0, 9], "the strongest single hit is kept beside a crowded passage"
     assert kept[0].hit_indices == [0] and kept[0].hit_scores == [0.5] and kept[0].score == 0.5
-    assert kept[0].indices == [0, 1, 2, 3], "the window's other entries stay, as neighbours"
-    tied = TurnScope.of("", [], top_k=1).windows([window([4], [stored("f", "f")], [4], [0.6]), strong])
+    assert kept[0].indices == [0, 1, 2, 3], "the passage's other entries stay, as neighbours"
+    tied = TurnScope.of("", [], top_k=1).passages([passage([4], [stored("f", "f")], [4], [0.6]), strong])
     assert [w.start for w in tied] == [4], "ties: the earlier entry"
 
 
@@ -142,7 +142,7 @@ def test_a_fact_summarized_away_comes_back_by_meaning(make_storage):
     assert f"> {FACT}" in block
     assert sent.endswith(f"{QUESTION_PREFIX}{QUESTION}")
     assert not any(QUESTION in line or TOPICS[-1] in line for line in block), "nothing still in context comes back"
-    assert any(FACT in render_message(m) for w in hook.last_enrichment.windows for m in w.messages)
+    assert any(FACT in render_message(m) for w in hook.last_enrichment.passages for m in w.messages)
     assert render_message(agent.messages[-2]) == QUESTION, "the history keeps the user's own words"
 
 

@@ -15,14 +15,14 @@ from strands.storage import InMemoryStorage
 from strands.types.exceptions import StorageError
 
 from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.archives.postgres import PostgresArchive
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages import render_message
 from strands_semantic_memory.storage import SemanticStorage
-from strands_semantic_memory.stores.postgres import PostgresArchive
 from strands_semantic_memory.tools._conversation_tools import forget_text, search_text
+from tests.support.archives import durable_archive, new_namespace, vector_owners
 from tests.support.embedders import RecordingEmbedder
 from tests.support.processes import killed_after
-from tests.support.stores import durable_archive, new_namespace, vector_owners
 
 SECRET = "ZQ-7731-PASSPORT"
 FACT = b"I was born and raised in Lisbon, in a flat near the river."
@@ -124,7 +124,7 @@ def test_forgetting_removes_the_bytes_and_every_index_entry(make_storage, reques
     assert data is None and "notes/passport" not in keys
     assert all(r.key != "notes/passport" for r in found)
     assert len(memory) == len(FILLER), "one record per live key: the overwritten one went with the overwrite"
-    store = memory.archive_store
+    store = memory.archive
     assert store.find_text(SECRET.lower()) == [] and store.find_text("older note") == []
     live = set(memory.indices)
     owners, _ = vector_owners(memory)
@@ -181,14 +181,14 @@ def test_a_durable_archive_keeps_entries_across_processes(store_kind, embedder, 
         def open_storage():
             return SemanticStorage(embedder=embedder, archive_path=tmp_path / "stash.sqlite3")
     else:
-        from strands_semantic_memory.stores.postgres import PostgresArchive
-        from tests.support.stores import new_namespace
+        from strands_semantic_memory.archives.postgres import PostgresArchive
+        from tests.support.archives import new_namespace
 
         namespace = new_namespace("storage")
 
         def open_storage():
             store = PostgresArchive(request.getfixturevalue("pg_uri"), namespace)
-            return SemanticStorage(embedder=embedder, store=store)
+            return SemanticStorage(embedder=embedder, archive=store)
 
     first = open_storage()
     assert getattr(first, "_ephemeral", None) is None, "Strands may treat the stash as durable"
@@ -248,7 +248,7 @@ def test_embedding_inline_is_still_an_option_and_a_given_memory_keeps_its_own(em
 def test_close_waits_for_the_batch_in_hand_and_the_thread_never_reopens_the_archive(make_storage, embedder):
     held = RecordingEmbedder(embedder, hold=True)
     storage = make_storage(embedder=held)
-    store = storage.memory.archive_store
+    store = storage.memory.archive
     run(storage.write("notes/home", FACT))
     assert held.started.wait(60)
     worker = storage.memory._queue._worker
@@ -263,7 +263,7 @@ def test_close_waits_for_the_batch_in_hand_and_the_thread_never_reopens_the_arch
     if make_storage.kind == "pgvector":
         assert store._connections._pool is None, "no pool was reopened after close"
         reopened = SemanticStorage(
-            embedder=RecordingEmbedder(embedder), store=PostgresArchive(store.dsn, store.namespace)
+            embedder=RecordingEmbedder(embedder), archive=PostgresArchive(store.dsn, store.namespace)
         )
     else:
         reopened = SemanticStorage(embedder=RecordingEmbedder(embedder), archive_path=store.path)
@@ -289,8 +289,8 @@ KILLED_STORAGE = """
 import asyncio, json, os, threading
 from strands_semantic_memory.storage import SemanticStorage
 from tests.support.embedders import NeverEmbeds
-from tests.support.stores import durable_archive
-storage = SemanticStorage(embedder=NeverEmbeds(), store=durable_archive({kind!r}, {path!r}, {uri!r}, {namespace!r}))
+from tests.support.archives import durable_archive
+storage = SemanticStorage(embedder=NeverEmbeds(), archive=durable_archive({kind!r}, {path!r}, {uri!r}, {namespace!r}))
 async def fill():
     for key, data in {entries!r}:
         await storage.write(key, data)
@@ -300,6 +300,7 @@ threading.Event().wait()
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("kind", ["sqlite", "pgvector"])
 def test_a_process_killed_before_the_vectors_land_loses_no_entry_and_they_are_embedded_at_open(
     kind, embedder, tmp_path, request
@@ -313,7 +314,7 @@ def test_a_process_killed_before_the_vectors_land_loses_no_entry_and_they_are_em
     assert {"written": len(entries)} in lines and any("embedding" in line for line in lines), lines
 
     def open_storage(with_embedder, **options):
-        return SemanticStorage(embedder=with_embedder, store=durable_archive(kind, path, uri, namespace), **options)
+        return SemanticStorage(embedder=with_embedder, archive=durable_archive(kind, path, uri, namespace), **options)
 
     inline = open_storage(embedder, embedding="inline")  # opens without embedding anything
     assert inline.memory.stats().pending_embedding_count == len(entries), "every entry kept, none embedded"
@@ -354,7 +355,7 @@ def test_two_storages_on_one_memory_see_each_other(embedder):
 
 def test_a_memory_shared_with_a_conversation_keeps_its_messages_apart(embedder):
     memory = SemanticMemory(embedder=embedder)
-    memory.archive([{"role": "user", "content": [{"text": "a conversation message about Lisbon"}]}])
+    memory.add([{"role": "user", "content": [{"text": "a conversation message about Lisbon"}]}])
     storage = SemanticStorage(memory)
     run(storage.write("k", b"an entry about Lisbon"))
     assert run(storage.list("")) == ["k"]

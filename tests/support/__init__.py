@@ -1,5 +1,5 @@
 """Shared test helpers: real-model embedder wrappers, deterministic conversations, the scripted chat model, store
-factories and plain reference versions of window packing. Test modules import from here, never from each other."""
+factories and plain reference versions of passage packing. Test modules import from here, never from each other."""
 
 from pathlib import Path
 

@@ -7,11 +7,11 @@ import time
 from psycopg import pq
 
 from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.archives._protocol import NewRecord
+from strands_semantic_memory.archives.postgres import PostgresArchive
 from strands_semantic_memory.messages._codec import encode_message, record_key, searchable_text
-from strands_semantic_memory.stores._protocol import NewRecord
-from strands_semantic_memory.stores.postgres import PostgresArchive
+from tests.support.archives import new_namespace
 from tests.support.conversations import text_message
-from tests.support.stores import new_namespace
 
 HOSTILE_TEXTS = {
     "nul": "before\x00after, a NUL in a tool result",
@@ -43,7 +43,7 @@ def embed(embedder, texts):
 
 
 def pg_memory(pg_uri, embedder, namespace=None, **kwargs):
-    return SemanticMemory(embedder=embedder, store=PostgresArchive(pg_uri, namespace or new_namespace()), **kwargs)
+    return SemanticMemory(embedder=embedder, archive=PostgresArchive(pg_uri, namespace or new_namespace()), **kwargs)
 
 
 class RoundTrips:

@@ -6,10 +6,10 @@ import time
 
 import numpy as np
 
+from strands_semantic_memory.archives._protocol import NewRecord
+from strands_semantic_memory.archives.in_process._archive import default_text_of
 from strands_semantic_memory.embeddings import normalize_rows
 from strands_semantic_memory.messages._codec import encode_message, record_key
-from strands_semantic_memory.stores._protocol import NewRecord
-from strands_semantic_memory.stores.in_process._archive import default_text_of
 
 DIMENSION = 16
 

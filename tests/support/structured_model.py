@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from strands_semantic_memory.conversation_manager._session_state import read_state_block
+from strands_semantic_memory.conversation_manager._structured_summary import read_state_block
 from strands_semantic_memory.messages._text import render_message
 from tests.support.scripted_model import ScriptedModel
 

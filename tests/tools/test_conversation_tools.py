@@ -60,7 +60,7 @@ def dated_conversation():
 def test_search_filters_by_role_and_time(archive_factory):
     memory = archive_factory()
     messages, said = dated_conversation()
-    memory.archive(messages, timestamps=said)
+    memory.add(messages, timestamps=said)
     search = tools_by_name(memory, context_radius=0)["conversation_search"]
 
     status, text = call(search, query="train to Lyon", limit=6, role="assistant")
@@ -87,7 +87,7 @@ def test_search_output_is_bounded_and_says_what_it_left_out(archive_factory):
         text_message("user" if i % 2 == 0 else "assistant", f"Report {i} on the harbour crane inspection. " * 80)
         for i in range(12)
     ]
-    memory.archive(long_messages)
+    memory.add(long_messages)
     search = tools_by_name(memory, max_output_chars=3000)["conversation_search"]
     status, text = call(search, query="harbour crane inspection report", limit=10)
     assert status == "success"
@@ -102,7 +102,7 @@ def test_empty_archive_and_invalid_input_are_clear(archive_factory):
     status, text = call(tools["conversation_search"], query="anything")
     assert status == "success" and "archive is empty" in text
 
-    memory.archive(distractor_conversation(4))
+    memory.add(distractor_conversation(4))
     for arguments, expected in [
         ({"query": "  "}, "query must be a non-empty string"),
         ({"query": "x", "limit": 0}, "limit must be between 1 and 20"),
@@ -124,7 +124,7 @@ def test_empty_archive_and_invalid_input_are_clear(archive_factory):
 def test_read_returns_exact_messages_and_names_holes(archive_factory):
     memory = archive_factory()
     conversation = distractor_conversation(10)
-    indices = memory.archive(conversation)
+    indices = memory.add(conversation)
     memory.forget([indices[4]])
     read = tools_by_name(memory)["conversation_read"]
     status, text = call(read, start=indices[2], end=indices[6])
@@ -140,7 +140,7 @@ def test_read_returns_exact_messages_and_names_holes(archive_factory):
 
 def test_read_is_bounded_and_says_where_to_continue(archive_factory):
     memory = archive_factory()
-    indices = memory.archive([text_message("user", f"Line {i}: " + "lorem ipsum " * 60) for i in range(80)])
+    indices = memory.add([text_message("user", f"Line {i}: " + "lorem ipsum " * 60) for i in range(80)])
     read = tools_by_name(memory, max_output_chars=4000)["conversation_read"]
     status, text = call(read, start=indices[0], end=indices[-1])
     assert len(text) <= 4000
@@ -148,7 +148,7 @@ def test_read_is_bounded_and_says_where_to_continue(archive_factory):
     assert shown == list(range(indices[0], shown[-1] + 1))
     assert f"call conversation_read({shown[-1] + 1}, {indices[-1]})" in text
 
-    giant = memory.archive([text_message("assistant", "x" * 20_000)])[0]
+    giant = memory.add([text_message("assistant", "x" * 20_000)])[0]
     status, text = call(read, start=giant)
     assert len(text) <= 4000 and "cut here" in text and "of 20000 characters" in text
 
@@ -164,7 +164,7 @@ def test_forgotten_messages_never_come_back(archive_factory):
     conversation = distractor_conversation(12)
     conversation[3] = text_message("assistant", f"Your card number {SECRET} is saved for the booking.")
     conversation[8] = text_message("user", f"Please use card {SECRET} again.")
-    indices = memory.archive(conversation)
+    indices = memory.add(conversation)
     tools = tools_by_name(memory)
 
     status, text = call(tools["conversation_forget"], query=SECRET.lower())
@@ -189,7 +189,7 @@ def test_forgotten_messages_never_come_back(archive_factory):
     state = memory.to_state()
     assert SECRET not in str(state)
     saved = json.loads(json.dumps(state))
-    assert_gone(SemanticMemory.from_state(saved, embedder=memory.embedder, store=archive_factory.store()))
+    assert_gone(SemanticMemory.from_state(saved, embedder=memory.embedder, archive=archive_factory.store()))
     loaded = archive_factory()  # in PostgreSQL: the same namespace, opened again
     loaded.load_state(saved)
     assert_gone(loaded)
@@ -223,10 +223,10 @@ def test_forget_through_an_agent_survives_a_session_restore(archive_factory, tmp
         return agent, manager
 
     agent, manager = build(ScriptedModel(responder))
-    manager.memory.archive([*distractor_conversation(6), *planted])
+    manager.memory.add([*distractor_conversation(6), *planted])
     agent("Please forget my card number.")
     assert agent.messages[-1]["content"][0]["text"] == "Done: I deleted it from the archive."
-    assert not manager.memory.archive_store.find_text(SECRET)
+    assert not manager.memory.archive.find_text(SECRET)
 
     _, restored_manager = build(ScriptedModel())
     restored = restored_manager.memory
@@ -280,7 +280,7 @@ HUGE = "x" * 700_000
 
 def test_tool_outputs_are_bounded_whatever_the_model_sends(archive_factory):
     memory = archive_factory()
-    memory.archive(distractor_conversation(30))
+    memory.add(distractor_conversation(30))
     tools = tools_by_name(memory, max_output_chars=2000)
     calls = [
         ("conversation_search", {"query": HUGE}),
@@ -322,7 +322,7 @@ def test_tool_outputs_are_bounded_whatever_the_model_sends(archive_factory):
 )
 def test_arguments_of_the_wrong_type_are_refused_not_coerced(archive_factory, name, arguments, expected):
     memory = archive_factory()
-    memory.archive(distractor_conversation(6))
+    memory.add(distractor_conversation(6))
     status, text = call(tools_by_name(memory)[name], **arguments)
     assert status == "error" and expected in text, text
     assert len(memory) == 6
@@ -330,7 +330,7 @@ def test_arguments_of_the_wrong_type_are_refused_not_coerced(archive_factory, na
 
 def test_whole_numbers_as_json_writes_them_are_integers(archive_factory):
     memory = archive_factory()
-    indices = memory.archive(distractor_conversation(6))
+    indices = memory.add(distractor_conversation(6))
     status, text = call(tools_by_name(memory)["conversation_read"], start=float(indices[1]), end=float(indices[2]))
     assert status == "success" and [i for i, _ in labels(text)] == indices[1:3]
 
@@ -340,7 +340,7 @@ def test_whole_numbers_as_json_writes_them_are_integers(archive_factory):
 
 def test_one_forget_call_is_bounded_and_says_so(archive_factory):
     memory = archive_factory()
-    indices = memory.archive(distractor_conversation(300))
+    indices = memory.add(distractor_conversation(300))
     tools = tools_by_name(memory, max_forget_per_call=20)
     status, text = call(tools["conversation_forget"], query="the")
     assert status == "success" and "Nothing was forgotten" in text and "at most 20" in text
@@ -356,7 +356,7 @@ def test_the_application_can_require_confirmation_or_disable_bulk_forgetting(arc
     conversation = distractor_conversation(10)
     conversation[2] = text_message("user", f"My card is {SECRET}.")
     conversation[5] = text_message("user", f"Use {SECRET} again.")
-    indices = memory.archive(conversation)
+    indices = memory.add(conversation)
     asked = []
 
     def confirm(request):

@@ -2,7 +2,7 @@
 
 Modules: ``_runtime`` (``OnnxEmbedder``), ``_export`` (exporting a model to an in-memory graph), ``_cache``
 (keeping the graphs between processes: location, keys, atomic writes, checks), ``_quantize`` (the int8 query
-graph).
+graph), ``_dependencies`` (importing the ONNX packages, or naming the extra that installs them).
 """
 
 from strands_semantic_memory.embeddings.onnx._cache import CACHE_ENV

@@ -11,7 +11,8 @@ process and nothing is written). An empty or unset variable means the default fo
 names the folder of entries directly. The folder is safe to delete at any time.
 
 An entry is one folder, ``<model>-<key>``, holding ``fp32.onnx`` (documents), ``int8.onnx`` (queries) and
-``entry.json`` (what the graphs were built from and each file's size and sha256). The key is a digest of
+``entry.json`` (what the graphs were built from, each file's size and sha256, the tokenizer and the model's
+settings, and a sha256 of all of that). The key is a digest of
 everything the graphs depend on: the model folder (each file's name, size and modification time, and the contents
 of its small files: configuration, tokenizer), this module's format, the exporter's and the query graph's versions,
 and the major versions of torch, transformers, sentence-transformers, onnx and onnxruntime. A changed model or
@@ -19,9 +20,11 @@ toolchain gets a new entry; an old entry is never loaded for it.
 
 Writes are atomic: an entry is written into a hidden temporary folder beside it and renamed into place in one
 step, so a reader sees a whole entry or none. Two processes that export at once both succeed; the first rename
-wins and the other process drops its copy. Every load checks each file's size and sha256 against ``entry.json``:
-a damaged or truncated entry is logged, exported again and replaced. Temporary folders that a killed writer left
-behind are removed by the next writer once they are an hour old.
+wins and the other process drops its copy. Every load checks ``entry.json`` against the digest written into it at
+export (it holds the tokenizer and the settings that shape the vectors: a changed ``max_seq_length`` changes every
+long text's vector), then each graph file's size and sha256 against ``entry.json``: a damaged or truncated entry
+(or one without a digest, written by an older release) is logged, exported again and replaced. Temporary folders
+that a killed writer left behind are removed by the next writer once they are an hour old.
 """
 
 from __future__ import annotations
@@ -148,6 +151,12 @@ class _Inputs:
         return hashlib.sha256(json.dumps(self.fields, sort_keys=True).encode("utf-8")).hexdigest()
 
 
+def _entry_digest(meta: dict[str, Any]) -> str:
+    """The sha256 of everything in ``entry.json`` but the digest itself, over its canonical JSON."""
+    body = {key: value for key, value in meta.items() if key != "digest"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
 class _Damaged(Exception):
     """An entry exists but does not match its ``entry.json`` (or that file is unreadable)."""
 
@@ -191,12 +200,16 @@ class GraphCache:
             raise _Damaged("entry.json is missing")
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            if "digest" not in meta:
+                raise _Damaged("entry.json has no digest (an older release wrote it)")
+            if meta["digest"] != _entry_digest(meta):
+                raise _Damaged("entry.json does not match its digest (the tokenizer or the settings changed)")
             if meta.get("format") != CACHE_FORMAT or meta.get("key") != self.key:
                 raise _Damaged("entry.json belongs to another key or format")
             files = {name: meta["files"][name] for name in _FILES}
             model = meta["model"]
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            raise _Damaged(f"entry.json is unreadable: {type(error).__name__}: {error}") from error
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
+            raise _Damaged(f"entry.json is unreadable: {type(error).__name__}: {str(error)[:200]}") from error
         graphs: dict[str, bytes] = {}
         for name, expected in files.items():
             data = (self.path / name).read_bytes()
@@ -250,6 +263,7 @@ class GraphCache:
                 },
                 "written_at": time.time(),
             }
+            meta["digest"] = _entry_digest(meta)
             (staging / "entry.json").write_text(json.dumps(meta), encoding="utf-8")
             return self._publish(staging)
         except OSError as error:

@@ -1,7 +1,7 @@
 """Export a sentence-transformers model to ONNX, in memory, with pooling and normalization inside the graph.
 
 ``_runtime`` runs what this module produces; ``_cache`` keeps it between processes (an export imports PyTorch
-and takes seconds); ``_quantize`` derives the int8 query graph.
+and takes seconds); ``_quantize`` derives the int8 query graph from it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from strands_semantic_memory.embeddings._local import load_sentence_transformer_uncached
-from strands_semantic_memory.embeddings.onnx._quantize import quantize_weights_int8
-from strands_semantic_memory.errors import ConfigurationError, EmbeddingError, MissingDependencyError
+from strands_semantic_memory.embeddings.onnx._dependencies import require_package
+from strands_semantic_memory.errors import ConfigurationError, EmbeddingError
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -28,11 +28,8 @@ __all__ = [
     "ExportedModel",
     "export_count",
     "export_sentence_transformer",
-    "quantize_weights_int8",
-    "require_package",
 ]
 
-ONNX_EXTRA = "onnx"
 EXPORT_VERSION = 1
 """Version of what ``export_sentence_transformer`` builds; part of the cache key, so a change is never served
 a graph an older exporter built."""
@@ -71,16 +68,6 @@ class ExportedModel:
     max_seq_length: int
     do_lower_case: bool
     dimension: int
-
-
-def require_package(package: str) -> Any:
-    """Import an ONNX dependency, or fail with an ImportError that names the extra to install."""
-    import importlib
-
-    try:
-        return importlib.import_module(package)
-    except ImportError as error:
-        raise MissingDependencyError("ONNX Runtime embeddings", ONNX_EXTRA, package) from error
 
 
 def _pooling_mode(model: SentenceTransformer) -> str:

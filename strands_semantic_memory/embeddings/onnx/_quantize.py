@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from strands_semantic_memory.embeddings.onnx._dependencies import require_package
 from strands_semantic_memory.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
@@ -73,7 +74,6 @@ def quantize_weights_int8(graph: bytes, bits: int = QUANT_BITS, *, row_scaling: 
     """
     if not 2 <= bits <= 8:
         raise ConfigurationError(f"bits must be in 2..8, got {bits}")
-    from strands_semantic_memory.embeddings.onnx._export import require_package
 
     onnx = require_package("onnx")
     from onnx import TensorProto, helper, numpy_helper

@@ -48,7 +48,7 @@ import numpy.typing as npt
 from strands_semantic_memory.embeddings._base import Vectors
 from strands_semantic_memory.embeddings._local import DEFAULT_MODEL, locate_model
 from strands_semantic_memory.embeddings.onnx._cache import onnx_cache_dir, prepare_graphs
-from strands_semantic_memory.embeddings.onnx._export import require_package
+from strands_semantic_memory.embeddings.onnx._dependencies import require_package
 from strands_semantic_memory.errors import (
     ConfigurationError,
     EmbeddingError,

@@ -37,7 +37,7 @@ from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings.onnx._export import export_count
 memory = SemanticMemory()
 notes = [f"note {i}: the booking reference is BK-{i}" for i in range(10)]
-memory.archive([{"role": "user", "content": [{"text": note}]} for note in notes])
+memory.add([{"role": "user", "content": [{"text": note}]} for note in notes])
 hits = memory.search("what was the booking reference?")
 print(json.dumps({"exports": export_count(), "torch": "torch" in sys.modules, "hits": len(hits),
                   "similarity": hits[0].similarity}))
@@ -84,6 +84,7 @@ def test_the_environment_variable_moves_or_turns_off_the_cache(monkeypatch, tmp_
     assert not (tmp_path / "moved").exists(), "locating the cache writes nothing"
 
 
+@pytest.mark.subprocess
 def test_a_second_process_reuses_the_cache_without_exporting_or_importing_pytorch(tmp_path):
     cache = tmp_path / "cache"
     first = _run(FIRST_RETRIEVE, cache)
@@ -100,6 +101,7 @@ def test_a_second_process_reuses_the_cache_without_exporting_or_importing_pytorc
     assert _entries(cache / "onnx") == [entry] and not [p for p in (cache / "onnx").iterdir() if p.name[0] == "."]
 
 
+@pytest.mark.subprocess
 def test_with_the_cache_turned_off_every_process_exports_in_memory_and_writes_nothing(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -155,6 +157,112 @@ def test_a_damaged_entry_is_exported_again_and_replaced(tmp_path, graphs, model_
     assert export_count() == before + 1 and again == exported, "the replaced entry is served without an export"
 
 
+# ------------------------------------------------------------------ entry.json is checked whole (issue 39, point 5)
+
+FLIP_TEXTS = [
+    "Where is the harbour office?",
+    "THE BOOKING REFERENCE IS BK-7731-QZ",  # lower-casing matters
+    " ".join(f"word{n} harbour tide anchor" for n in range(120)),  # longer than max_seq_length: truncation matters
+]
+
+
+def _vectors(model, session):
+    """Document vectors of ``FLIP_TEXTS`` with ``model``'s tokenizer and settings, through ``session``."""
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_str(model.tokenizer)
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(model.max_seq_length)
+    texts = [t.lower() for t in FLIP_TEXTS] if model.do_lower_case else FLIP_TEXTS
+    rows = []
+    for text in texts:
+        ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
+        rows.append(session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0])
+    return np.stack(rows)
+
+
+def _flip_positions(raw: bytes) -> list[int]:
+    """A deterministic sample of byte positions of ``entry.json``, and every byte of the settings' values."""
+    import random
+
+    positions = set(random.Random(39).sample(range(len(raw)), 48))
+    for field in (b'"max_seq_length": ', b'"do_lower_case": ', b'"dimension": ', b'"digest": "', b'"key": "'):
+        if field in raw:
+            start = raw.index(field) + len(field)
+            positions.update(range(start, start + 4))
+    tokenizer = raw.index(b'"tokenizer": "') + len(b'"tokenizer": "')
+    positions.update(range(tokenizer + 1000, tokenizer + 1008))  # inside the tokenizer's JSON
+    return sorted(positions)
+
+
+def test_every_bit_flip_in_entry_json_loads_the_same_model_or_is_exported_again(tmp_path, graphs, model_folder):
+    """Each bit of a sample of positions, flipped alone: the load is the exported model exactly, or refused.
+
+    Before: 26 of 40 random flips loaded silently with another tokenizer or settings. The graph files are checked by
+    their sha256 (tested above); here the entry holds a small stand-in graph so that each of the few hundred loads
+    stays cheap, and vectors come from one session of the real graph.
+    """
+    import dataclasses
+
+    import numpy as np
+
+    from strands_semantic_memory.embeddings.onnx._cache import GraphCache
+    from strands_semantic_memory.embeddings.onnx._runtime import _session
+
+    exported, _ = graphs
+    stand_in = dataclasses.replace(exported, graph=b"fp32 stand-in")
+    cache = GraphCache(tmp_path, model_folder, NAME)
+    assert cache.save(stand_in, b"int8 stand-in")
+    entry = cache.path / "entry.json"
+    raw = entry.read_bytes()
+    session = _session(exported.graph, 1)
+    fresh = _vectors(exported, session)
+    outcomes = {"identical": 0, "exported again": 0}
+    wrong: list[str] = []
+    for position in _flip_positions(raw):
+        for bit in range(8):
+            damaged = bytearray(raw)
+            damaged[position] ^= 1 << bit
+            entry.write_bytes(bytes(damaged))
+            loaded = GraphCache(tmp_path, model_folder, NAME).load()
+            if loaded is None:
+                outcomes["exported again"] += 1  # prepare_graphs exports and replaces it (tested below)
+                continue
+            model, int8 = loaded
+            if model == stand_in and int8 == b"int8 stand-in":
+                outcomes["identical"] += 1
+                continue
+            try:
+                same = np.allclose(_vectors(dataclasses.replace(model, graph=exported.graph), session), fresh)
+            except Exception as error:  # a tokenizer that does not load: the process would be on word search only
+                wrong.append(f"byte {position} bit {bit}: loaded, and then fails ({type(error).__name__})")
+                continue
+            if not same:
+                wrong.append(f"byte {position} bit {bit}: loaded with other vectors")
+    entry.write_bytes(raw)
+    assert not wrong, f"{len(wrong)} flips loaded something else: {wrong[:10]}"
+    assert outcomes["exported again"] > 0
+
+
+def test_a_damaged_tokenizer_byte_is_exported_again_and_the_embedder_works(tmp_path, graphs, model_folder):
+    """Before: every process loaded the entry, failed to read its tokenizer and stayed on word search only."""
+    from strands_semantic_memory.embeddings.onnx._cache import GraphCache, prepare_graphs
+    from strands_semantic_memory.embeddings.onnx._export import export_count
+
+    exported, int8 = graphs
+    cache = GraphCache(tmp_path, model_folder, NAME)
+    cache.save(exported, int8)
+    entry = cache.path / "entry.json"
+    raw = entry.read_bytes()
+    at = raw.index(b'"tokenizer": "') + len(b'"tokenizer": "') + 2000
+    entry.write_bytes(raw[:at] + bytes([raw[at] ^ 0x04]) + raw[at + 1 :])
+    before = export_count()
+    rebuilt, rebuilt_int8 = prepare_graphs(str(model_folder), NAME, True, tmp_path)
+    assert export_count() == before + 1 and rebuilt == exported and rebuilt_int8 == int8
+    assert GraphCache(tmp_path, model_folder, NAME).load() == (exported, int8), "the entry was replaced"
+
+
 TWO_WRITERS = """
 import json, sys, time
 from pathlib import Path
@@ -168,6 +276,7 @@ print(json.dumps({"exports": export_count(), "graph": len(exported.graph), "int8
 """
 
 
+@pytest.mark.subprocess
 def test_two_processes_starting_together_on_an_empty_cache_both_succeed_and_leave_one_entry(tmp_path, model_folder):
     from strands_semantic_memory.embeddings.onnx._cache import GraphCache
 

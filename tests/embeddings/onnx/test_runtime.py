@@ -59,7 +59,7 @@ def exported(tmp_path_factory):
 def cache_dir(tmp_path_factory, exported) -> Path:
     """A cache folder filled from the export (so the embedders below load without exporting again)."""
     from strands_semantic_memory.embeddings.onnx._cache import GraphCache
-    from strands_semantic_memory.embeddings.onnx._export import quantize_weights_int8
+    from strands_semantic_memory.embeddings.onnx._quantize import quantize_weights_int8
 
     folder = tmp_path_factory.mktemp("onnx-cache")
     model_folder = bundled_model_path()
@@ -156,7 +156,7 @@ def _quantized_inputs(graph: bytes) -> dict[str, tuple[str, str]]:
 
 @needs_onnx
 def test_quantization_replaces_every_weight_matmul(exported):
-    from strands_semantic_memory.embeddings.onnx._export import quantize_weights_int8
+    from strands_semantic_memory.embeddings.onnx._quantize import quantize_weights_int8
 
     before, after = _op_counts(exported.graph), _op_counts(quantize_weights_int8(exported.graph))
     assert after.get("MatMulInteger", 0) == 36  # 6 layers x (q, k, v, output, 2 feed-forward)
@@ -171,7 +171,7 @@ def test_quantization_replaces_every_weight_matmul(exported):
 
 @needs_onnx
 def test_row_scaling_covers_every_input_but_the_shared_attention_input(exported):
-    from strands_semantic_memory.embeddings.onnx._export import quantize_weights_int8
+    from strands_semantic_memory.embeddings.onnx._quantize import quantize_weights_int8
 
     graph = quantize_weights_int8(exported.graph)
     sources = _quantized_inputs(graph)
@@ -196,7 +196,7 @@ def test_row_scaling_covers_every_input_but_the_shared_attention_input(exported)
 def test_row_scaled_queries_are_closer_to_the_fp32_graph(exported, cache_dir):
     """The bounds were measured: row scaling min cosine 0.9963, per tensor 0.9903 on these questions (LoCoMo dev:
     0.9960 and 0.9887 over 996 questions); the mean error 1 - cosine was 0.44 of per tensor's."""
-    from strands_semantic_memory.embeddings.onnx._export import quantize_weights_int8
+    from strands_semantic_memory.embeddings.onnx._quantize import quantize_weights_int8
     from strands_semantic_memory.embeddings.onnx._runtime import _session
 
     reference = OnnxEmbedder(cache_dir=cache_dir, query_precision="float32")
@@ -213,6 +213,7 @@ def test_row_scaled_queries_are_closer_to_the_fp32_graph(exported, cache_dir):
     assert float(np.abs(rows - fp32).max()) > 1e-4  # still quantized
 
 
+@pytest.mark.subprocess
 @needs_onnx
 def test_cached_model_loads_in_a_new_process_without_pytorch(cache_dir, onnx_embedder):
     script = (

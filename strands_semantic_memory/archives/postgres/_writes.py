@@ -1,0 +1,362 @@
+"""Writes of ``PostgresArchive``, each one transaction.
+
+Every write first locks the namespace's row in ``ssm_namespaces`` (``SELECT ... FOR UPDATE``): index allocation,
+eviction, forgetting and the counters are then serialized between all writers of the namespace (threads or
+processes), and the lock order is always namespace row first, so writers never deadlock. A writer that cannot get
+the lock within ``lock_timeout`` fails with nothing committed.
+
+Small writes send their statements in a pipeline (two round trips); ``add_records`` writes large batches with
+``COPY``, in slices so that each statement stays well inside ``statement_timeout``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from strands_semantic_memory.archives._protocol import NewRecord
+from strands_semantic_memory.archives.postgres._connections import Connections
+from strands_semantic_memory.archives.postgres._reads import View
+from strands_semantic_memory.archives.postgres._text_search import legacy_key, storable, storable_key, tsvector_literal
+from strands_semantic_memory.embeddings._base import Vectors
+from strands_semantic_memory.errors import DimensionMismatchError, StoreError
+from strands_semantic_memory.messages._codec import LEXICAL_ENTRY_BYTES, RECORD_OVERHEAD, record_nbytes
+
+logger = logging.getLogger(__name__)
+
+COPY_FROM = 200
+"""Batches of at least this many new messages are written with COPY (below: a pipelined multi-row insert)."""
+
+COPY_SLICE = 5000
+"""Rows per COPY statement."""
+
+PENDING_COUNT_CAP = 100_000
+"""Pending messages are counted up to this (a partial-index scan; the count decides when to build HNSW)."""
+
+LOCK_NAMESPACE = (
+    "SELECT next_index, dimension, next_index - evicted_count - forgotten_count FROM ssm_namespaces "
+    "WHERE namespace = %s FOR UPDATE"
+)
+
+_COLUMNS = (
+    "namespace, idx, chunk, data, role, tracking_id, key, archived_at, said_at, body, tsv, pending, nbytes, "
+    "lexical_terms"
+)
+_INSERT = (
+    f"INSERT INTO ssm_archive ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s, %s)"
+)
+_REMOVED = (
+    "SELECT idx FROM gone WHERE chunk = 0 ORDER BY idx"  # the messages (chunk 0 rows) a DELETE ... RETURNING removed
+)
+
+
+def archive(connections: Connections, namespace: str, view: View, records: Sequence[NewRecord]) -> list[int]:
+    """Archive records in one transaction (``add_records``: COPY for large batches) and note what is pending."""
+    with connections.write("archiving", pipeline=len(records) < COPY_FROM) as connection:
+        indices, pending = add_records(connection, namespace, records, view.legacy)
+    if pending:
+        view.saw_pending(True)
+    if len(records) >= COPY_FROM:
+        refresh_statistics(connections, len(records))
+    return indices
+
+
+def refresh_statistics(connections: Connections, added: int) -> None:
+    """``ANALYZE`` the table after a bulk write that is large next to the rows the planner knows of.
+
+    Autovacuum analyzes a growing table only after its nap (a minute by default); until then the planner takes
+    the table for nearly empty, and the vector writes that follow a bulk load (``idx = ANY(...)`` lookups) scanned
+    the whole table each: a 100k bulk load took 64-68 s instead of 19 s. A message is about two rows (its own and
+    one per vector chunk), so this analyzes while the table holds fewer than four rows per added message: a few
+    times per bulk load, at most. A failure (no permission, say) is logged and changes nothing else. Then the
+    full-text index's pending list is flushed (``flush_lexical_pending``).
+    """
+    try:
+        with connections.write("refreshing planner statistics", pipeline=False) as connection:
+            (known,) = connection.execute(
+                "SELECT reltuples FROM pg_class WHERE oid = 'ssm_archive'::regclass", prepare=False
+            ).fetchone()
+            if known < 4 * added:
+                connection.execute("ANALYZE ssm_archive", prepare=False)
+    except StoreError as error:
+        logger.debug("error=<%s> | could not refresh the planner statistics", error)
+    flush_lexical_pending(connections)
+
+
+def flush_lexical_pending(connections: Connections) -> None:
+    """Move the full-text index's pending entries into the index proper, after a bulk write.
+
+    GIN's fast update appends new entries to a pending list that every search scans linearly (see
+    ``_schema`` on its size limit): a bulk load left up to 4 MB of it, and at 100k messages the lexical
+    match of a hook turn took 46-73 ms instead of 18 ms (load average 5 on 2 cores) until it was flushed. The
+    flush is the work the next insert over the limit would do anyway. A failure is logged and changes nothing.
+    """
+    try:
+        with connections.write("flushing the full-text index", pipeline=False) as connection:
+            connection.execute("SELECT gin_clean_pending_list('ssm_archive_tsv'::regclass)", prepare=False)
+    except StoreError as error:
+        logger.debug("error=<%s> | could not flush the full-text index's pending list", error)
+
+
+def store_vectors(connections: Connections, namespace: str, view: View, vectors: Mapping[int, Vectors]) -> int:
+    """Store chunk vectors in one transaction (``set_vectors``) and note what the namespace reported.
+
+    Raises:
+        DimensionMismatchError: If their length differs from the namespace's as last seen (checked before
+            connecting) or as stored.
+    """
+    for offered in {int(v.shape[1]) for v in vectors.values() if len(v)}:
+        if view.dimension is not None and offered != view.dimension:
+            raise DimensionMismatchError(view.dimension, offered)
+    chunks = sum(len(v) for v in vectors.values())
+    with connections.write("storing vectors", pipeline=chunks < COPY_FROM) as connection:
+        updated, dimension, pending, live = set_vectors(connection, namespace, vectors)
+    view.dimension, view.live, view.pending_count = dimension, live, pending
+    view.saw_pending(pending > 0)
+    return updated
+
+
+def add_records(connection: Any, namespace: str, records: Sequence[NewRecord], legacy: bool) -> tuple[list[int], bool]:
+    """Archive records in order; a record whose key is live (or repeated in the batch) gets the existing index.
+
+    Must run inside a transaction (a pipeline is fine below ``COPY_FROM`` records).
+
+    Args:
+        connection: The connection.
+        namespace: The namespace.
+        records: The records.
+        legacy: Whether the namespace holds schema-1 messages (their keys have the legacy form).
+
+    Returns:
+        The index of each record, and whether any record added is waiting for vectors.
+    """
+    keys = [storable_key(r.key) for r in records]
+    lookup = set(keys)
+    legacy_keys: dict[int, str] = {}
+    if legacy:
+        for position, record in enumerate(records):
+            if record.tracking_id:
+                legacy_keys[position] = legacy_key(record.tracking_id, record.data)
+        lookup.update(legacy_keys.values())
+    locked = connection.execute(LOCK_NAMESPACE, (namespace,))
+    found = connection.execute(
+        "SELECT key, idx FROM ssm_archive WHERE namespace = %s AND chunk = 0 AND key = ANY(%s::text[])",
+        (namespace, sorted(lookup)),
+    )
+    (next_index, _, _) = locked.fetchone()
+    known: dict[str, int] = {str(k): int(i) for k, i in found.fetchall()}
+    indices: list[int] = []
+    rows: list[tuple[Any, ...]] = []
+    for position, (record, key) in enumerate(zip(records, keys, strict=True)):
+        existing = known.get(key)
+        if existing is None and position in legacy_keys:
+            existing = known.get(legacy_keys[position])
+        if existing is not None:
+            indices.append(existing)
+            continue
+        index = next_index
+        next_index += 1
+        known[key] = index
+        body = storable(record.text)
+        tsv, terms = tsvector_literal(body)
+        tracking_id = storable(record.tracking_id) if record.tracking_id is not None else None
+        row = (namespace, index, 0, record.data, storable(record.role), tracking_id, key, record.archived_at)
+        pending = bool(body.strip())
+        nbytes = record_nbytes(len(record.data), 0, 0, terms)
+        rows.append((*row, record.said_at, body, tsv, pending, nbytes, terms))
+        indices.append(index)
+    if rows:
+        _insert(connection, rows)
+        connection.execute("UPDATE ssm_namespaces SET next_index = %s WHERE namespace = %s", (next_index, namespace))
+    return indices, any(row[11] for row in rows)
+
+
+def _insert(connection: Any, rows: list[tuple[Any, ...]]) -> None:
+    with connection.cursor() as cursor:
+        if len(rows) < COPY_FROM:
+            cursor.executemany(_INSERT, rows)
+            return
+        for start in range(0, len(rows), COPY_SLICE):
+            with cursor.copy(f"COPY ssm_archive ({_COLUMNS}) FROM STDIN") as copy:
+                for row in rows[start : start + COPY_SLICE]:
+                    copy.write_row(row)
+
+
+_VECTOR_COLUMNS = "namespace, idx, chunk, dimension, embedding, role, archived_at, said_at"
+_VECTOR_TYPES = ["text", "int8", "int4", "int4", "vector", "text", "float8", "float8"]
+
+
+def _insert_vectors(connection: Any, rows: list[tuple[Any, ...]]) -> None:
+    with connection.cursor() as cursor:
+        if len(rows) < COPY_FROM:
+            if rows:
+                cursor.executemany(
+                    f"INSERT INTO ssm_archive ({_VECTOR_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows
+                )
+            return
+        for start in range(0, len(rows), COPY_SLICE):
+            # Binary: formatting each float as text in Python took most of a bulk load's vector writes.
+            with cursor.copy(f"COPY ssm_archive ({_VECTOR_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(_VECTOR_TYPES)
+                for row in rows[start : start + COPY_SLICE]:
+                    copy.write_row(row)
+
+
+def set_vectors(connection: Any, namespace: str, vectors: Mapping[int, Vectors]) -> tuple[int, int | None, int, int]:
+    """Store the chunk vectors of still-pending messages (another worker may have stored them already).
+
+    Returns:
+        How many messages were updated, the namespace's dimension, how many messages still wait for vectors
+        (counted up to ``PENDING_COUNT_CAP``), and how many messages the namespace holds.
+
+    Raises:
+        DimensionMismatchError: If the vectors' length differs from the namespace's (nothing is written).
+    """
+    locked = connection.execute(LOCK_NAMESPACE, (namespace,))
+    live_rows = connection.execute(
+        "SELECT idx, octet_length(data), lexical_terms, role, archived_at, said_at FROM ssm_archive "
+        "WHERE namespace = %s AND chunk = 0 AND pending AND idx = ANY(%s::bigint[]) FOR UPDATE",
+        (namespace, list(vectors)),
+    )
+    (_, dimension, live_count) = locked.fetchone()
+    for offered in {int(v.shape[1]) for v in vectors.values() if len(v)}:
+        if dimension is None:
+            connection.execute("UPDATE ssm_namespaces SET dimension = %s WHERE namespace = %s", (offered, namespace))
+            dimension = offered
+        elif offered != dimension:
+            raise DimensionMismatchError(dimension, offered)
+    live = live_rows.fetchall()
+    indices: list[int] = []
+    sizes: list[int] = []
+    rows: list[tuple[Any, ...]] = []
+    for index, data_len, terms, role, archived_at, said_at in live:
+        chunks = np.asarray(vectors[int(index)], dtype=np.float32)
+        indices.append(int(index))
+        sizes.append(record_nbytes(int(data_len), len(chunks), dimension or 0, int(terms)))
+        # Vector n of a message is row chunk n + 1: the message row (chunk 0) stays narrow, so full-text ranking
+        # reads few pages, and storing vectors never rewrites it beyond its flag.
+        row = (namespace, index)
+        rows.extend((*row, n + 1, dimension, vector, role, archived_at, said_at) for n, vector in enumerate(chunks))
+    if indices:
+        connection.execute(
+            "UPDATE ssm_archive AS a SET pending = false, nbytes = u.nbytes "
+            "FROM unnest(%s::bigint[], %s::bigint[]) AS u(idx, nbytes) "
+            "WHERE a.namespace = %s AND a.idx = u.idx AND a.chunk = 0",
+            (indices, sizes, namespace),
+        )
+    _insert_vectors(connection, rows)
+    (pending,) = connection.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM ssm_archive WHERE namespace = %s AND pending LIMIT %s) AS waiting",
+        (namespace, PENDING_COUNT_CAP),
+    ).fetchone()
+    return len(live), dimension, int(pending), int(live_count)
+
+
+def _delete_where(connection: Any, namespace: str, condition: str, params: dict[str, Any], counter: str) -> list[int]:
+    """Delete every row of the messages matching ``condition`` and count them in ``counter``; one statement."""
+    rows = connection.execute(
+        f"WITH gone AS (DELETE FROM ssm_archive WHERE namespace = %(ns)s AND {condition} RETURNING idx, chunk), "
+        f"counted AS (UPDATE ssm_namespaces SET {counter} = {counter} + (SELECT count(*) FROM gone WHERE chunk = 0) "
+        f"WHERE namespace = %(ns)s) {_REMOVED}",
+        {"ns": namespace, **params},
+    ).fetchall()
+    return [int(i) for (i,) in rows]
+
+
+def forget(connection: Any, namespace: str, indices: Sequence[int]) -> list[int]:
+    """Delete these messages for good (every row: message, vectors, lexical entry). Returns them, ascending."""
+    connection.execute(LOCK_NAMESPACE, (namespace,))
+    return _delete_where(
+        connection, namespace, "idx = ANY(%(indices)s::bigint[])", {"indices": list(indices)}, "forgotten_count"
+    )
+
+
+def evict_oldest(connection: Any, namespace: str, count: int) -> list[int]:
+    """Evict the ``count`` oldest live messages."""
+    connection.execute(LOCK_NAMESPACE, (namespace,))
+    condition = (
+        "idx < coalesce((SELECT idx FROM ssm_archive WHERE namespace = %(ns)s AND chunk = 0 "
+        "ORDER BY idx OFFSET %(count)s LIMIT 1), 9223372036854775807)"
+    )
+    return _delete_where(connection, namespace, condition, {"count": count}, "evicted_count")
+
+
+def enforce_limits(connection: Any, namespace: str, max_count: int | None, max_bytes: int | None) -> list[int]:
+    """Evict oldest-first while a limit is exceeded (the newest message is kept whatever its size)."""
+    connection.execute(LOCK_NAMESPACE, (namespace,))
+    if max_count is not None and max_count <= 0:
+        return _delete_where(connection, namespace, "true", {}, "evicted_count")
+    if max_bytes is None:
+        # Keep the newest max_count: everything below the max_count-th newest goes (an index scan, no sum).
+        cutoff = (
+            "(SELECT idx FROM ssm_archive WHERE namespace = %(ns)s AND chunk = 0 "
+            "ORDER BY idx DESC OFFSET greatest(%(max_count)s - 1, 0) LIMIT 1)"
+        )
+    else:
+        # For each message, newest first: how many messages and bytes from it to the newest.
+        cutoff = """(SELECT min(idx) FROM (
+                SELECT idx, row_number() OVER w AS kept, sum(nbytes) OVER w AS kept_bytes
+                FROM ssm_archive WHERE namespace = %(ns)s AND chunk = 0 WINDOW w AS (ORDER BY idx DESC)
+            ) AS suffix
+            WHERE (%(max_count)s::bigint IS NULL OR kept <= %(max_count)s::bigint)
+              AND (kept_bytes <= %(max_bytes)s::bigint OR kept = 1))"""
+    params = {"max_count": max_count, "max_bytes": max_bytes}
+    return _delete_where(connection, namespace, f"idx < {cutoff}", params, "evicted_count")
+
+
+def reembed(connection: Any, namespace: str, model_id: str | None) -> None:
+    """Drop every vector of the namespace and mark each message with text pending (restore with another model)."""
+    connection.execute(LOCK_NAMESPACE, (namespace,))
+    connection.execute("DELETE FROM ssm_archive WHERE namespace = %s AND chunk > 0", (namespace,))
+    connection.execute(
+        "UPDATE ssm_archive SET embedding = NULL, dimension = NULL, pending = coalesce(body ~ '[^[:space:]]', false), "
+        "nbytes = octet_length(data) + lexical_terms * %s + %s WHERE namespace = %s",
+        (LEXICAL_ENTRY_BYTES, RECORD_OVERHEAD, namespace),
+    )
+    connection.execute(
+        "UPDATE ssm_namespaces SET dimension = NULL, model_id = coalesce(%s, model_id) WHERE namespace = %s",
+        (model_id, namespace),
+    )
+
+
+def reindex_terms(connection: Any) -> int:
+    """Rebuild every message's ``tsvector`` from its stored searchable text (the tokenizer changed).
+
+    Runs inside the caller's transaction (the schema lock's), without ``statement_timeout``; every namespace of the
+    table is re-indexed at once, in batches through a temporary table. HNSW indexes are dropped first and built
+    again later in one pass (see ``build_hnsw``).
+
+    Returns:
+        How many messages were re-indexed.
+    """
+    connection.execute("SET LOCAL statement_timeout = 0", prepare=False)
+    # Every updated row would otherwise be inserted into the HNSW graphs again, one by one (far slower than a new
+    # build): drop them; the next store to open a large namespace builds its index again in one pass.
+    for (name,) in connection.execute(
+        "SELECT c.relname FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid "
+        "WHERE c.relname LIKE 'ssm_archive_hnsw_%'"
+    ).fetchall():
+        connection.execute(f'DROP INDEX IF EXISTS "{name}"', prepare=False)
+    connection.execute(
+        "CREATE TEMP TABLE ssm_terms (namespace text, idx bigint, tsv text, terms integer) ON COMMIT DROP",
+        prepare=False,
+    )
+    count = 0
+    with connection.cursor(name="ssm_reindex") as source, connection.cursor() as sink:
+        source.execute("SELECT namespace, idx, body FROM ssm_archive WHERE chunk = 0 AND body IS NOT NULL")
+        while rows := source.fetchmany(COPY_SLICE):
+            with sink.copy("COPY ssm_terms (namespace, idx, tsv, terms) FROM STDIN") as copy:
+                for namespace, index, body in rows:
+                    copy.write_row((namespace, index, *tsvector_literal(body)))
+            count += len(rows)
+    connection.execute(
+        "UPDATE ssm_archive AS a SET tsv = t.tsv::tsvector, lexical_terms = t.terms, "
+        "nbytes = a.nbytes + (t.terms - a.lexical_terms) * %s "
+        "FROM ssm_terms AS t WHERE a.namespace = t.namespace AND a.idx = t.idx AND a.chunk = 0",
+        (LEXICAL_ENTRY_BYTES,),
+        prepare=False,
+    )
+    return count
