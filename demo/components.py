@@ -18,11 +18,11 @@ SUMMARY_PROMPT = (
 
 
 LOAD_TIMES = {
-    "torch": "about 15 s alone on 2 quiet cores, 30 to 50 s beside the demo's other process or other work",
+    "torch": "about 15 s alone on 2 quiet cores, 30 s to 2 minutes beside the demo's other process and other work",
     "llama": "under a second",
 }
 """What loading the local chat model takes on each backend (the torch figure is de-quantizing the weights)."""
-REPLY_TIMES = {"torch": "5 to 20 s a reply on 2 cores", "llama": "1 to 5 s a reply"}
+REPLY_TIMES = {"torch": "5 to 25 s a reply on 2 cores", "llama": "1 to 5 s a reply"}
 """What one reply of the local model takes (96 tokens at most), shown before the steps that wait for replies."""
 
 
