@@ -9,7 +9,7 @@ from strands_semantic_memory.archives.postgres._connections import Connections
 from strands_semantic_memory.archives.postgres._reads import View
 from strands_semantic_memory.archives.postgres._schema import bind_model, prepare
 from strands_semantic_memory.archives.postgres._writes import reembed
-from strands_semantic_memory.errors import EmbeddingModelMismatchError, StoreError
+from strands_semantic_memory.errors import ArchiveError, EmbeddingModelMismatchError
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ class Namespace:
             rebinding: Accept a namespace bound to another model (the caller is about to re-embed it).
 
         Raises:
-            StoreError: If PostgreSQL cannot be reached or holds a newer schema.
+            ArchiveError: If PostgreSQL cannot be reached or holds a newer schema.
             EmbeddingModelMismatchError: If the namespace is bound to another model than ``bind`` gave.
         """
         if self._ready:
@@ -77,7 +77,7 @@ class Namespace:
         try:
             with self.connections.maintenance("vacuuming after the re-index") as connection:
                 connection.execute("VACUUM (ANALYZE) ssm_archive", prepare=False)
-        except StoreError as error:
+        except ArchiveError as error:
             logger.warning("error=<%s> | VACUUM after the re-index failed; autovacuum will do it", error)
 
     def bind(self, model_id: str) -> None:

@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from strands_semantic_memory.archives._protocol import (
+    ArchiveStats,
     Candidates,
     ContextRequest,
     NeighbourContext,
     SearchFilter,
     StoredRecord,
-    StoreStats,
 )
 from strands_semantic_memory.archives.postgres._connections import Connections
 from strands_semantic_memory.archives.postgres._queries import (
@@ -262,11 +262,11 @@ def bounds(connection: Any, namespace: str) -> tuple[int, int] | None:
     return None if low is None else (int(low), int(high))
 
 
-def stats(connection: Any, namespace: str) -> StoreStats:
+def stats(connection: Any, namespace: str) -> ArchiveStats:
     """Counts and bytes of the namespace."""
     row = connection.execute(STATS_SQL, (namespace,)).fetchone()
     dimension, next_index, evicted, forgotten, count, total, message_bytes, pending, low, high, vectors = row
-    return StoreStats(
+    return ArchiveStats(
         message_count=int(count),
         total_bytes=int(total),
         message_bytes=int(message_bytes),

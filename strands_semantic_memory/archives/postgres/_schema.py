@@ -31,7 +31,7 @@ afterwards (they check the version), so upgrade every worker together.
 Terms: the ``tsvector`` holds ``tokenize``'s terms, so when the tokenizer
 changes (``TOKENIZER_VERSION``; 2 added stemming) the first newer process re-indexes every message from its
 stored searchable text, once, under the same lock (other processes opening meanwhile wait up to their
-``lock_timeout``, then fail with ``StoreError`` and can retry).
+``lock_timeout``, then fail with ``ArchiveError`` and can retry).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from typing import Any
 
 from strands_semantic_memory.archives._state import STATE_FORMAT, STATE_VERSION
 from strands_semantic_memory.archives.postgres._writes import reindex_terms
-from strands_semantic_memory.errors import StateError, StoreError
+from strands_semantic_memory.errors import ArchiveError, StateError
 from strands_semantic_memory.messages._terms import TOKENIZER_VERSION
 
 logger = logging.getLogger(__name__)
@@ -235,7 +235,7 @@ def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceI
         model_id: The model to bind the namespace to if it has none, when already known.
 
     Raises:
-        StoreError: If the database holds a newer schema version.
+        ArchiveError: If the database holds a newer schema version.
         EmbeddingModelMismatchError: Not here; the caller compares the returned ``model_id``.
     """
     with connection.transaction():
@@ -249,7 +249,7 @@ def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceI
             version = str(SCHEMA_VERSION)
             connection.execute("INSERT INTO ssm_meta (key, value) VALUES ('schema_version', %s)", (version,))
         elif int(row[0]) > SCHEMA_VERSION:
-            raise StoreError(
+            raise ArchiveError(
                 f"the database holds schema version {row[0]}, newer than this library's {SCHEMA_VERSION}: "
                 "upgrade strands-semantic-memory"
             )

@@ -22,7 +22,7 @@ from strands_semantic_memory.archives.postgres._connections import Connections
 from strands_semantic_memory.archives.postgres._reads import View
 from strands_semantic_memory.archives.postgres._text_search import legacy_key, storable, storable_key, tsvector_literal
 from strands_semantic_memory.embeddings._base import Vectors
-from strands_semantic_memory.errors import DimensionMismatchError, StoreError
+from strands_semantic_memory.errors import ArchiveError, DimensionMismatchError
 from strands_semantic_memory.messages._codec import LEXICAL_ENTRY_BYTES, RECORD_OVERHEAD, record_nbytes
 
 logger = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ def refresh_statistics(connections: Connections, added: int) -> None:
             ).fetchone()
             if known < 4 * added:
                 connection.execute("ANALYZE ssm_archive", prepare=False)
-    except StoreError as error:
+    except ArchiveError as error:
         logger.debug("error=<%s> | could not refresh the planner statistics", error)
     flush_lexical_pending(connections)
 
@@ -97,7 +97,7 @@ def flush_lexical_pending(connections: Connections) -> None:
     try:
         with connections.write("flushing the full-text index", pipeline=False) as connection:
             connection.execute("SELECT gin_clean_pending_list('ssm_archive_tsv'::regclass)", prepare=False)
-    except StoreError as error:
+    except ArchiveError as error:
         logger.debug("error=<%s> | could not flush the full-text index's pending list", error)
 
 

@@ -32,7 +32,7 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from strands_semantic_memory.errors import StoreError
+from strands_semantic_memory.errors import ArchiveError
 
 SCHEMA_VERSION = 3
 """Version of the file layout written by this release (see the module docstring)."""
@@ -91,7 +91,7 @@ def _inspect(connection: sqlite3.Connection, path: str) -> dict[str, Any] | None
     """Read what the file is, writing nothing: None for a file without tables (a new archive), else its meta.
 
     Raises:
-        StoreError: If the file is a database but not an archive, is newer than this release, or is an archive
+        ArchiveError: If the file is a database but not an archive, is newer than this release, or is an archive
             missing one of its tables.
     """
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -99,19 +99,19 @@ def _inspect(connection: sqlite3.Connection, path: str) -> dict[str, Any] | None
         return None
     meta = dict(connection.execute("SELECT key, value FROM ssm_meta").fetchall()) if "ssm_meta" in tables else {}
     if meta.get("format") != FILE_FORMAT:
-        raise StoreError(f"'{path}' is an SQLite database but not a strands-semantic-memory archive")
+        raise ArchiveError(f"'{path}' is an SQLite database but not a strands-semantic-memory archive")
     version = meta.get("schema_version")
     if not isinstance(version, int) or version < 1:
-        raise StoreError(f"the archive file '{path}' has an invalid schema version: {version!r}")
+        raise ArchiveError(f"the archive file '{path}' has an invalid schema version: {version!r}")
     if version > SCHEMA_VERSION:
-        raise StoreError(
+        raise ArchiveError(
             f"the archive file '{path}' has schema version {version!r}, newer than this release's "
             f"{SCHEMA_VERSION}: upgrade strands-semantic-memory"
         )
     required = [t for since, names in _REQUIRED_TABLES.items() if version >= since for t in names]
     missing = [t for t in required if t not in tables]
     if missing:
-        raise StoreError(
+        raise ArchiveError(
             f"the archive file '{path}' is damaged: it has no {', '.join(missing)} table; it was left as it is "
             "(restore it from a backup)"
         )
@@ -151,20 +151,20 @@ def connect(path: str, synchronous: str, timeout: float) -> sqlite3.Connection:
     """Open the archive file exclusively, creating or migrating its tables.
 
     Raises:
-        StoreError: If the file cannot be opened, is not an archive, is newer than this release, or is open in
+        ArchiveError: If the file cannot be opened, is not an archive, is newer than this release, or is open in
             another process.
     """
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         connection = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     except (OSError, sqlite3.Error) as error:
-        raise StoreError(f"cannot open the archive file '{path}': {error}") from error
+        raise ArchiveError(f"cannot open the archive file '{path}': {error}") from error
     try:
         connection.execute("PRAGMA locking_mode=EXCLUSIVE")  # one owner: its in-memory indexes are the truth
         meta = _inspect(connection, path)  # before anything is written: a file that is not ours stays as it is
         mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
-            raise StoreError(f"the archive file '{path}' cannot use a WAL journal (got {mode!r})")
+            raise ArchiveError(f"the archive file '{path}' cannot use a WAL journal (got {mode!r})")
         connection.execute(f"PRAGMA synchronous={synchronous}")
         connection.execute("BEGIN IMMEDIATE")  # takes the exclusive lock now, not at the first write
         try:
@@ -176,13 +176,13 @@ def connect(path: str, synchronous: str, timeout: float) -> sqlite3.Connection:
     except sqlite3.OperationalError as error:
         connection.close()
         if "locked" in str(error) or "busy" in str(error):
-            raise StoreError(
+            raise ArchiveError(
                 f"the archive file '{path}' is open in another process (or another SqliteArchive): {error}"
             ) from error
-        raise StoreError(f"cannot open the archive file '{path}': {error}") from error
+        raise ArchiveError(f"cannot open the archive file '{path}': {error}") from error
     except sqlite3.Error as error:
         connection.close()
-        raise StoreError(f"cannot open the archive file '{path}': {error}") from error
+        raise ArchiveError(f"cannot open the archive file '{path}': {error}") from error
     except BaseException:
         connection.close()
         raise

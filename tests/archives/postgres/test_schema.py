@@ -9,7 +9,7 @@ from pgvector.psycopg import register_vector
 
 from strands_semantic_memory.archives._protocol import SearchFilter
 from strands_semantic_memory.archives.postgres import SCHEMA_VERSION
-from strands_semantic_memory.errors import StoreError
+from strands_semantic_memory.errors import ArchiveError
 from strands_semantic_memory.messages._codec import encode_message
 from strands_semantic_memory.messages._terms import TOKENIZER_VERSION
 from tests.support.conversations import PLANTED_TURN, text_message
@@ -39,7 +39,7 @@ def unstemmed_tsvector(text):
     return " ".join(f"'{word}':{n}" for n, word in enumerate(re.findall(r"\w+", text.lower()), 1))
 
 
-def test_a_schema_1_database_is_migrated_in_place(make_store, fresh_database, embedder):
+def test_a_schema_1_database_is_migrated_in_place(make_archive, fresh_database, embedder):
     """Schema version 1 (text data, unique tracking ids, no times, unstemmed terms) gains bytea data, keys, times,
     counters, and terms of the current tokenizer."""
     messages = [text_message("user", PLANTED_TURN), text_message("assistant", "Noted."), text_message("user", "Bye")]
@@ -71,7 +71,7 @@ def test_a_schema_1_database_is_migrated_in_place(make_store, fresh_database, em
             (vectors[2],),
         )
     before = time.time()
-    store = make_store(fresh_database, namespace="legacy")
+    store = make_archive(fresh_database, namespace="legacy")
     store.bind(embedder.model_id)
     assert len(store) == 3
     got = store.get([0, 1, 2])
@@ -94,9 +94,9 @@ def test_a_schema_1_database_is_migrated_in_place(make_store, fresh_database, em
     assert store.stats().forgotten_count == 0 and store.forget([1]) == [1]
 
 
-def test_schema_is_created_once_and_versioned(make_store, fresh_database):
-    first = make_store(fresh_database)
-    second = make_store(fresh_database)
+def test_schema_is_created_once_and_versioned(make_archive, fresh_database):
+    first = make_archive(fresh_database)
+    second = make_archive(fresh_database)
     assert len(first) == 0 and len(second) == 0
     with psycopg.connect(fresh_database) as connection:
         assert connection.execute("SELECT value FROM ssm_meta WHERE key = 'schema_version'").fetchone() == (
@@ -107,5 +107,5 @@ def test_schema_is_created_once_and_versioned(make_store, fresh_database):
         ).fetchone()
         assert storage == "m", "vectors stay in the row: exact scans read no TOAST"
         connection.execute("UPDATE ssm_meta SET value = '99'")
-    with pytest.raises(StoreError, match="newer than this library"):
-        len(make_store(fresh_database))
+    with pytest.raises(ArchiveError, match="newer than this library"):
+        len(make_archive(fresh_database))

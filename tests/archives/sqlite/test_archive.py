@@ -21,7 +21,7 @@ from strands_semantic_memory.archives.in_process._archive import InMemoryArchive
 from strands_semantic_memory.archives.sqlite import SCHEMA_VERSION, SqliteArchive
 from strands_semantic_memory.archives.sqlite._writes import decode_terms
 from strands_semantic_memory.embeddings import normalize_rows
-from strands_semantic_memory.errors import EmbeddingModelMismatchError, StateError, StoreError
+from strands_semantic_memory.errors import ArchiveError, EmbeddingModelMismatchError, StateError
 from strands_semantic_memory.messages._codec import decode_message, encode_message
 from strands_semantic_memory.messages._terms import TOKENIZER_VERSION, count_terms
 from tests.support import REPO_ROOT
@@ -167,13 +167,13 @@ def test_a_failed_commit_changes_nothing(path: Path):
     connection.execute(
         "CREATE TRIGGER fail_delete BEFORE DELETE ON ssm_messages BEGIN SELECT RAISE(ABORT, 'disk full'); END"
     )
-    with pytest.raises(StoreError, match="disk full"):
+    with pytest.raises(ArchiveError, match="disk full"):
         archive.add([record(message("lost"))])
-    with pytest.raises(StoreError, match="disk full"):
+    with pytest.raises(ArchiveError, match="disk full"):
         archive.evict_oldest(2)
-    with pytest.raises(StoreError, match="disk full"):
+    with pytest.raises(ArchiveError, match="disk full"):
         archive.forget([1])
-    with pytest.raises(StoreError, match="disk full"):
+    with pytest.raises(ArchiveError, match="disk full"):
         archive.enforce_limits(2, None)
     assert snapshot(archive) == before
     connection.execute("DROP TRIGGER fail_INSERT")
@@ -291,10 +291,10 @@ def test_forget_is_persisted_and_erased_from_the_files(path: Path):
 def test_a_second_open_of_the_same_file_is_refused_until_closed(path: Path):
     archive = SqliteArchive(path)
     archive.add([record(message("owned"))])
-    with pytest.raises(StoreError, match="open in another process"):
+    with pytest.raises(ArchiveError, match="open in another process"):
         SqliteArchive(path, timeout=0.1)
     archive.close()
-    with pytest.raises(StoreError, match="closed"):
+    with pytest.raises(ArchiveError, match="closed"):
         archive.add([record(message("after close"))])
     again = SqliteArchive(path, timeout=0.1)
     assert len(again) == 1
@@ -307,11 +307,11 @@ def test_files_that_are_not_archives_are_refused(tmp_path: Path):
     connection.execute("CREATE TABLE users (name TEXT)")
     connection.commit()
     connection.close()
-    with pytest.raises(StoreError, match="not a strands-semantic-memory archive"):
+    with pytest.raises(ArchiveError, match="not a strands-semantic-memory archive"):
         SqliteArchive(other)
     text = tmp_path / "notes.txt"
     text.write_text("just some notes, not a database at all" * 100)
-    with pytest.raises(StoreError):
+    with pytest.raises(ArchiveError):
         SqliteArchive(text)
 
 
@@ -321,7 +321,7 @@ def test_a_newer_schema_is_refused(path: Path):
     connection.execute("UPDATE ssm_meta SET value = 99 WHERE key = 'schema_version'")
     connection.commit()
     connection.close()
-    with pytest.raises(StoreError, match="newer"):
+    with pytest.raises(ArchiveError, match="newer"):
         SqliteArchive(path)
 
 
