@@ -54,8 +54,8 @@ def vector_owners(memory: Any) -> tuple[set[int], int]:
         ids, _ = vectors.export()
         assert len(ids) == len(vectors)
         return {message_index(i) for i in ids.tolist()}, len(ids)
-    if hasattr(store, "_transaction"):  # PostgresArchive: ask the database
-        with store._transaction() as connection:
+    if hasattr(store, "connection"):  # PostgresArchive: ask the database
+        with store.connection() as connection:
             rows = connection.execute(
                 "SELECT idx FROM ssm_archive WHERE namespace = %s AND embedding IS NOT NULL", (store.namespace,)
             ).fetchall()

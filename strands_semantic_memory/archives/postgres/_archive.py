@@ -307,8 +307,6 @@ class PostgresArchive:
         with self._connections.write("running ad-hoc SQL", pipeline=False) as connection:
             yield connection
 
-    _transaction = connection  # the name tests/support.vector_owners used before version 2
-
     def drop_namespace(self) -> None:
         """Delete this namespace's archive and bookkeeping from the database."""
         self._namespace.drop()

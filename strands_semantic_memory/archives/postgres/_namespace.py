@@ -17,7 +17,7 @@ logger = logging.getLogger(__name__)
 class Namespace:
     """A namespace opened lazily, with its ``View``.
 
-    Opening creates or migrates the schema, registers the namespace and checks its model; the first call from any
+    Opening creates the schema if it is missing, registers the namespace and checks its model; the first call from any
     thread opens it, once.
     """
 
@@ -65,7 +65,7 @@ class Namespace:
             stored, wanted = info.model_id, self.model_id
             if stored is not None and wanted is not None and stored != wanted and not rebinding:
                 raise EmbeddingModelMismatchError(stored, wanted)
-            self.view = View(info.dimension, info.live, set(info.hnsw_dimensions), legacy=info.legacy_keys)
+            self.view = View(info.dimension, info.live, set(info.hnsw_dimensions))
             self.view.pending_count = info.pending
             self.connections.start()
             self._ready = True

@@ -57,7 +57,6 @@ class View:
         live: The live message count (chooses the exact or HNSW plan; a hint, refreshed by every search).
         hnsw: Dimensions whose HNSW index exists and is valid.
         pending: Whether messages were waiting for vectors, and when that was seen (monotonic seconds).
-        legacy: Whether the namespace holds messages archived under schema version 1.
         hnsw_retry_at: Monotonic time before which a failed index build is not tried again.
         pending_count: Messages waiting for vectors as last counted (at opening and by each vector write).
     """
@@ -66,7 +65,6 @@ class View:
     live: int = 0
     hnsw: set[int] = field(default_factory=set)
     pending: tuple[bool, float] | None = None
-    legacy: bool = False
     hnsw_retry_at: float = 0.0
     pending_count: int = 0
 

@@ -9,7 +9,7 @@ centroids and each vector's list). Each change writes only the rows it concerns,
 Strands session stays as cheap with 100k archived messages as with none: the session state holds only a reference
 to the file (``export_state``).
 
-The file's layout and its migrations: ``_schema``; what opening reads: ``_loading``.
+The file's layout: ``_schema``; what opening reads: ``_loading``.
 
 Durability: WAL journal, ``synchronous=NORMAL`` by default. A commit has written its pages to the WAL file before
 it returns, so a process killed at any point (``kill -9``) loses nothing that was committed, and the file is always
@@ -39,7 +39,7 @@ from strands_semantic_memory.archives.in_process._columns import columns_of_save
 from strands_semantic_memory.archives.in_process._records import TextOf, default_text_of
 from strands_semantic_memory.archives.in_process.faiss._approximate import ApproximateIndex
 from strands_semantic_memory.archives.sqlite import _writes as writes
-from strands_semantic_memory.archives.sqlite._file import STORE_KIND, ArchiveFile, referenced_path
+from strands_semantic_memory.archives.sqlite._file import ARCHIVE_KIND, ArchiveFile, referenced_path
 from strands_semantic_memory.archives.sqlite._loading import open_memory, readable_message
 from strands_semantic_memory.archives.sqlite._reads import InProcessReads
 from strands_semantic_memory.archives.sqlite._schema import SCHEMA_VERSION, set_meta
@@ -332,7 +332,7 @@ class SqliteArchive(InProcessReads):
             "format": STATE_FORMAT,
             "version": STATE_VERSION,
             "embedding": {"model_id": model_id, "dimension": self.dimension},
-            "store": {"kind": STORE_KIND, "path": self._path, "schema_version": SCHEMA_VERSION},
+            "archive": {"kind": ARCHIVE_KIND, "path": self._path, "schema_version": SCHEMA_VERSION},
         }
 
     def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
@@ -422,4 +422,4 @@ class SqliteArchive(InProcessReads):
         logger.info("path=<%s>, messages=<%d> | in-process archive state imported into the file", self._path, len(self))
 
 
-__all__ = ["STORE_KIND", "SqliteArchive"]
+__all__ = ["ARCHIVE_KIND", "SqliteArchive"]

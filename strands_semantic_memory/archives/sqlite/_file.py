@@ -14,8 +14,8 @@ from strands_semantic_memory.errors import ArchiveError, StateError
 
 logger = logging.getLogger(__name__)
 
-STORE_KIND = "sqlite"
-"""The ``store.kind`` of the state that references a file (see ``SqliteArchive.export_state``)."""
+ARCHIVE_KIND = "sqlite"
+"""The ``archive.kind`` of the state that references a file (see ``SqliteArchive.export_state``)."""
 
 _BATCH = 500  # parameters per IN (...) list, below SQLite's limit
 
@@ -150,17 +150,17 @@ def referenced_path(state: Mapping[str, Any]) -> str | None:
     """The archive file a saved state references, or None for an in-process archive's state.
 
     Raises:
-        StateError: If the state is not an object, references another kind of store or a missing file.
+        StateError: If the state is not an object, references another kind of archive or a missing file.
     """
     if not isinstance(state, Mapping):
         raise StateError(f"saved state must be a JSON object, got {type(state).__name__}")
-    store = state.get("store")
-    if store is None:
+    reference = state.get("archive")
+    if reference is None:
         return None
-    if not isinstance(store, Mapping) or store.get("kind") != STORE_KIND:
-        kind = store.get("kind") if isinstance(store, Mapping) else store
-        raise StateError(f"this state references a {kind!r} store, not an SQLite archive file")
-    path = store.get("path")
+    if not isinstance(reference, Mapping) or reference.get("kind") != ARCHIVE_KIND:
+        kind = reference.get("kind") if isinstance(reference, Mapping) else reference
+        raise StateError(f"this state references a {kind!r} archive, not an SQLite archive file")
+    path = reference.get("path")
     if not isinstance(path, str) or not path:
-        raise StateError(f"saved state field 'store.path' is invalid: {path!r}")
+        raise StateError(f"saved state field 'archive.path' is invalid: {path!r}")
     return path

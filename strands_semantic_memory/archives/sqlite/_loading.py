@@ -5,8 +5,8 @@ rows are transposed, the terms of every message split from one joined string, th
 one ``np.frombuffer`` each, and the in-process indexes built in bulk
 (``fill``); above the approximate threshold the vector index
 is rebuilt from its stored training (``load``),
-or trained and its training written back if the file has none that fits. Messages without stored terms (a file of schema
-version 1) or stored by another ``TOKENIZER_VERSION`` are tokenized here, and their terms returned for writing back.
+or trained and its training written back if the file has none that fits. Messages whose terms were stored by
+another ``TOKENIZER_VERSION`` are tokenized here, and their terms returned for writing back.
 
 Damaged rows are left out (and listed): values of the wrong type or size, found while the columns are built, and
 messages that are not JSON Strands messages, found by SQLite's JSON parser in one query (``_SUSPECTS``) and confirmed

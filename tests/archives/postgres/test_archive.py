@@ -36,11 +36,13 @@ def test_load_state_validates_everything_before_it_drops_vectors(make_archive, e
     store.add([make_record(t) for t in texts])
     store.set_vectors(embed(embedder, texts))
     state = store.export_state("model-a")
-    assert state["store"] == {"kind": "pgvector", "namespace": store.namespace, "schema_version": SCHEMA_VERSION}
+    assert state["archive"] == {"kind": "pgvector", "namespace": store.namespace, "schema_version": 1}
+    assert SCHEMA_VERSION == 1
     bad = [
-        {**state, "store": {**state["store"], "schema_version": SCHEMA_VERSION + 1}},
-        {**state, "store": {**state["store"], "namespace": "another"}},
-        {**state, "store": {**state["store"], "schema_version": "2"}},
+        {**state, "archive": {**state["archive"], "schema_version": SCHEMA_VERSION + 1}},
+        {**state, "archive": {**state["archive"], "schema_version": 0}},
+        {**state, "archive": {**state["archive"], "namespace": "another"}},
+        {**state, "archive": {**state["archive"], "schema_version": "1"}},
         {"records": []},
     ]
     for invalid in bad:
