@@ -45,7 +45,7 @@ def test_terms_of_another_tokenizer_version_are_indexed_again_once(make_archive,
         connection.execute(
             "UPDATE ssm_meta SET value = %s WHERE key = 'tokenizer_version'", (str(TOKENIZER_VERSION - 1),)
         )
-    again = make_archive(fresh_database)
+    again = make_archive(fresh_database, namespace=archive.namespace)
     found = again.candidates(None, "paint", 0, 5, SearchFilter())
     assert list(found.lexical) == [1]
     with psycopg.connect(fresh_database) as connection:
