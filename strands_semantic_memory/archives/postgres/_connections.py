@@ -127,6 +127,7 @@ class SharedPool:
 
 _pools: dict[PoolKey, SharedPool] = {}
 _pools_lock = threading.Lock()
+_schema_locks: dict[PoolKey, threading.Lock] = {}
 _pool_numbers = itertools.count(1)
 
 
@@ -287,6 +288,15 @@ class Connections:
             return False
         shared = self._shared or _find(self.key)
         return shared is not None and shared.schema_checked
+
+    def checking_schema(self) -> threading.Lock:
+        """The lock held while an archive of this process checks the schema for these options.
+
+        The first archives of a burst wait for it and then only register their user, instead of each opening a
+        connection of its own.
+        """
+        with _pools_lock:
+            return _schema_locks.setdefault(self.key, threading.Lock())
 
     def schema_is_checked(self) -> None:
         """Record that the schema of the pool's database was checked (after ``prepare``)."""

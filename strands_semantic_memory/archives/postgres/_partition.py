@@ -56,32 +56,40 @@ class Partition:
         with self._lock:
             if self._ready:
                 return
-            if self.connections.schema_checked:  # another archive of this process checked it: register the user
-                self.connections.start()
-                try:
-                    with self.connections.read("opening the user") as connection:
-                        info = register(connection, self.name, self.model_id, self._restart)
-                    self._check_model(info, rebinding)
-                except BaseException:
-                    self.connections.close()
-                    raise
-            else:
-                connection = self.connections.setup_connection()
-                try:
-                    with self.connections.errors("opening the user"):
-                        info = prepare(connection, self.name, self.model_id, self._restart)
-                finally:
-                    if self.connections.owned(connection):
-                        connection.close()
+            if self.connections.pooled and not self.connections.schema_checked:
+                with self.connections.checking_schema():  # one check per process and pool; the others wait
+                    self._open(rebinding)
+                return
+            self._open(rebinding)
+
+    def _open(self, rebinding: bool) -> None:
+        """Open the user (``open``, with its lock held)."""
+        if self.connections.schema_checked:  # another archive of this process checked it: register the user
+            self.connections.start()
+            try:
+                with self.connections.read("opening the user") as connection:
+                    info = register(connection, self.name, self.model_id, self._restart)
                 self._check_model(info, rebinding)
-                self.connections.start()
-                self.connections.schema_is_checked()
-            self._restart = None
-            self.view = View(info.dimension, info.live, set(info.hnsw_dimensions))
-            self.view.pending_count = info.pending
-            self._ready = True
-            if info.reindexed:
-                self._vacuum()
+            except BaseException:
+                self.connections.close()
+                raise
+        else:
+            connection = self.connections.setup_connection()
+            try:
+                with self.connections.errors("opening the user"):
+                    info = prepare(connection, self.name, self.model_id, self._restart)
+            finally:
+                if self.connections.owned(connection):
+                    connection.close()
+            self._check_model(info, rebinding)
+            self.connections.start()
+            self.connections.schema_is_checked()
+        self._restart = None
+        self.view = View(info.dimension, info.live, set(info.hnsw_dimensions))
+        self.view.pending_count = info.pending
+        self._ready = True
+        if info.reindexed:
+            self._vacuum()
 
     def _check_model(self, info: PartitionInfo, rebinding: bool) -> None:
         stored, wanted = info.model_id, self.model_id
