@@ -162,12 +162,16 @@ class AddedCounter:
 
     def count(self, indices: Sequence[int], taken: tuple[int, int]) -> int:
         """How many distinct ``indices`` are new, given the ``horizon`` taken before the ``add``."""
+        return len(self.new(indices, taken))
+
+    def new(self, indices: Sequence[int], taken: tuple[int, int]) -> set[int]:
+        """The distinct ``indices`` that are new, given the ``horizon`` taken before the ``add``."""
         horizon, generation = taken
         fresh = {i for i in indices if i >= horizon}
         with self._lock:
             if generation == self._generation:  # else a restore came in between: its horizon is read again
                 self._horizon = max(horizon, self._horizon or 0, max(fresh, default=-1) + 1)
-        return len(fresh)
+        return fresh
 
     def reset(self) -> None:
         """Forget the horizon: the archive was replaced."""

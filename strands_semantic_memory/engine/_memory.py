@@ -2,14 +2,15 @@
 
 One class owns the running parts and the write transaction. It binds the archive to the embedding model, picks
 the archive lock (none for a thread-safe archive), and connects the checked embedder (``embeddings._checked``),
-the embedding queue (``_embedding_queue``) and the recall path (``retrieval``). Every write is one archive call
-under that lock: ``add`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits
-them in one ``Archive.add``, then embeds what is pending outside the lock (a failing embedder leaves messages
-pending, never lost) and enforces the size limits; ``evict_oldest`` and ``forget`` remove, ``load_state`` replaces
-the archive with a saved one (``_memory_state``; the layout: ``archives._state``). Each change counts once in
-``version``; ``configure`` hands changed options to the running parts without dropping their state (claims in
-flight, the failure clock, cached queries that still fit). Options: ``_options``; what ``stats`` reports:
-``_stats``.
+the embedding queue (``embedding``) and the recall path (``retrieval``). Every write is one archive call under
+that lock: ``add`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits them
+in one ``Archive.add``, then embeds what is pending outside the lock, or hands it to the background thread (a
+failing embedder leaves messages pending, never lost), and enforces the size limits. A search only reads: in
+background mode it scores the newest pending messages by embedding them itself (``EmbeddingQueue.for_search``),
+and the thread stores their vectors; ``evict_oldest`` and ``forget`` remove, ``load_state`` replaces the archive
+with a saved one (``_memory_state``; the layout: ``archives._state``). Each change counts once in ``version``;
+``configure`` hands changed options to the running parts without dropping their state (claims in flight, the
+failure clock, cached queries that still fit). Options: ``_options``; what ``stats`` reports: ``_stats``.
 
 Every public method is safe to call from several threads at once.
 
@@ -31,6 +32,7 @@ import os
 import reprlib
 import threading
 import time
+import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypedDict
@@ -43,7 +45,6 @@ from strands_semantic_memory.archives import resolve_archive
 from strands_semantic_memory.archives._protocol import Archive, NewRecord, StoredRecord
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from strands_semantic_memory.embeddings._checked import CheckedEmbedder
-from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
 from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records, record_keys
 from strands_semantic_memory.engine._memory_state import (
     check_compatibility,
@@ -59,6 +60,7 @@ from strands_semantic_memory.engine._options import (
     OptionChanges,
 )
 from strands_semantic_memory.engine._stats import MemoryStats, build_stats
+from strands_semantic_memory.engine.embedding import EmbeddingQueue, PendingView
 from strands_semantic_memory.errors import (
     ConfigurationError,
     InvalidMessageError,
@@ -176,15 +178,17 @@ class SemanticMemory:
             contextlib.nullcontext() if archive.thread_safe else self._lock
         )
         self._checked = CheckedEmbedder(self.embedder, lambda: archive.dimension, self._options.query_cache_size)
-        self._queue = EmbeddingQueue.for_options(self._checked.documents, self._options)
+        self._queue = EmbeddingQueue(archive, self._archive_lock, self._checked.documents, self._options, self._changed)
+        # A memory dropped without close(): its embedding thread stops after its batch (the thread holds the queue
+        # during a batch, never the memory).
+        weakref.finalize(self, self._queue.request_stop).atexit = False
         self._recall = Recall(archive, self._checked, self._archive_lock, lambda: self._options, reranker)
         self._added = AddedCounter()
         self._version = 0
         self._searches = 0
-        self._queue.attach(archive, self._archive_lock, self._changed)
         if self._options.embedding == "background":  # what a durable archive left pending is embedded now
             try:
-                self._queue.catch_up(archive, self._archive_lock)
+                self._queue.catch_up()
             except SemanticMemoryError as error:  # an unreachable store fails the first call that needs it, not this
                 logger.warning("error=<%s> | pending messages not checked at open; they are embedded later", error)
 
@@ -339,37 +343,39 @@ class SemanticMemory:
         """Commit checked records, then embed what is due and enforce the limits (the second half of ``add``)."""
         with self._archive_lock:
             indices, added = self._commit(records)
-        self._changed(added)
+        self._changed(len(added))
         # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
-        self._changed(self._queue.after_archive(self._archive, self._archive_lock))
+        texts = {i: r.text for i, r in zip(indices, records, strict=True) if i in added and r.text.strip()}
+        self._changed(self._queue.after_archive(texts))
         self._enforce_limits()
         return indices
 
-    def _commit(self, records: Sequence[NewRecord]) -> tuple[list[int], int]:
+    def _commit(self, records: Sequence[NewRecord]) -> tuple[list[int], set[int]]:
         """Add ``records`` in one store call (under the store lock).
 
         Returns:
-            The archive index of each record (the existing one for a message archived before), and how many are
+            The archive index of each record (the existing one for a message archived before), and those that are
             new, told apart by ``AddedCounter`` without asking the store again.
         """
         horizon = self._added.horizon(self._archive)
         indices = self._archive.add(records)
-        count = self._added.count(indices, horizon)
-        if count:
-            logger.debug("archived=<%d> | messages archived", count)
-        return indices, count
+        added = self._added.new(indices, horizon)
+        if added:
+            logger.debug("archived=<%d> | messages archived", len(added))
+        return indices, added
 
     def embed_pending(self) -> int:
         """Embed every pending message now and wait for the background thread's batch; returns how many were embedded.
 
-        Ignores the retry interval after a failure. With ``embedding="background"``, call it before anything that
-        needs the vectors (a dense search, ``min_score``, a test).
+        Ignores the retry interval after a failure, and tries the texts the embedder rejected as well. With
+        ``embedding="background"``, call it when every vector must be stored now (a backlog beyond the 32 pending
+        messages a search embeds for itself, a test).
 
         Raises:
             EmbeddingError: If the embedder fails (the messages stay archived and pending).
             ModelUnavailableError: If the model cannot be loaded.
         """
-        return self._changed(self._queue.drain(self._archive, self._archive_lock))
+        return self._changed(self._queue.drain())
 
     def warm_up(self, *, wait: bool = True) -> None:
         """Load the embedding model now, so the first user turn does not wait for it (see docs/guides).
@@ -388,7 +394,7 @@ class SemanticMemory:
         """Stop the background embedding thread after its batch, then close the store.
 
         The thread makes no store call once the store closes (a batch it is still embedding after the embedding
-        queue's ``STOP_TIMEOUT``, 30 seconds, is dropped), and none is started again: messages still pending stay
+        thread's ``STOP_TIMEOUT``, 30 seconds, is dropped), and none is started again: messages still pending stay
         pending, a durable archive embeds them when it is opened again, and ``embed_pending()`` embeds them in the
         calling thread.
         """
@@ -491,7 +497,8 @@ class SemanticMemory:
         return count
 
     def _removed(self, indices: list[int]) -> list[int]:
-        """Count removed ``indices`` as one change if there are any; returns them."""
+        """Count removed ``indices`` as one change if there are any, and tell the embedding queue; returns them."""
+        self._queue.removed(indices)
         self._changed(len(indices))
         return indices
 
@@ -522,10 +529,17 @@ class SemanticMemory:
     ) -> list[SearchHit]:
         """Find the archived messages most relevant to ``query`` (empty for an empty query or archive).
 
+        With ``embedding="background"`` the search sees every message archived before it: it embeds the newest
+        pending messages itself (at most ``QUERY_TIME_LIMIT``, 32) and scores them as if their vectors were stored,
+        and it stores nothing (the background thread does). Pending messages beyond that bound, or while the
+        embedder fails, are matched by their words only (``stats().unembedded_at_last_search`` counts them).
+
         Args:
             query: The text to look for.
             top_k: How many hits at most (default: ``options.top_k``).
-            min_score: Minimum cosine similarity (default: ``options.min_score``); unembedded messages pass.
+            min_score: Minimum cosine similarity (default: ``options.min_score``); it applies to every message with
+                a similarity, pending ones the search embedded included; messages without one (matched by their
+                words only) pass.
             roles: Only messages of these roles.
             since: Only messages said (else archived) at or after this time (epoch seconds or datetime).
             until: Only messages said (else archived) at or before this time.
@@ -541,7 +555,7 @@ class SemanticMemory:
             EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
         """
         search_filter = make_filter(roles, since, until, sessions, exclude)
-        return self._ready_recall().search(query, top_k, min_score, search_filter)
+        return self._recall_for(query, min_score).search(query, top_k, min_score, search_filter)
 
     def retrieve(
         self,
@@ -562,7 +576,7 @@ class SemanticMemory:
         outside ``sessions``.
         """
         search_filter = make_filter(roles, since, until, sessions, exclude)
-        recall = self._ready_recall()
+        recall = self._recall_for(query, min_score)
         return recall.passages(query, top_k, context_radius, min_score, search_filter)
 
     def indices_of(self, messages: Sequence[Message]) -> dict[int, int]:
@@ -581,12 +595,29 @@ class SemanticMemory:
             found = self._archive.find_keys(wanted)
         return {position: found[key] for position, key in enumerate(keys) if key is not None and key in found}
 
-    def _ready_recall(self) -> Recall:
-        """Before a search: count it, embed what is pending if a run is due; returns the recall path."""
+    def _recall_for(self, query: object, min_score: float | None) -> Recall:
+        """Count a search and return the recall path it reads through.
+
+        Inline mode: a retry that is due embeds and stores what is pending first (the inline contract). Background
+        mode: nothing is written; when the search uses a query vector, the newest pending messages are embedded for
+        it and the recall path reads the archive through a ``PendingView`` that scores them.
+        """
         with self._lock:
             self._searches += 1
-        self._changed(self._queue.catch_up(self._archive, self._archive_lock))
-        return self._recall
+        queue = self._queue
+        if not queue.in_background:
+            self._changed(queue.catch_up())
+            return self._recall
+        options = self._options
+        threshold = options.min_score if min_score is None else min_score
+        lexical = options.retrieval == "lexical" and threshold is None  # no query vector: nothing to score
+        if not isinstance(query, str) or not query.strip() or lexical or self._checked.unavailable is not None:
+            return self._recall
+        found = queue.for_search()
+        if found is None:
+            return self._recall
+        view = PendingView(self._archive, found).as_archive()
+        return Recall(view, self._checked, self._archive_lock, lambda: self._options, self._recall.reranker)
 
     # ------------------------------------------------------------------------------------------- stats and state
 
@@ -637,6 +668,8 @@ class SemanticMemory:
         if mismatch:
             logger.info("messages=<%d> | re-embedding the restored archive with the configured model", len(self))
             self.embed_pending()
+        elif self._queue.in_background:
+            self._queue.catch_up()  # the thread embeds what the restored archive holds pending
         self._enforce_limits()
 
     @classmethod

@@ -154,3 +154,25 @@ def test_find_keys_and_indices_of_find_exactly_what_add_archived(make_memory):
     keys = record_keys(tracked)
     assert memory.archive.find_keys([k for k in keys if k]) == {keys[0]: indices[0], keys[2]: indices[2]}
     assert memory.archive.find_keys(["t:" + "0" * 32]) == {}
+
+
+def test_pending_messages_a_search_embeds_for_itself_stay_inside_the_scope(embedder):
+    """In background mode a search scores the newest pending messages itself (``PendingView``): one outside the
+    scope is neither a candidate nor a scored neighbour."""
+    from strands_semantic_memory.engine.embedding import PendingView, SearchVectors
+
+    archive = InMemoryArchive()
+    memory = SemanticMemory(embedder=embedder, archive=archive)
+    home, work = tiles_and_chatter(memory)
+    assert not archive.has_pending(), "everything embedded: the view's vectors below stand in for pending ones"
+    pending = {i: embedder.embed_documents([f"kitchen tiles, pending note {i}"]) for i in (*home[:2], *work[:2])}
+    view = PendingView(archive, SearchVectors(pending, lambda: True))
+    vector = embedder.embed_queries([QUESTION])
+    scope = SearchFilter(sessions=frozenset({"home"}))
+    found = view.candidates(vector, QUESTION, 3, 3, scope, context=ContextRequest(radius=2, leading=3))
+    read = set(found.dense) | set(found.similarity)
+    assert found.context is not None
+    read |= set(found.context.similarity) | set(found.context.live)
+    assert read and read <= set(home)
+    unscoped = view.candidates(vector, QUESTION, 3, 3, None, context=ContextRequest(radius=2, leading=3))
+    assert unscoped.context is not None and set(unscoped.context.similarity) & set(work[:2])
