@@ -15,9 +15,9 @@ import time
 from collections.abc import Mapping, Sequence
 
 import pytest
-from strands_semantic_memory.archives import InMemoryArchive
 
 from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.archives import InMemoryArchive
 from strands_semantic_memory.embeddings import Vectors
 from tests.support.conversations import text_message
 from tests.support.embedders import EMBEDDING_THREAD, RecordingEmbedder
