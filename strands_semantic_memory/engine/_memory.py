@@ -173,6 +173,7 @@ class SemanticMemory:
         self._calibration = Calibration()
         self._added = AddedCounter()
         self._version = 0
+        self._generation = 0
         self._searches = 0
         if self._options.embedding == "background":  # what a durable archive left pending is embedded now
             try:
@@ -214,6 +215,22 @@ class SemanticMemory:
     def version(self) -> int:
         """Increases on every change made through this object; lets callers cache work derived from it."""
         return self._version
+
+    @property
+    def generation(self) -> int:
+        """How many times ``load_state`` replaced the archive: an index read before a restore may name another record.
+
+        ``SemanticStorage``'s key table reads the archive again when it changes.
+        """
+        return self._generation
+
+    def _restores_held(self) -> AbstractContextManager[object]:
+        """Hold off ``load_state`` while the block runs (re-entrant).
+
+        What the block reads and does with it then refers to one archive. For ``SemanticStorage``'s key table; keep
+        the block short (no embedding in it).
+        """
+        return self._lock
 
     @property
     def archive(self) -> Archive:
@@ -613,6 +630,7 @@ class SemanticMemory:
         mismatch = check_compatibility(state, self.embedder.model_id, known, reembed=reembed)
         with self._lock, self._store_lock:
             restore_archive(self._archive, state, reembed=mismatch)
+            self._generation += 1
             self._queue.reset()
             self._checked.clear()
             self._calibration.reset()
