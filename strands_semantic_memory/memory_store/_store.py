@@ -112,6 +112,11 @@ class SemanticMemoryStore(MemoryStore):
     words, when ``add_messages`` returns, and a thread embeds it off the agent's turn (``memory.embed_pending()``
     waits for the vectors). ``close`` stops that thread, then closes the archive.
 
+    **Tools.** ``get_tools`` returns ``conversation_search`` and ``conversation_read``, which the ``MemoryManager``
+    registers on the agent. Deletion is the developer's choice: ``allow_forget=True`` adds ``conversation_forget``,
+    which deletes archived messages for good (archived text is untrusted, so a destructive tool is never offered
+    by default).
+
     **Sharing an archive.** ``SemanticMemoryStore(memory=manager.memory)`` serves the archive that a
     ``SemanticSummarizingConversationManager`` fills (and its hook
     searches). Such a store is read-only by default: the manager already archives every message that leaves the
@@ -137,7 +142,7 @@ class SemanticMemoryStore(MemoryStore):
         max_entry_chars: int = 4000,
         show_dates: bool = False,
         tools: bool = True,
-        include_forget: bool = True,
+        allow_forget: bool = False,
         budget: ContextBudget | None = None,
         **memory_options: Unpack[NewMemoryArguments],
     ) -> None:
@@ -159,9 +164,10 @@ class SemanticMemoryStore(MemoryStore):
             max_entry_chars: Size bound of one entry's content, in characters (at least 200).
             show_dates: Put each message's date in its label.
             tools: Return the conversation tools (``conversation_search``, ``conversation_read`` and, with
-                ``include_forget``, ``conversation_forget``) from ``get_tools``, so the ``MemoryManager``
+                ``allow_forget``, ``conversation_forget``) from ``get_tools``, so the ``MemoryManager``
                 registers them on the agent.
-            include_forget: Include ``conversation_forget`` among those tools.
+            allow_forget: Give the model ``conversation_forget`` too, which deletes archived messages for good.
+                Off by default: deletion is something the developer turns on.
             budget: How the model's window is shared, for sizing what a search returns (see the class docstring).
                 Default: the budget of the agent's conversation manager when it has one (this library's manager),
                 else ``ContextBudget()`` (memory 0.5 of the window, reply 0.05). Applies when the store knows its
@@ -187,7 +193,7 @@ class SemanticMemoryStore(MemoryStore):
             check_flag("writable", writable)
         check_int("context_radius", context_radius, minimum=0, optional=True)
         min_score = check_score("min_score", min_score)
-        for flag, value in (("show_dates", show_dates), ("tools", tools), ("include_forget", include_forget)):
+        for flag, value in (("show_dates", show_dates), ("tools", tools), ("allow_forget", allow_forget)):
             check_flag(flag, value)
         check_instance("budget", budget, ContextBudget, "a ContextBudget or None")
         owns_memory = memory is None
@@ -210,7 +216,7 @@ class SemanticMemoryStore(MemoryStore):
         self.max_entry_chars = max_entry_chars
         self.show_dates = show_dates
         self._tools = tools
-        self._include_forget = include_forget
+        self._allow_forget = allow_forget
         self.budget: ContextBudget | None = budget
         self._run_id = uuid.uuid4().hex
         self._agent: weakref.ReferenceType[Agent] | None = None
@@ -383,12 +389,15 @@ class SemanticMemoryStore(MemoryStore):
     # ------------------------------------------------------------------ tools
 
     def get_tools(self) -> list[AgentTool]:
-        """The conversation tools over this store's memory (none when created with ``tools=False``)."""
+        """The conversation tools over this store's memory.
+
+        None with ``tools=False``; ``conversation_forget`` only with ``allow_forget=True``.
+        """
         if not self._tools:
             return []
         return memory_tools(
             self._memory,
-            include_forget=self._include_forget,
+            allow_forget=self._allow_forget,
             max_output_chars=max(DEFAULT_MAX_OUTPUT_CHARS, self.max_entry_chars),
             show_dates=True,
             context_radius=self.context_radius,
