@@ -73,6 +73,7 @@ STORE_CASES = [
     ({"show_dates": 1}, "show_dates", "1"),
     ({"tools": "no"}, "tools", "'no'"),
     ({"allow_forget": None}, "allow_forget", "None"),
+    ({"inject_when": "sometimes"}, "inject_when", "'sometimes'"),
 ]
 
 
