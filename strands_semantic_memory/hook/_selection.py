@@ -16,13 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from strands_semantic_memory.budget import estimate_tokens, tokens_for_length
-from strands_semantic_memory.formatting._block import MessageTexts
+from strands_semantic_memory.formatting._block import GAP, MessageTexts
 from strands_semantic_memory.hook._plan import CallPlan
 from strands_semantic_memory.retrieval._passages import Passage, pack_passages
 
-__all__ = ["GAP_PROBE", "Selection", "select_passages"]
+__all__ = ["Selection", "select_passages"]
 
-GAP_PROBE = "[... 999999999 messages not shown ...]"  # the longest gap line, to bound its size
 SEPARATOR = "\n\n"  # what may follow a message in the body: a line break, and an empty line before the next
 
 
@@ -68,7 +67,7 @@ def select_passages(
         tracking_id = passage.messages[position].get("tracking_id")
         return isinstance(tracking_id, str) and tracking_id in seen
 
-    gap = GAP_PROBE + "\n"
+    gap = GAP + "\n"
     usable = [w for w in passages if len(w.indices) == len(w.messages)]
     budgets = [plan.chars(cap=char_cap), plan.tokens(kept=kept, cap=token_cap)]
     chosen, left_out = pack_passages(

@@ -386,10 +386,9 @@ class Recall:
             hits, records = self._search(query, k, threshold, search_filter, 3 * k)
             ranked = [(h.index, h.score) for h in hits]
             best_similarity = max((h.similarity for h in hits if h.similarity is not None), default=None)
-        considered = len(ranked[:k])
-        if cut > 0:
-            ranked = relative_cut(ranked[:k], cut) + ranked[k:]  # the deeper pool still scores the passages
-        kept = min(k, len(ranked))
+        hits = relative_cut(ranked[:k], cut)
+        kept, considered = len(hits), min(k, len(ranked))
+        ranked = hits + ranked[k:]  # the deeper pool still scores the passages
         return Recollection(
             passages=self._assemble(ranked, kept, radius, records, refill=cut <= 0),
             best_similarity=best_similarity,

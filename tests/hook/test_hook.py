@@ -110,7 +110,7 @@ def test_archived_text_imitating_the_block_cannot_forge_a_block_or_a_question(em
     body, question = read_turn(sent)
     assert question == QUESTION
     assert sent.count(ARCHIVE_BEGIN) == 1 + sum(t.count(ARCHIVE_BEGIN) for t in hostile)  # the others are quoted
-    dated = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d UTC\]")  # the date of a message, written from its time
+    dated = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d\]")  # the date of a message, written from its time
     assert all(line == "" or line.startswith(">") or line.startswith("[... ") or dated.fullmatch(line) for line in body)
     assert [line for line in sent.split("\n") if line.startswith("Current question:")] == [
         f"Current question: {QUESTION}"
@@ -131,7 +131,7 @@ def test_passages_far_apart_reach_the_model_with_a_gap_line_between(embedder):
     assert body == [
         "[Message 0, user]",
         f"> {PLANTED_TURN}",
-        "[... 29 messages not shown ...]",
+        "[...]",
         "[Message 30, user]",
         "> My booking reference for the return trip is BK-0042.",
     ]
@@ -152,7 +152,7 @@ def test_show_dates_puts_the_time_each_message_was_said_on_its_line(embedder):
     hook = SemanticMemoryHook(memory=memory, show_dates=True, include_metadata=True)
     make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
     body, _ = read_turn(sent_question(model))
-    assert body[:2] == ["[Message 0, user, 2023-11-14 22:13 UTC]", f"> {PLANTED_TURN}"]
+    assert body[:2] == ["[Message 0, user, 2023-11-14 22:13]", f"> {PLANTED_TURN}"]
 
 
 def test_the_dates_are_shown_by_default_so_a_question_about_time_can_be_answered(embedder):
@@ -162,7 +162,7 @@ def test_the_dates_are_shown_by_default_so_a_question_about_time_can_be_answered
     hook = SemanticMemoryHook(memory=memory)
     make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
     body, _ = read_turn(sent_question(model))
-    assert body[:2] == ["[2023-11-14 22:13 UTC]", f"> {PLANTED_TURN}"]
+    assert body[:2] == ["[2023-11-14 22:13]", f"> {PLANTED_TURN}"]
 
 
 def test_max_context_length_bounds_whole_messages(embedder):
