@@ -2,6 +2,11 @@
 
 ``build_view`` reads the call's plan and the agent's state and returns a ``View``: the messages to send and what the
 hook put into them. It changes nothing; the hook applies a view's consequences (``Turn.shrink``, ``Turn.sent``).
+
+The block a turn's first call was sent with is sent unchanged, byte for byte, on the turn's later calls (a tool loop)
+as long as it fits the room each call leaves, so a provider's prompt cache can serve it (with Amazon Bedrock:
+``BedrockModel(cache_config=CacheConfig(strategy="auto"))`` puts a cache point on the latest user message, so the
+calls after a tool's result read the turn's block from the cache); only a call with less room gets a smaller choice.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from strands.types.content import ContentBlock, Message
 from strands_semantic_memory.budget import estimate_tokens
 from strands_semantic_memory.formatting._block import context_block
 from strands_semantic_memory.hook._plan import CallPlan
-from strands_semantic_memory.hook._selection import select_passages
+from strands_semantic_memory.hook._selection import Selection, fits, select_passages
 from strands_semantic_memory.hook._turn import AgentState, is_text_block, position_of
 from strands_semantic_memory.retrieval._passages import Passage
 
@@ -30,6 +35,7 @@ class View:
 
     Attributes:
         messages: The messages to send.
+        selection: The choice the turn's block was written from (the turn keeps it for its later calls).
         chosen: Passages injected into the turn's message (conversation order).
         left_out: Passages found but not injected.
         text: The turn's text as sent (the block, then the user's words); empty when nothing was injected.
@@ -41,6 +47,7 @@ class View:
     """
 
     messages: list[Message]
+    selection: Selection | None = None
     chosen: list[Passage] = field(default_factory=list)
     left_out: list[Passage] = field(default_factory=list)
     text: str = ""
@@ -96,7 +103,9 @@ def build_view(plan: CallPlan, context: InvokeModelContext, state: AgentState) -
     position = position_of(agent_messages, turn.message)
     if position is None or messages[position].get("role") != "user":
         return View(messages=messages, kept_used=kept_used)  # the turn's message left the context (reduced away)
-    selection = select_passages(plan, turn.passages, kept=kept, char_cap=turn.char_cap, token_cap=turn.token_cap)
+    selection = turn.selection
+    if selection is None or not fits(plan, selection, kept=kept, char_cap=turn.char_cap, token_cap=turn.token_cap):
+        selection = select_passages(plan, turn.passages, kept=kept, char_cap=turn.char_cap, token_cap=turn.token_cap)
     if not selection.chosen:
         return View(messages=messages, kept_used=kept_used, left_out=selection.left_out)
     text = context_block(selection.body, turn.query)
@@ -106,6 +115,7 @@ def build_view(plan: CallPlan, context: InvokeModelContext, state: AgentState) -
         extra = max(0, estimate_tokens(text) - estimate_tokens(turn.query))
     return View(
         messages=messages,
+        selection=selection,
         chosen=selection.chosen,
         left_out=selection.left_out,
         text=text,

@@ -20,7 +20,7 @@ from strands_semantic_memory.formatting._block import GAP, MessageTexts
 from strands_semantic_memory.hook._plan import CallPlan
 from strands_semantic_memory.retrieval._passages import Passage, pack_passages
 
-__all__ = ["Selection", "select_passages"]
+__all__ = ["Selection", "fits", "select_passages"]
 
 SEPARATOR = "\n\n"  # what may follow a message in the body: a line break, and an empty line before the next
 
@@ -75,3 +75,11 @@ def select_passages(
     )
     body = texts.body(chosen)  # the chosen messages were formatted once, when they were sized
     return Selection(chosen=chosen, left_out=left_out, body=body, tokens=estimate_tokens(body) if chosen else 0)
+
+
+def fits(
+    plan: CallPlan, selection: Selection, *, kept: int = 0, char_cap: int | None = None, token_cap: int | None = None
+) -> bool:
+    """Whether an earlier call's choice still fits this call's budgets (so it is sent again unchanged)."""
+    chars = plan.chars(cap=char_cap)
+    return selection.tokens <= plan.tokens(kept=kept, cap=token_cap) and (chars is None or len(selection.body) <= chars)

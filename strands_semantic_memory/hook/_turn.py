@@ -20,6 +20,7 @@ from strands_semantic_memory.retrieval._relevance import Relevance
 if TYPE_CHECKING:
     from strands_semantic_memory.hook._model_call import View
     from strands_semantic_memory.hook._plan import CallPlan
+    from strands_semantic_memory.hook._selection import Selection
 
 __all__ = ["AgentState", "Enrichment", "Turn", "is_text_block", "position_of", "user_text"]
 
@@ -78,6 +79,7 @@ class Turn:
         without_context: Set after a second overflow: nothing is injected for the rest of the turn.
         sent_content: The turn's content of the latest call that succeeded with injected context, and its extra
             tokens (what ``keep_injected_context`` keeps).
+        selection: The choice the turn's latest call was sent with: sent again unchanged while it fits.
     """
 
     message: Message
@@ -89,6 +91,7 @@ class Turn:
     token_cap: int | None = None
     without_context: bool = False
     sent_content: tuple[list[ContentBlock], int] | None = None
+    selection: Selection | None = None
 
     def found(self, found: Recollection, enrichment: Enrichment | None, plan: CallPlan) -> None:
         """Record the search's result (``enrichment`` None: nothing archived yet), and what the turn is worth.
@@ -113,6 +116,7 @@ class Turn:
 
     def shrink(self, view: View) -> None:
         """After a context overflow: half the injected lines; after another one, none."""
+        self.selection = None
         if view.chosen and self.char_cap is None:
             self.char_cap = view.body_chars // 2
             self.token_cap = view.body_tokens // 2
@@ -130,6 +134,7 @@ class Turn:
             enrichment.passages, enrichment.text, enrichment.tokens = [], "", 0
             self.sent_content = None
         else:
+            self.selection = view.selection
             enrichment.passages, enrichment.left_out = view.chosen, view.left_out
             enrichment.text, enrichment.tokens = view.text, view.body_tokens
             self.sent_content = (view.turn_content, view.extra_tokens) if view.turn_content is not None else None

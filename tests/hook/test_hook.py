@@ -573,3 +573,23 @@ def test_preview_without_an_agent_runs_without_an_event_loop_and_matches_the_age
         return hook.preview(QUESTION).text  # asyncio.run() would refuse to start here
 
     assert asyncio.run(inside_a_running_loop()) == with_agent.text and PLANTED_TURN in with_agent.text
+
+
+def test_a_tool_loop_sends_the_turns_block_unchanged_on_every_call(embedder):
+    """One search per turn, and the same bytes on every model call of a tool loop (a provider's prompt cache hits)."""
+    memory = SemanticMemory(embedder=embedder)
+    memory.add([{"role": "user", "content": [{"text": PLANTED_TURN}]}, *distractor_conversation(40)])
+
+    @tool
+    def lookup(topic: str) -> str:
+        """Look something up."""
+        return f"Nothing new about {topic}. " * 20
+
+    calls = [ToolCall("lookup", {"topic": f"topic {n}"}, tool_use_id=f"t{n}") for n in range(4)]
+    model = ScriptedModel([*calls, "Your booking reference is BK-7731-QZ."])
+    model.update_config(context_window_limit=6_000)
+    hook = SemanticMemoryHook(memory=memory)
+    make_agent(model, SlidingWindowConversationManager(), hook, tools=[lookup])(QUESTION)
+    turns = [r["messages"][0]["content"][0]["text"] for r in model.chat_requests]
+    assert len(turns) == 5 and REFERENCE in turns[0]
+    assert len(set(turns)) == 1, "the same block, byte for byte, on every call of the turn"
