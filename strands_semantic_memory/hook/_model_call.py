@@ -12,7 +12,6 @@ calls after a tool's result read the turn's block from the cache); only a call w
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 
 from strands.middleware import InvokeModelContext
 from strands.types.content import ContentBlock, Message
@@ -20,47 +19,12 @@ from strands.types.content import ContentBlock, Message
 from strands_semantic_memory.budget import estimate_tokens
 from strands_semantic_memory.formatting._block import context_block
 from strands_semantic_memory.hook._plan import CallPlan
-from strands_semantic_memory.hook._selection import Selection, fits, select_passages
-from strands_semantic_memory.hook._turn import AgentState, is_text_block, position_of
-from strands_semantic_memory.retrieval._passages import Passage
+from strands_semantic_memory.hook._selection import fits, select_passages
+from strands_semantic_memory.hook._turn import AgentState, View, is_text_block, position_of
 
-__all__ = ["View", "build_view", "content_with_block"]
+__all__ = ["build_view", "content_with_block"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(kw_only=True)
-class View:
-    """What one model call receives, and what the hook put into it.
-
-    Attributes:
-        messages: The messages to send.
-        selection: The choice the turn's block was written from (the turn keeps it for its later calls).
-        chosen: Passages injected into the turn's message (conversation order).
-        left_out: Passages found but not injected.
-        text: The turn's text as sent (the block, then the user's words); empty when nothing was injected.
-        body_chars: Characters of the injected lines.
-        body_tokens: Their estimated tokens (0: none).
-        kept_used: Whether kept context of earlier turns was put into the call.
-        turn_content: The turn's content with the block (what ``keep_injected_context`` keeps), when injected.
-        extra_tokens: What keeping this block costs later calls, in tokens.
-    """
-
-    messages: list[Message]
-    selection: Selection | None = None
-    chosen: list[Passage] = field(default_factory=list)
-    left_out: list[Passage] = field(default_factory=list)
-    text: str = ""
-    body_chars: int = 0
-    body_tokens: int = 0
-    kept_used: bool = False
-    turn_content: list[ContentBlock] | None = None
-    extra_tokens: int = 0
-
-    @property
-    def injected(self) -> bool:
-        """Whether the hook changed anything in this call's messages."""
-        return bool(self.chosen) or self.kept_used
 
 
 def content_with_block(own: Message, sent: Message, text: str) -> list[ContentBlock]:

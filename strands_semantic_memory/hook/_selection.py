@@ -13,26 +13,16 @@ token-counting service.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from strands_semantic_memory.budget import estimate_tokens, tokens_for_length
 from strands_semantic_memory.formatting._block import GAP, MessageTexts
 from strands_semantic_memory.hook._plan import CallPlan
+from strands_semantic_memory.hook._turn import Selection
 from strands_semantic_memory.retrieval._passages import Passage, pack_passages
 
-__all__ = ["Selection", "fits", "select_passages"]
+__all__ = ["fits", "select_passages"]
 
 SEPARATOR = "\n\n"  # what may follow a message in the body: a line break, and an empty line before the next
-
-
-@dataclass(frozen=True, kw_only=True)
-class Selection:
-    """Passages chosen for one call (conversation order), those left out, the body text and its tokens (0: none)."""
-
-    chosen: list[Passage]
-    left_out: list[Passage]
-    body: str
-    tokens: int
 
 
 def select_passages(
