@@ -487,6 +487,7 @@ class SemanticMemory:
             removed = self._archive.forget_all()
             self._queue.reset()
             self._checked.clear()
+            self._calibration.reset()
             self._added.reset()
             self._changed()
         logger.info("forgotten=<%d> | every archived message of the user deleted on request", removed)
