@@ -10,20 +10,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any
 
 from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score
 from strands_semantic_memory.budget import ContextBudget
 from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.retrieval._relevance import INJECT_WHEN, InjectWhen
 
 __all__ = ["DEFAULT_HOOK_OPTIONS", "INJECT_WHEN", "HookOptions", "InjectWhen"]
-
-InjectWhen = Literal["relevant", "always"]
-"""When the hook brings archived messages into a turn: ``"relevant"`` (only when the turn resembles what the archive
-holds more than generic questions do; see ``retrieval.relevance_tier``) or ``"always"`` (every turn, up to the
-budget)."""
-
-INJECT_WHEN: tuple[InjectWhen, ...] = get_args(InjectWhen)
 
 
 def _optional_count(minimum: int) -> Callable[[str, Any], int | None]:

@@ -104,9 +104,7 @@ def preview_turn(plan: CallPlan, memory: SemanticMemory, query: str) -> Enrichme
     if is_empty(memory):
         return enrichment
     turn = Turn(message={"role": "user", "content": [{"text": query}]}, query=query)
-    turn.found(
-        _recall(plan, memory, query, None), enrichment, inject_when=plan.options.inject_when, budget=plan.budget
-    )
+    turn.found(_recall(plan, memory, query, None), enrichment, inject_when=plan.options.inject_when, budget=plan.budget)
     selection = select_passages(plan, turn.passages, token_cap=turn.token_cap)
     enrichment.passages, enrichment.tokens = selection.chosen, selection.tokens
     enrichment.left_out = [*enrichment.left_out, *selection.left_out]

@@ -27,7 +27,7 @@ import gc
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal
 
 from strands.memory.extraction.types import ExtractionConfig
 from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, Metadata, SearchOptions
@@ -47,7 +47,7 @@ from strands_semantic_memory.memory_store._extraction import aware_of_agent, key
 from strands_semantic_memory.memory_store._fit import call_tokens, fit_passages, injected_tokens
 from strands_semantic_memory.retrieval._passages import Passage, subset_passage
 from strands_semantic_memory.retrieval._recall import Recollection
-from strands_semantic_memory.retrieval._relevance import DEFAULT_RULE
+from strands_semantic_memory.retrieval._relevance import DEFAULT_RULE, INJECT_WHEN, InjectWhen
 from strands_semantic_memory.tools._conversation_tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
 
 if TYPE_CHECKING:
@@ -61,13 +61,6 @@ DEFAULT_DESCRIPTION = (
     "Verbatim archive of this conversation, including what was summarized away: earlier messages, tool calls and "
     "their results, found by meaning and keywords, each with its neighbouring messages."
 )
-
-InjectWhen = Literal["relevant", "always"]
-"""When the store returns archived passages for Strands' injection: ``"relevant"`` (only when the turn resembles
-what the archive holds more than generic questions do; see ``retrieval._relevance``) or ``"always"`` (every turn,
-up to the budget). The hook's option of the same name takes the same values."""
-
-INJECT_WHEN: tuple[InjectWhen, ...] = get_args(InjectWhen)
 
 _IN_CONTEXT_LOOKAHEAD = 50
 """At most this many extra hits are searched for, to replace hits the agent still has in its context."""

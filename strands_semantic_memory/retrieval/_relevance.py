@@ -34,15 +34,24 @@ from typing import Literal, get_args
 from strands_semantic_memory.errors import ConfigurationError
 
 __all__ = [
+    "INJECT_WHEN",
     "PROBES",
     "PROBE_QUANTILE",
     "RELEVANCE_LEVELS",
+    "InjectWhen",
     "Relevance",
     "RelevanceRule",
     "probe_floor",
     "relative_cut",
     "relevance",
 ]
+
+InjectWhen = Literal["relevant", "always"]
+"""When archived messages are brought into a turn, by the hook or for Strands' injection by the store:
+``"relevant"`` (only when the turn resembles what the archive holds more than generic questions do: ``relevance``
+is ``"relevant"``, or ``"uncertain"`` within a small budget) or ``"always"`` (every turn, up to the budget)."""
+
+INJECT_WHEN: tuple[InjectWhen, ...] = get_args(InjectWhen)
 
 Relevance = Literal["relevant", "uncertain", "unrelated", "unknown"]
 """How much a turn resembles the archive (see the module docstring)."""
