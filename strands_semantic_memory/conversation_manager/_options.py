@@ -18,8 +18,10 @@ from strands_semantic_memory.engine._memory import SemanticMemory
 from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryError
 
 __all__ = [
+    "ARCHIVE_WHEN",
     "ON_SUMMARY_FAILURES",
     "SUMMARY_FORMATS",
+    "ArchiveWhen",
     "OnSummaryFailure",
     "SummaryFormat",
     "check_strands_compatibility",
@@ -34,6 +36,10 @@ SUMMARY_FORMATS: tuple[SummaryFormat, ...] = get_args(SummaryFormat)
 OnSummaryFailure = Literal["raise", "drop_oldest"]
 """What a failed summary during overflow recovery does: fail the turn, or drop the oldest messages (archived)."""
 ON_SUMMARY_FAILURES: tuple[OnSummaryFailure, ...] = get_args(OnSummaryFailure)
+ArchiveWhen = Literal["added", "leaving"]
+"""When the manager archives a message: at the end of the invocation that added it (``"added"``: the memory holds the
+whole session, so a new session finds it), or only when it leaves the active context (``"leaving"``)."""
+ARCHIVE_WHEN: tuple[ArchiveWhen, ...] = get_args(ArchiveWhen)
 
 SUMMARY_RATIO_RANGE = (0.1, 0.8)
 """Strands' range for ``summary_ratio``; Strands clamps a value outside it silently, this manager clamps it too, and
@@ -190,7 +196,12 @@ def _check_proactive_compression(value: Any) -> None:
 
 
 def validate_archive_options(
-    *, message_context_radius: Any, semantic_search_top_k: Any, semantic_search_min_score: Any, memory: Any
+    *,
+    message_context_radius: Any,
+    semantic_search_top_k: Any,
+    semantic_search_min_score: Any,
+    memory: Any,
+    archive_when: Any = "added",
 ) -> None:
     """Raise ConfigurationError naming the first invalid archive option, under the manager's own option names.
 
@@ -200,3 +211,5 @@ def validate_archive_options(
     check_int("semantic_search_top_k", semantic_search_top_k, minimum=1)
     check_score("semantic_search_min_score", semantic_search_min_score)
     check_instance("memory", memory, SemanticMemory, "a SemanticMemory or None")
+    if archive_when not in ARCHIVE_WHEN:
+        raise ConfigurationError(f"archive_when must be one of {list(ARCHIVE_WHEN)}, got {archive_when!r}")

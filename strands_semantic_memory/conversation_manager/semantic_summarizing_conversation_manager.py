@@ -6,13 +6,14 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from strands.agent.conversation_manager import SummarizingConversationManager
 from strands.agent.conversation_manager.conversation_manager import ProactiveCompressionConfig
-from strands.hooks import AgentInitializedEvent, HookRegistry
+from strands.hooks import AfterInvocationEvent, AgentInitializedEvent, HookRegistry
 from strands.types.content import Message
 from typing_extensions import override
 
@@ -24,6 +25,7 @@ from strands_semantic_memory.conversation_manager._compaction import (
     check_strands_compatibility,
 )
 from strands_semantic_memory.conversation_manager._options import (
+    ArchiveWhen,
     OnSummaryFailure,
     SummaryFormat,
     validate_archive_options,
@@ -42,6 +44,7 @@ from strands_semantic_memory.engine._options import (
     EmbeddingMode,
 )
 from strands_semantic_memory.errors import ConfigurationError, StateError
+from strands_semantic_memory.messages._session import session_of
 from strands_semantic_memory.retrieval._ranking_options import Retrieval
 from strands_semantic_memory.retrieval._rerank import Reranker
 
@@ -78,6 +81,8 @@ _ARCHIVE_DEFAULTS: dict[str, Any] = {
     "archive": None,
     "reranker": None,
     "archive_path": None,
+    "user_id": None,
+    "clock": None,
     "embedding": BUILT_MEMORY_EMBEDDING,
 }
 
@@ -85,10 +90,13 @@ _ARCHIVE_DEFAULTS: dict[str, Any] = {
 class SemanticSummarizingConversationManager(CompactingConversationManager):
     """Summarizes old messages like Strands' ``SummarizingConversationManager``, and archives them verbatim first.
 
-    On every reduction (reactive, after a ``ContextWindowOverflowException``, or proactive), exactly the messages
-    leaving the active context are archived into ``memory`` **before** the summary is generated, so a failing
-    summary call loses nothing (archiving is idempotent per message, so a retry does not archive them twice). The
-    manager's own previous summary is recognised by identity, never by fields found on a message, and never archived.
+    Every message is archived into ``memory`` at the end of the invocation that added it, with the agent's session
+    id (``archive_when="added"``, the default), so a new session of the same user finds what was said in this one
+    (name the user: ``user_id=``, over a durable ``archive_path`` or a ``PostgresArchive``). On every reduction
+    (reactive, after a ``ContextWindowOverflowException``, or proactive), the messages leaving the active context
+    are archived **before** the summary is generated, so a failing summary call loses nothing (archiving is
+    idempotent per message: a message is archived once). The manager's own previous summary is recognised by
+    identity, never by fields found on a message, and never archived.
 
     ``summary_format="structured"`` keeps a ``StructuredSummary`` (or your
     ``summary_schema``) instead of a prose summary: each reduction merges the previous state with the leaving
@@ -129,10 +137,13 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         archive: Archive | None = None,
         reranker: Reranker | None = None,
         archive_path: str | os.PathLike[str] | None = None,
+        user_id: str | None = None,
+        clock: Callable[[], float] | None = None,
         embedding: EmbeddingMode = BUILT_MEMORY_EMBEDDING,
         memory: SemanticMemory | None = None,
         budget: ContextBudget | None = None,
         warm_up: bool = False,
+        archive_when: ArchiveWhen = "added",
     ) -> None:
         """Create the manager.
 
@@ -178,6 +189,9 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             reranker: An optional reranker (for example ``CrossEncoderReranker``).
             archive_path: A file for a durable archive on this machine (``SemanticMemory(archive_path=...)``);
                 not together with ``archive``.
+            user_id: Whose memory it is (``SemanticMemory(user_id=...)``). Naming the user turns on recall across
+                sessions: the hook then searches every session of the user; without one, only the agent's session.
+            clock: What "now" is for the archive (default ``time.time``): the time of a message without its own.
             embedding: ``"background"`` (default): a reduction archives the leaving messages (searchable lexically at
                 once) and a background thread embeds them, so no document is embedded inside the user's turn.
                 ``"inline"``: they are embedded before the reduction returns. A ready ``memory`` keeps its own option.
@@ -188,6 +202,9 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
                 ``SemanticMemoryHook`` of the same agent spends that share.
             warm_up: Load the embedding model in a background thread when the agent is built, so the first turn
                 does not wait for it (``SemanticMemory.warm_up``). Default False: loaded on first use.
+            archive_when: ``"added"`` (default): every message is archived at the end of the invocation that added
+                it, with the agent's session id, so the memory holds whole sessions; ``"leaving"``: only when it
+                leaves the active context (the memory then holds only what overflowed).
 
         Raises:
             ConfigurationError: If an option has the wrong type or is out of range (the message names the option
@@ -201,6 +218,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             semantic_search_top_k=semantic_search_top_k,
             semantic_search_min_score=semantic_search_min_score,
             memory=memory,
+            archive_when=archive_when,
         )
         super().__init__(
             summary_ratio=summary_ratio,
@@ -231,10 +249,16 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
             archive=archive,
             reranker=reranker,
             archive_path=archive_path,
+            user_id=user_id,
+            clock=clock,
             embedding=embedding,
             memory=memory,
         )
+        self.archive_when: ArchiveWhen = archive_when
         self._warm_up = warm_up
+        self._agent: weakref.ReferenceType[Any] | None = None
+        self._session_id: str | None = None
+        self._archived_ids: set[str] = set()
         self._state_cache: tuple[int, str] | None = None
         self._forgotten: set[str] = set()
 
@@ -261,20 +285,55 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
         """The compaction hooks, and with ``warm_up=True`` the model's load when the agent is built."""
         super().register_hooks(registry, **kwargs)
-        if self._warm_up:
-            registry.add_callback(AgentInitializedEvent, self._on_agent_initialized)
+        registry.add_callback(AgentInitializedEvent, self._on_agent_initialized)
+        registry.add_callback(AfterInvocationEvent, self._on_after_invocation)
 
     def _on_agent_initialized(self, event: AgentInitializedEvent) -> None:
-        self.memory.warm_up(wait=False)
+        """Serve this agent only (the manager holds one conversation), and note its session."""
+        held = self._agent() if self._agent is not None else None
+        if held is not None and held is not event.agent:
+            raise ConfigurationError(
+                "this SemanticSummarizingConversationManager already serves another agent: a conversation manager "
+                "holds one conversation, so give each agent its own (they may share a SemanticMemory: memory=...)"
+            )
+        self._agent = weakref.ref(event.agent)
+        self._session_id = session_of(event.agent)
+        if self._warm_up:
+            self.memory.warm_up(wait=False)
+
+    def _on_after_invocation(self, event: AfterInvocationEvent) -> None:
+        """``archive_when="added"``: archive the messages the invocation added (those not archived yet)."""
+        if self.archive_when != "added":
+            return
+        self._session_id = session_of(event.agent)
+        fresh = [
+            m
+            for m in event.agent.messages
+            if m is not self._summary_message
+            and not self.is_forgotten(m)
+            and not (isinstance(m.get("tracking_id"), str) and m["tracking_id"] in self._archived_ids)
+        ]
+        if not fresh:
+            return
+        try:
+            self._archive(fresh)
+        except Exception as error:  # the reply is given; what failed is archived when it leaves the context
+            logger.warning(
+                "messages=<%d>, error=<%s> | archiving the invocation's messages failed; they are archived again "
+                "when they leave the active context",
+                len(fresh),
+                error,
+            )
 
     @override
     def _archive(self, messages: list[Message]) -> list[int]:
-        """Archive ``messages`` before they leave the context; each once, even if a reduction is retried."""
+        """Archive ``messages`` with the agent's session id; each once, even if a reduction is retried."""
         for message in messages:
             if not message.get("tracking_id"):  # Strands' own id field; the archive is idempotent on it
                 message["tracking_id"] = str(uuid.uuid4())
-        indices = self.memory.add(messages)
-        logger.debug("archived=<%d> | messages archived before leaving the context", len(messages))
+        indices = self.memory.add(messages, session_id=self._session_id)
+        self._archived_ids.update(str(m["tracking_id"]) for m in messages)
+        logger.debug("archived=<%d>, session_id=<%s> | messages archived", len(messages), self._session_id)
         return indices
 
     # ------------------------------------------------------------------ stats
@@ -393,6 +452,8 @@ def _build_memory(*, memory: SemanticMemory | None, **options: Any) -> SemanticM
         "aws_region": options["aws_region"],
         "embedding_dimensions": options["embedding_dimensions"],
         "archive_path": options["archive_path"],
+        "user_id": options["user_id"],
+        "clock": options["clock"],
         "embedding": options["embedding"],
     }
     return SemanticMemory(**kwargs)

@@ -43,7 +43,7 @@ from typing_extensions import Unpack
 
 from strands_semantic_memory._validation import check_identifier, check_members
 from strands_semantic_memory.archives import resolve_archive
-from strands_semantic_memory.archives._protocol import Archive, NewRecord, StoredRecord
+from strands_semantic_memory.archives._protocol import Archive, NewRecord, SearchFilter, StoredRecord
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from strands_semantic_memory.embeddings._checked import CheckedEmbedder
 from strands_semantic_memory.engine._calibration import Calibration, probe_vectors
@@ -578,7 +578,7 @@ class SemanticMemory:
             EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
         """
         search_filter = make_filter(roles, since, until, sessions, exclude)
-        return self._recall_for(query, min_score).search(query, top_k, min_score, search_filter)
+        return self._recall_for(query, min_score, search_filter).search(query, top_k, min_score, search_filter)
 
     def retrieve(
         self,
@@ -599,7 +599,7 @@ class SemanticMemory:
         outside ``sessions``.
         """
         search_filter = make_filter(roles, since, until, sessions, exclude)
-        recall = self._recall_for(query, min_score)
+        recall = self._recall_for(query, min_score, search_filter)
         return recall.passages(query, top_k, context_radius, min_score, search_filter)
 
     def indices_of(self, messages: Sequence[Message]) -> dict[int, int]:
@@ -629,6 +629,8 @@ class SemanticMemory:
         roles: Collection[str] | None = None,
         since: TimeBound = None,
         until: TimeBound = None,
+        sessions: Collection[str | None] | str | None = None,
+        exclude: Iterable[int] = (),
     ) -> Recollection:
         """``retrieve`` for a turn: the passages, and how much the query resembles this archive.
 
@@ -645,12 +647,17 @@ class SemanticMemory:
             roles: Only messages of these roles.
             since: Only messages said (else archived) at or after this time.
             until: Only messages said (else archived) at or before this time.
+            sessions: Only messages said in these sessions (a scope, as in ``search``).
+            exclude: Archive indices that must not be hits (as in ``search``): what the model call already holds.
+                Pending messages among them are not embedded for the search either.
 
         Raises:
             ConfigurationError: If an argument breaks its option's rule.
+            InvalidMessageTypeError: If a time, session or index to exclude is of the wrong type.
         """
-        recall = self._recall_for(query, min_score)
-        found = recall.recollect(query, top_k, context_radius, min_score, make_filter(roles, since, until), cut=cut)
+        search_filter = make_filter(roles, since, until, sessions, exclude)
+        recall = self._recall_for(query, min_score, search_filter)
+        found = recall.recollect(query, top_k, context_radius, min_score, search_filter, cut=cut)
         floor = self._floor(recall) if found.best_similarity is not None else None
         return dataclasses.replace(found, floor=floor, relevance=relevance(found.best_similarity, floor))
 
@@ -666,12 +673,13 @@ class SemanticMemory:
 
         return self._calibration.floor(lambda: len(self), probes)
 
-    def _recall_for(self, query: object, min_score: float | None) -> Recall:
+    def _recall_for(self, query: object, min_score: float | None, search_filter: SearchFilter | None) -> Recall:
         """Count a search and return the recall path it reads through.
 
         Inline mode: a retry that is due embeds and stores what is pending first (the inline contract). Background
         mode: nothing is written; when the search uses a query vector, the newest pending messages are embedded for
-        it and the recall path reads the archive through a ``PendingView`` that scores them.
+        it and the recall path reads the archive through a ``PendingView`` that scores them. Pending messages the
+        filter excludes (what the model call holds) cannot be hits, so they are not embedded for the search.
         """
         with self._lock:
             self._searches += 1
@@ -684,7 +692,7 @@ class SemanticMemory:
         lexical = options.retrieval == "lexical" and threshold is None  # no query vector: nothing to score
         if not isinstance(query, str) or not query.strip() or lexical or self._checked.unavailable is not None:
             return self._recall
-        found = queue.for_search()
+        found = queue.for_search(frozenset() if search_filter is None else search_filter.exclude)
         if found is None:
             return self._recall
         view = PendingView(self._archive, found).as_archive()

@@ -38,8 +38,9 @@ from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.hook._model_call import build_view
 from strands_semantic_memory.hook._options import CHECKS, HookOptions, InjectWhen
 from strands_semantic_memory.hook._plan import plan_call
-from strands_semantic_memory.hook._search import preview_turn, search_turn
+from strands_semantic_memory.hook._search import Reach, preview_turn, search_turn
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, View, user_text
+from strands_semantic_memory.messages._session import session_of, session_scope
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -267,7 +268,9 @@ class SemanticMemoryHook(Plugin, HookProvider):
         Raises:
             ConfigurationError: If there is no memory to search.
         """
-        return preview_turn(plan_call(self._options, agent), self._memory_for(agent), query)
+        memory = self._memory_for(agent)
+        reach = Reach(sessions=session_scope(memory.user_id, session_of(agent)))
+        return preview_turn(plan_call(self._options, agent), memory, query, reach)
 
     def _memory_for(self, agent: Any) -> SemanticMemory:
         """The memory searched for ``agent``: the hook's own, else the agent's (its manager's, or its storage's)."""
@@ -355,7 +358,15 @@ class SemanticMemoryHook(Plugin, HookProvider):
         if turn is not None and not turn.searched:
             storage = self._storage_for(context.agent)
             scope = storage.turn_scope(context.messages, plan.depth) if storage is not None else None
-            await search_turn(plan, self._memory_for(context.agent), turn, scope)
+            memory = self._memory_for(context.agent)
+            sessions = session_scope(memory.user_id, session_of(context.agent))
+            messages = context.messages
+
+            def reach() -> Reach:  # in the search's worker thread: it may read the archive
+                held = state.held.of(memory, messages) if scope is None else frozenset()
+                return Reach(sessions=sessions, held=held)
+
+            await search_turn(plan, memory, turn, scope, reach)
             if turn.enrichment is not None:  # None: nothing archived yet, the enrichment stays None
                 self._note(state, turn.enrichment)
         retries = 0

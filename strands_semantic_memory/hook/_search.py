@@ -11,6 +11,8 @@ import dataclasses
 import logging
 import time
 import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from strands_semantic_memory.engine._memory import SemanticMemory
@@ -24,7 +26,7 @@ from strands_semantic_memory.retrieval._relevance import DEFAULT_RULE
 if TYPE_CHECKING:
     from strands_semantic_memory.storage._context import TurnScope
 
-__all__ = ["is_empty", "preview_turn", "search_turn"]
+__all__ = ["Reach", "is_empty", "preview_turn", "search_turn"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +50,17 @@ def is_empty(memory: SemanticMemory) -> bool:
     return False
 
 
-def _recall(plan: CallPlan, memory: SemanticMemory, query: str, scope: TurnScope | None) -> Recollection:
+def _recall(
+    plan: CallPlan,
+    memory: SemanticMemory,
+    query: str,
+    scope: TurnScope | None,
+    reach: Reach | None = None,
+) -> Recollection:
     """One search for ``query`` (blocking), narrowed to the storage's scope when there is one.
 
-    With ``inject_when="relevant"`` the hits below the relative cut are left out before any record is read.
+    ``reach``: the sessions the turn may recall and the archive indices its call holds (never hits). With
+    ``inject_when="relevant"`` the hits below the relative cut are left out before any record is read.
     """
     options = plan.options
     found = memory.recall(
@@ -60,13 +69,29 @@ def _recall(plan: CallPlan, memory: SemanticMemory, query: str, scope: TurnScope
         context_radius=options.context_radius,
         min_score=options.min_score,
         cut=DEFAULT_RULE.cut if options.inject_when == "relevant" else 0.0,
+        sessions=None if reach is None else reach.sessions,
+        exclude=() if reach is None else reach.held,
     )
     if scope is None:
         return found
     return dataclasses.replace(found, passages=scope.passages(found.passages))
 
 
-async def search_turn(plan: CallPlan, memory: SemanticMemory, turn: Turn, scope: TurnScope | None = None) -> None:
+@dataclass(frozen=True)
+class Reach:
+    """What one turn's search may return: the sessions it may recall (None: all), minus what the call holds."""
+
+    sessions: frozenset[str | None] | None = None
+    held: frozenset[int] = frozenset()
+
+
+async def search_turn(
+    plan: CallPlan,
+    memory: SemanticMemory,
+    turn: Turn,
+    scope: TurnScope | None = None,
+    reach: Callable[[], Reach] | None = None,
+) -> None:
     """Search the archive once for the turn (off the event loop: embedding and databases block); ``Turn.found``.
 
     A failing embedding service or database never breaks the conversation: the turn finds nothing, and its
@@ -79,7 +104,7 @@ async def search_turn(plan: CallPlan, memory: SemanticMemory, turn: Turn, scope:
         if is_empty(memory):
             turn.found(found, None, inject_when=plan.options.inject_when, budget=plan.budget)
             return
-        found = await asyncio.to_thread(_recall, plan, memory, turn.query, scope)
+        found = await asyncio.to_thread(_search, plan, memory, turn.query, scope, reach)
     except Exception as error:  # a failing embedding service or database must not break the conversation
         logger.warning("error=<%s> | archive search failed; the user turn is sent without earlier context", error)
         enrichment.error = f"{type(error).__name__}: {error}"
@@ -97,14 +122,26 @@ async def search_turn(plan: CallPlan, memory: SemanticMemory, turn: Turn, scope:
     )
 
 
-def preview_turn(plan: CallPlan, memory: SemanticMemory, query: str) -> Enrichment:
+def _search(
+    plan: CallPlan,
+    memory: SemanticMemory,
+    query: str,
+    scope: TurnScope | None,
+    reach: Callable[[], Reach] | None,
+) -> Recollection:
+    """``_recall`` with the turn's reach worked out in the same worker thread (it may read the archive)."""
+    return _recall(plan, memory, query, scope, None if reach is None else reach())
+
+
+def preview_turn(plan: CallPlan, memory: SemanticMemory, query: str, reach: Reach | None = None) -> Enrichment:
     """What would be injected for a user turn with this text, within the plan's share (see ``preview``)."""
     started = time.perf_counter()
     enrichment = Enrichment(query=query)
     if is_empty(memory):
         return enrichment
     turn = Turn(message={"role": "user", "content": [{"text": query}]}, query=query)
-    turn.found(_recall(plan, memory, query, None), enrichment, inject_when=plan.options.inject_when, budget=plan.budget)
+    found = _recall(plan, memory, query, None, reach)
+    turn.found(found, enrichment, inject_when=plan.options.inject_when, budget=plan.budget)
     selection = select_passages(plan, turn.passages, token_cap=turn.token_cap)
     enrichment.passages, enrichment.tokens = selection.chosen, selection.tokens
     enrichment.left_out = [*enrichment.left_out, *selection.left_out]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from strands.types.content import ContentBlock, Message
 
+from strands_semantic_memory.hook._held import HeldIndices
 from strands_semantic_memory.retrieval._passages import Passage
 from strands_semantic_memory.retrieval._recall import Recollection
 from strands_semantic_memory.retrieval._relevance import Relevance
@@ -199,6 +200,7 @@ class AgentState:
         registered: Whether the model-call middleware is registered with the agent.
         last_enrichment: What the hook did for the agent's latest user turn (None before one, or when nothing was
             archived yet).
+        held: The archive indices of the messages the agent's calls hold, cached per tracking id.
     """
 
     turn: Turn | None = None
@@ -206,6 +208,7 @@ class AgentState:
     without_kept: bool = False
     registered: bool = False
     last_enrichment: Enrichment | None = None
+    held: HeldIndices = field(default_factory=HeldIndices)
 
 
 def is_text_block(block: Any) -> bool:

@@ -45,6 +45,7 @@ from strands_semantic_memory.memory_store._agent import AgentLink
 from strands_semantic_memory.memory_store._entries import LeftOut, StoreEnrichment, entry
 from strands_semantic_memory.memory_store._extraction import aware_of_agent, keyed, resolve_extraction
 from strands_semantic_memory.memory_store._fit import call_tokens, fit_passages, injected_tokens
+from strands_semantic_memory.messages._session import session_of, session_scope
 from strands_semantic_memory.retrieval._passages import Passage, subset_passage
 from strands_semantic_memory.retrieval._recall import Recollection
 from strands_semantic_memory.retrieval._relevance import DEFAULT_RULE, INJECT_WHEN, InjectWhen
@@ -328,6 +329,7 @@ class SemanticMemoryStore(MemoryStore):
             context_radius=self.context_radius,
             min_score=self.min_score,
             cut=DEFAULT_RULE.cut if gated else 0.0,
+            sessions=session_scope(self._memory.user_id, session_of(agent)),
         )
         record = StoreEnrichment(
             query=query,
@@ -449,7 +451,8 @@ class SemanticMemoryStore(MemoryStore):
             keyed(message, self._run_id, numbers[i] if numbers is not None else None)
             for i, message in enumerate(messages)
         ]
-        indices: list[int] = await asyncio.to_thread(self._memory.add, prepared)
+        session_id = session_of(self._serving())
+        indices: list[int] = await asyncio.to_thread(self._memory.add, prepared, session_id=session_id)
         logger.debug("store=<%s>, messages=<%d> | batch archived", self.name, len(indices))
         return indices
 
@@ -476,7 +479,8 @@ class SemanticMemoryStore(MemoryStore):
         message: Message = {"role": role, "content": [{"text": content}], "tracking_id": str(uuid.uuid4())}
         if options.get("timestamp") is not None:
             message["metadata"] = {"custom": {"timestamp": options["timestamp"]}}
-        indices: list[int] = await asyncio.to_thread(self._memory.add, [message])
+        session_id = session_of(self._serving())
+        indices: list[int] = await asyncio.to_thread(self._memory.add, [message], session_id=session_id)
         return indices[0]
 
     # ------------------------------------------------------------------ tools

@@ -123,7 +123,7 @@ class KeyTable:
 
     # ------------------------------------------------------------------ the storage's calls
 
-    def write(self, key: str, message: Message) -> int:
+    def write(self, key: str, message: Message, session_id: str | None = None) -> int:
         """Archive ``message`` as the key's current record, then forget its older records; returns its index.
 
         Raises:
@@ -131,7 +131,8 @@ class KeyTable:
         """
         with self._lock:
             started = self._memory.generation
-            (index,) = self._memory._archive_entries([message])  # outside the restore hold: it may embed
+            # outside the restore hold: it may embed
+            (index,) = self._memory._archive_entries([message], session_id=session_id)
             with self._memory._restores_held():
                 self._sync()
                 if self._memory.generation != started:

@@ -39,6 +39,7 @@ from typing import Any
 from strands.storage.storage import StorageSearchResult
 from strands.types.exceptions import StorageError
 
+from strands_semantic_memory._validation import check_identifier
 from strands_semantic_memory.archives import Archive
 from strands_semantic_memory.embeddings import Embedder
 from strands_semantic_memory.engine import SemanticMemory
@@ -48,7 +49,13 @@ from strands_semantic_memory.messages import render_message, tokenize
 from strands_semantic_memory.storage._context import TurnScope
 from strands_semantic_memory.storage._entries import entry_bytes, entry_key, entry_message
 from strands_semantic_memory.storage._keys import KeyTable
-from strands_semantic_memory.storage._strands import EPHEMERAL, NAMESPACED, normalize_key, normalize_prefix
+from strands_semantic_memory.storage._strands import (
+    EPHEMERAL,
+    NAMESPACED,
+    STASH_PREFIX,
+    normalize_key,
+    normalize_prefix,
+)
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
@@ -263,7 +270,8 @@ class SemanticStorage:
         logger.debug("key=<%s>, bytes=<%d>, index=<%d> | entry archived", full, len(payload), index)
 
     def _write(self, key: str, data: bytes) -> int:
-        return self._table.write(key, entry_message(key, data, indexed=self._indexed(key)))
+        message = entry_message(key, data, indexed=self._indexed(key))
+        return self._table.write(key, message, session_id=stash_session(key))
 
     async def read(self, key: str) -> bytes | None:
         """The bytes stored under ``key``, exactly as written; None if there are none.
@@ -376,3 +384,19 @@ class SemanticStorage:
         """
         if self._owns_memory:
             self._memory.close()
+
+
+def stash_session(key: str) -> str | None:
+    """The Strands session a key of Strands' stash belongs to (``context/<session id>/...``), else None.
+
+    Strands' ``ContextManager`` stashes under ``context/<session id>/scopes/agent/<agent id>/`` (``STASH_PREFIX``);
+    an entry archived from there carries that session, so a memory without a named user recalls only the agent's
+    session (``messages._session.session_scope``).
+    """
+    parts = key.split("/")
+    if len(parts) < 3 or parts[0] != STASH_PREFIX or not parts[1]:
+        return None
+    try:
+        return check_identifier("session_id", parts[1])
+    except ConfigurationError:
+        return None

@@ -9,11 +9,14 @@ what makes keys behave exactly as in Strands' backends; the conformance tests fa
 
 from __future__ import annotations
 
+from strands._context_manager.stash import STASH_PREFIX as _STASH_PREFIX
 from strands.storage.storage import _EPHEMERAL, _NAMESPACED, _normalize_key, _normalize_prefix
 
-__all__ = ["EPHEMERAL", "NAMESPACED", "normalize_key", "normalize_prefix"]
+__all__ = ["EPHEMERAL", "NAMESPACED", "STASH_PREFIX", "normalize_key", "normalize_prefix"]
 
 EPHEMERAL: object = _EPHEMERAL
 NAMESPACED: object = _NAMESPACED
+STASH_PREFIX: str = _STASH_PREFIX
+"""The root of Strands' context stash: ``context/<session id>/scopes/agent/<agent id>/``."""
 normalize_key = _normalize_key
 normalize_prefix = _normalize_prefix

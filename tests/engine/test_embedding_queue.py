@@ -277,7 +277,7 @@ from strands_semantic_memory import SemanticMemory
 from tests.support.embedders import NeverEmbeds
 from tests.support.conversations import text_message
 from tests.support.archives import durable_archive
-store = durable_archive({kind!r}, {path!r}, {uri!r}, {namespace!r})
+store = durable_archive({kind!r}, {path!r}, {uri!r}, {user_id!r})
 memory = SemanticMemory(embedder=NeverEmbeds(), archive=store, embedding="background")
 memory.add([text_message("user", f"fact {{i}}: the vault code is VC-{{i}}0{{i}}") for i in range(5)])
 os.write(1, (json.dumps({{"archived": len(memory)}}) + chr(10)).encode())
@@ -294,13 +294,13 @@ def test_a_process_killed_before_embedding_loses_nothing_and_the_archive_is_embe
 
     path = str(tmp_path / "archive.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
-    namespace = new_user_id("killed")
-    script = KILLED_BEFORE_EMBEDDING.format(kind=kind, path=path, uri=uri, namespace=namespace)
+    user_id = new_user_id("killed")
+    script = KILLED_BEFORE_EMBEDDING.format(kind=kind, path=path, uri=uri, user_id=user_id)
     lines = killed_after(script, 2)  # archived, and the thread is embedding
     assert {"archived": 5} in lines and {"embedding": 5} in lines
 
     def reopen(with_embedder, **options):
-        return SemanticMemory(embedder=with_embedder, archive=durable_archive(kind, path, uri, namespace), **options)
+        return SemanticMemory(embedder=with_embedder, archive=durable_archive(kind, path, uri, user_id), **options)
 
     inline = reopen(embedder)
     assert len(inline) == 5 and inline.stats().pending_embedding_count == 5, "every message kept, none embedded"

@@ -210,7 +210,7 @@ from strands_semantic_memory import SemanticMemoryStore
 from tests.support.conversations import text_message
 from tests.support.embedders import NeverEmbeds
 from tests.support.archives import durable_archive
-store = SemanticMemoryStore(embedder=NeverEmbeds(), archive=durable_archive({kind!r}, {path!r}, {uri!r}, {namespace!r}))
+store = SemanticMemoryStore(embedder=NeverEmbeds(), archive=durable_archive({kind!r}, {path!r}, {uri!r}, {user_id!r}))
 batch = [text_message(role, text) for role, text in {batch!r}]
 asyncio.run(store.add_messages(batch, AddMessagesContext(sequence_numbers=list(range(len(batch))))))
 os.write(1, (json.dumps({{"archived": len(store.memory)}}) + chr(10)).encode())
@@ -225,15 +225,15 @@ def test_a_process_killed_before_the_vectors_land_loses_nothing_and_they_are_emb
 ):
     path = str(tmp_path / "archive.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
-    namespace = new_user_id("killed-store")
+    user_id = new_user_id("killed-store")
     batch = [("user", FACT), ("assistant", "Noted."), *(("user", turn) for turn in planning_turns(1)[:4])]
-    script = KILLED_STORE.format(kind=kind, path=path, uri=uri, namespace=namespace, batch=batch)
+    script = KILLED_STORE.format(kind=kind, path=path, uri=uri, user_id=user_id, batch=batch)
     lines = killed_after(script, 2)
     assert {"archived": len(batch)} in lines and any("embedding" in line for line in lines), lines
 
     def open_store(with_embedder, **options):
         return SemanticMemoryStore(
-            embedder=with_embedder, archive=durable_archive(kind, path, uri, namespace), **options
+            embedder=with_embedder, archive=durable_archive(kind, path, uri, user_id), **options
         )
 
     inline = open_store(embedder, embedding="inline")  # opens without embedding anything

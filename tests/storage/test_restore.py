@@ -20,7 +20,7 @@ from strands_semantic_memory.archives.postgres import PostgresArchive
 from strands_semantic_memory.errors import StateError
 from strands_semantic_memory.storage import SemanticStorage
 from strands_semantic_memory.storage._entries import entry_bytes, entry_key
-from tests.support.archives import new_namespace
+from tests.support.archives import new_user_id
 
 ALICE = b"Alice keeps her passport in the blue drawer of the hall desk."
 CAROL = b"Carol waters the tomatoes on the balcony every morning."
@@ -156,12 +156,12 @@ def test_reads_during_restores_never_return_another_keys_bytes(embedder):
 
 def test_records_replaced_behind_the_table_are_neither_read_nor_deleted_as_another_key(embedder, pg_uri):
     """A PostgreSQL user's archive dropped and written again from elsewhere reuses the indices the table holds."""
-    namespace = new_namespace("replaced")
-    first = SemanticStorage(embedder=embedder, archive=PostgresArchive(pg_uri, namespace), embedding="inline")
+    user_id = new_user_id("replaced")
+    first = SemanticStorage(embedder=embedder, archive=PostgresArchive(pg_uri, user_id), embedding="inline")
     run(first.write("doc/alice", ALICE))
     assert run(first.list("")) == ["doc/alice"]
-    PostgresArchive(pg_uri, namespace).drop_namespace()  # an operator's reset, from another process
-    second = SemanticStorage(embedder=embedder, archive=PostgresArchive(pg_uri, namespace), embedding="inline")
+    PostgresArchive(pg_uri, user_id).forget_all()  # an operator's reset, from another process
+    second = SemanticStorage(embedder=embedder, archive=PostgresArchive(pg_uri, user_id), embedding="inline")
     try:
         run(second.write("doc/carol", CAROL))
         assert run(first.read("doc/alice")) is None, "the index now holds doc/carol's record"

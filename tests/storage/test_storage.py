@@ -294,7 +294,7 @@ import asyncio, json, os, threading
 from strands_semantic_memory.storage import SemanticStorage
 from tests.support.embedders import NeverEmbeds
 from tests.support.archives import durable_archive
-storage = SemanticStorage(embedder=NeverEmbeds(), archive=durable_archive({kind!r}, {path!r}, {uri!r}, {namespace!r}))
+storage = SemanticStorage(embedder=NeverEmbeds(), archive=durable_archive({kind!r}, {path!r}, {uri!r}, {user_id!r}))
 async def fill():
     for key, data in {entries!r}:
         await storage.write(key, data)
@@ -311,14 +311,14 @@ def test_a_process_killed_before_the_vectors_land_loses_no_entry_and_they_are_em
 ):
     path = str(tmp_path / "stash.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
-    namespace = new_user_id("killed-storage")
+    user_id = new_user_id("killed-storage")
     entries = [("notes/home", FACT), *((f"notes/{n}", text) for n, text in enumerate(FILLER))]
-    script = KILLED_STORAGE.format(kind=kind, path=path, uri=uri, namespace=namespace, entries=entries)
+    script = KILLED_STORAGE.format(kind=kind, path=path, uri=uri, user_id=user_id, entries=entries)
     lines = killed_after(script, 2)
     assert {"written": len(entries)} in lines and any("embedding" in line for line in lines), lines
 
     def open_storage(with_embedder, **options):
-        return SemanticStorage(embedder=with_embedder, archive=durable_archive(kind, path, uri, namespace), **options)
+        return SemanticStorage(embedder=with_embedder, archive=durable_archive(kind, path, uri, user_id), **options)
 
     inline = open_storage(embedder, embedding="inline")  # opens without embedding anything
     assert inline.memory.stats().pending_embedding_count == len(entries), "every entry kept, none embedded"

@@ -209,20 +209,23 @@ class Claims:
             while len(self._recent) > self._recent_limit:
                 del self._recent[min(self._recent)]
 
-    def select(self, limit: int, skip: Collection[int]) -> Selection | None:
+    def select(self, limit: int, skip: Collection[int], excluded: Collection[int] = ()) -> Selection | None:
         """The newest ``limit`` pending messages a search scores (None when none is pending); claims the unclaimed.
 
         The archive lists pending messages oldest first: when more than ``limit`` are pending, the newest this
-        memory archived are taken first, and how many are left out is counted (``beyond``).
+        memory archived are taken first, and how many are left out is counted (``beyond``). ``skip`` (waiting for
+        a retry) is counted as unembedded; ``excluded`` (messages the search may not return) is not selected and
+        not counted.
         """
+        left_out = set(skip) | set(excluded)
         with self._access.use() as archive:
             if not archive.has_pending():
                 return None
-            listed = dict(archive.pending(exclude=set(skip), limit=limit + 1))
+            listed = dict(archive.pending(exclude=left_out, limit=limit + 1))
             beyond = 0
             if len(listed) > limit:
                 with self._lock:
-                    pool = {**listed, **{i: t for i, t in self._recent.items() if i not in skip}}
+                    pool = {**listed, **{i: t for i, t in self._recent.items() if i not in left_out}}
                 listed = {i: pool[i] for i in sorted(pool, reverse=True)[:limit]}
                 beyond = max(0, archive.stats().pending_count - len(listed) - len(skip))
         if not listed:

@@ -348,8 +348,11 @@ class EmbeddingQueue:
 
     # ------------------------------------------------------------------ searches
 
-    def for_search(self) -> SearchVectors | None:
+    def for_search(self, excluded: frozenset[int] = frozenset()) -> SearchVectors | None:
         """Vectors of the newest pending messages (at most ``QUERY_TIME_LIMIT``) for one search; never stores.
+
+        ``excluded``: indices the search may not return (what the model call holds); they are neither embedded nor
+        counted as unembedded.
 
         Those a search embedded before are reused; the others are embedded now, in the caller's thread, and handed
         to the background thread, which stores them without embedding them again (a message a run has in hand is
@@ -366,7 +369,7 @@ class EmbeddingQueue:
             skip = self._policy.skipped(now)
             allowed = self._policy.search_due(now)
             options = self._options
-        selection = self._claims.select(QUERY_TIME_LIMIT, skip)
+        selection = self._claims.select(QUERY_TIME_LIMIT, skip, excluded)
         if selection is None:
             self._report(0, 0)
             return None

@@ -1,0 +1,130 @@
+"""Memory across sessions through real Agents: what a user said in one session comes back in a new one.
+
+Each session builds everything anew over the user's durable SQLite file, as a new process would (the manager, the
+hook, the agent); the model is scripted and records every request, so a test reads what reached the model.
+"""
+
+from __future__ import annotations
+
+import pytest
+from strands import Agent
+from strands.session.file_session_manager import FileSessionManager
+
+from strands_semantic_memory import SemanticMemoryHook, SemanticSummarizingConversationManager
+from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.messages import render_message
+from tests.support.scripted_model import ScriptedModel
+
+FACT = "For the record: my storage locker code is 4417-PLUM and the locker is in Harwick Street."
+QUESTION = "What is the code of my storage locker on Harwick Street?"
+CHATTER = [
+    "Can you suggest a name for a grey cat?",
+    "What is a good stretch for the lower back?",
+    "How long should I boil an egg for a soft yolk?",
+]
+
+
+def call_input(request) -> str:
+    return "\n".join(render_message(m) for m in request["messages"])
+
+
+def session(path, embedder, user_id, *, session_id=None, turns=(), clock=None, storage_dir=None, **manager_options):
+    """One session in its own agent, everything built anew over the user's file; returns (agent, model, manager)."""
+    model = ScriptedModel(context_window_limit=200_000)
+    manager = SemanticSummarizingConversationManager(
+        archive_path=path, user_id=user_id, embedder=embedder, embedding="inline", clock=clock, **manager_options
+    )
+    kwargs = {}
+    if storage_dir is not None:
+        kwargs["session_manager"] = FileSessionManager(session_id=session_id, storage_dir=str(storage_dir))
+    agent = Agent(
+        model=model,
+        conversation_manager=manager,
+        hooks=[SemanticMemoryHook()],
+        callback_handler=None,
+        **kwargs,
+    )
+    for turn in turns:
+        agent(turn)
+    return agent, model, manager
+
+
+def test_a_fact_told_in_one_session_reaches_the_model_in_the_next(tmp_path, embedder):
+    path = tmp_path / "alice.db"
+    _, _, first = session(path, embedder, "alice", turns=[FACT, *CHATTER])
+    assert len(first.memory) == 2 * (1 + len(CHATTER)), "every message archived as it was added, none overflowed"
+    first.memory.close()
+
+    agent, model, second = session(path, embedder, "alice", turns=[QUESTION])
+    answering = call_input(model.chat_requests[-1])
+    assert "4417-PLUM" in answering, "the fact from the first session reached the answering call"
+    block = answering.split(QUESTION)[0]
+    assert "4417-PLUM" in block and block.count(FACT) == 1
+    sessions = {second.memory.record(i).session_id for i in second.memory.indices}
+    assert len(sessions) == 2 and None not in sessions, "each record carries the session it was said in"
+    second.memory.close()
+
+
+def test_without_a_named_user_a_new_session_recalls_only_its_own(tmp_path, embedder):
+    path = tmp_path / "anonymous.db"
+    _, _, first = session(path, embedder, None, turns=[FACT])
+    first.memory.close()
+    _, model, second = session(path, embedder, None, turns=[QUESTION])
+    assert "4417-PLUM" not in call_input(model.chat_requests[-1]), "naming the user turns on recall across sessions"
+    second.memory.close()
+
+
+def test_one_users_memory_never_reaches_another(tmp_path, embedder):
+    _, _, alice = session(tmp_path / "alice.db", embedder, "alice", turns=[FACT])
+    alice.memory.close()
+    _, model, bob = session(tmp_path / "bob.db", embedder, "bob", turns=[*CHATTER, QUESTION])
+    assert all("4417" not in call_input(r) for r in model.chat_requests)
+    bob.memory.close()
+    with pytest.raises(ConfigurationError, match="alice"):
+        session(tmp_path / "alice.db", embedder, "bob")
+
+
+def test_what_the_call_still_holds_is_not_injected_again(tmp_path, embedder):
+    agent, model, manager = session(tmp_path / "alice.db", embedder, "alice", turns=[FACT, QUESTION])
+    answering = call_input(model.chat_requests[-1])
+    assert answering.count("4417-PLUM") == 1, "the fact is in the history; the hook does not add it again"
+    manager.memory.close()
+
+
+def test_leaving_keeps_only_what_overflowed(tmp_path, embedder):
+    _, _, manager = session(tmp_path / "alice.db", embedder, "alice", turns=[FACT], archive_when="leaving")
+    assert len(manager.memory) == 0, "a session that never overflowed archives nothing"
+    manager.memory.close()
+    with pytest.raises(ConfigurationError, match="archive_when"):
+        SemanticSummarizingConversationManager(archive_when="sometimes")
+
+
+def test_the_session_id_comes_from_the_session_manager_and_a_restored_session_archives_nothing_twice(
+    tmp_path, embedder
+):
+    path, sessions = tmp_path / "alice.db", tmp_path / "sessions"
+    _, _, first = session(path, embedder, "alice", session_id="monday", storage_dir=sessions, turns=[FACT])
+    archived = len(first.memory)
+    assert {first.memory.record(i).session_id for i in first.memory.indices} == {"monday"}
+    first.memory.close()
+    agent, _, restored = session(path, embedder, "alice", session_id="monday", storage_dir=sessions, turns=CHATTER[:1])
+    assert len(agent.messages) == 4, "the session manager restored the first turn"
+    assert len(restored.memory) == archived + 2, "the restored turn was not archived again"
+    restored.memory.close()
+
+
+def test_passages_show_when_they_were_said(tmp_path, embedder):
+    monday = 1_780_000_000.0  # 2026-05-28 20:26 UTC
+    _, _, first = session(tmp_path / "alice.db", embedder, "alice", turns=[FACT], clock=lambda: monday)
+    first.memory.close()
+    _, model, second = session(tmp_path / "alice.db", embedder, "alice", turns=[QUESTION])
+    assert "2026-05-28 20:26" in call_input(model.chat_requests[-1])
+    second.memory.close()
+
+
+def test_a_manager_serves_one_agent(embedder):
+    manager = SemanticSummarizingConversationManager(embedder=embedder)
+    first = Agent(model=ScriptedModel(), conversation_manager=manager, callback_handler=None)
+    with pytest.raises(ConfigurationError, match="already serves another agent"):
+        Agent(model=ScriptedModel(), conversation_manager=manager, callback_handler=None)
+    assert first.conversation_manager is manager
