@@ -31,7 +31,9 @@ def _run_until_reduced(manager) -> object:
 
 def test_reductions_archive_at_once_and_embed_only_in_the_background_thread(embedder):
     recording = RecordingEmbedder(embedder)
-    manager = SemanticSummarizingConversationManager(embedder=recording, preserve_recent_messages=4)
+    manager = SemanticSummarizingConversationManager(
+        embedder=recording, preserve_recent_messages=4, archive_when="leaving"
+    )  # the reductions alone archive, so the archive is what left
     turn_threads: set[str] = set()
     original = manager.reduce_context
 

@@ -35,7 +35,7 @@ def first_archived(manager):
 
 def test_overflow_archives_exactly_what_was_summarized(embedder):
     model = ScriptedModel(max_input_chars=LIMIT)
-    manager = manager_for(embedder)
+    manager = manager_for(embedder, archive_when="leaving")  # the reduction alone archives
     agent = make_agent(model, manager)
     agent(PLANTED_TURN)
     for turn in TOPIC_TURNS:
@@ -217,7 +217,7 @@ def test_hostile_messages_never_block_a_reduction(embedder):
         {"role": "assistant", "content": [{"text": "Log received."}]},
     ]
     model = ScriptedModel(max_input_chars=2000)
-    manager = manager_for(embedder, preserve_recent_messages=2)
+    manager = manager_for(embedder, preserve_recent_messages=2, archive_when="leaving")  # the reduction alone
     agent = Agent(model=model, conversation_manager=manager, messages=copy.deepcopy(history), callback_handler=None)
     agent("What did we discuss?")
     assert model.summary_requests, "the conversation was reduced"
@@ -254,8 +254,9 @@ def test_a_window_that_is_no_whole_number_counts_as_undeclared(embedder, limit, 
 
 
 def test_pin_first_keeps_pinned_messages_out_of_the_archive(embedder):
+    """Pinned messages never leave the context, so a manager archiving what leaves never archives them."""
     model = ScriptedModel(max_input_chars=LIMIT)
-    manager = manager_for(embedder, pin_first=2)
+    manager = manager_for(embedder, pin_first=2, archive_when="leaving")
     agent = make_agent(model, manager)
     for turn in [PLANTED_TURN, *TOPIC_TURNS]:
         agent(turn)
@@ -480,3 +481,21 @@ def test_get_state_follows_a_restore_and_an_option_change(embedder):
     assert '"top_k":7' in archive_payload(manager)
     manager.memory.configure(context_radius=5)
     assert '"context_radius":5' in archive_payload(manager)
+
+
+def test_by_default_every_message_is_archived_once_as_it_is_added(embedder):
+    """``archive_when="added"``: the archive holds the whole conversation, each message once, the summary never."""
+    model = ScriptedModel(max_input_chars=LIMIT)
+    manager = manager_for(embedder)
+    agent = make_agent(model, manager)
+    agent(PLANTED_TURN)
+    assert len(manager.memory) == 2, "archived at the end of the invocation, before any overflow"
+    for turn in TOPIC_TURNS:
+        agent(turn)
+    assert model.overflows >= 1 and model.summary_requests
+    texts = [all_texts([m]) for _, m in manager.memory.messages()]
+    assert len(texts) == 2 * (len(TOPIC_TURNS) + 1) and len(set(texts)) == len(texts)
+    assert texts[0] == PLANTED_TURN
+    assert all(all_texts([manager.summary_message]) != t for t in texts)
+    sessions = {manager.memory.record(i).session_id for i in manager.memory.indices}
+    assert sessions == {agent.session_id}

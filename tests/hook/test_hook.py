@@ -27,7 +27,9 @@ QUESTION = "What was my booking reference again?"
 LEGACY_MARKER_KEY = "strands_semantic_memory"  # where older versions kept their (forgeable) markers
 
 
-def conversation(embedder, hook, *, embedder_override=None, turns=None, retrieval="hybrid", **agent_kwargs):
+def conversation(
+    embedder, hook, *, embedder_override=None, turns=None, retrieval="hybrid", archive_when="added", **agent_kwargs
+):
     model = ScriptedModel(max_input_chars=LIMIT)
     manager = SemanticSummarizingConversationManager(
         embedder=embedder_override or embedder,
@@ -35,6 +37,7 @@ def conversation(embedder, hook, *, embedder_override=None, turns=None, retrieva
         semantic_search_top_k=2,
         message_context_radius=1,
         retrieval=retrieval,
+        archive_when=archive_when,
     )
     agent = make_agent(model, manager, hook, **agent_kwargs)
     for turn in turns or [PLANTED_TURN, *TOPIC_TURNS]:
@@ -386,7 +389,9 @@ def replay_last_turn(agent):
 def test_an_overflow_reduces_the_history_before_any_retrieved_context_is_dropped(embedder):
     """The retrieved context is what the summary lost: history (archived first) goes before it does."""
     hook = SemanticMemoryHook()
-    agent, model, manager = conversation(embedder, hook)
+    # archived as added, the replayed exchange would be found again as a passage of its own; the test asks the
+    # same question twice over the same archive
+    agent, model, manager = conversation(embedder, hook, archive_when="leaving")
     model.max_input_chars = None
     agent(QUESTION)
     full = model.chat_requests[-1]

@@ -232,9 +232,7 @@ def test_a_process_killed_before_the_vectors_land_loses_nothing_and_they_are_emb
     assert {"archived": len(batch)} in lines and any("embedding" in line for line in lines), lines
 
     def open_store(with_embedder, **options):
-        return SemanticMemoryStore(
-            embedder=with_embedder, archive=durable_archive(kind, path, uri, user_id), **options
-        )
+        return SemanticMemoryStore(embedder=with_embedder, archive=durable_archive(kind, path, uri, user_id), **options)
 
     inline = open_store(embedder, embedding="inline")  # opens without embedding anything
     assert inline.memory.stats().pending_embedding_count == len(batch), "every message kept, none embedded"
@@ -261,7 +259,9 @@ def weather(city: str) -> str:
 
 
 def test_real_agent_archives_tool_traffic_and_finds_the_fact_with_search_memory(archive_factory):  # noqa: F811
-    memory = archive_factory()
+    # The user is named, so a new agent (a new session) recalls what an earlier one archived.
+    memory = archive_factory(**({} if archive_factory.kind == "pgvector" else {"user_id": "alice"}))
+    assert memory.user_id is not None
 
     # First agent: the conversation is archived verbatim after every invocation, tool calls included.
     def first_responder(messages, system_prompt, is_summary):
@@ -457,7 +457,8 @@ def test_injection_fits_the_room_the_call_leaves_when_the_history_is_near_its_sh
     from strands_semantic_memory.budget import ContextBudget, history_tokens
 
     window = 2000  # tokens: 8,000 characters
-    store = SemanticMemoryStore(embedder=embedder, tools=False)
+    # the relevance gate is not under test: every turn may inject, so the room left is what bounds the entries
+    store = SemanticMemoryStore(embedder=embedder, tools=False, inject_when="always")
     said = [text_message("user" if i % 2 == 0 else "assistant", f"Booking note {i}: " + _filler(i)) for i in range(40)]
     store.memory.add(said)
     # The agent's history is archived as well (a writable store archives every message) and takes a little more

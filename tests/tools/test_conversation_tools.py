@@ -231,7 +231,10 @@ def test_forget_through_an_agent_survives_a_session_restore(archive_factory, tmp
 
     _, restored_manager = build(ScriptedModel())
     restored = restored_manager.memory
-    assert len(restored) == 7  # the six distractors and the reply that does not contain the number
+    # the six distractors and the reply that does not contain the number; of the invocation, archived as added,
+    # the request, the tool's result and the reply, but not the tool call, which holds the number
+    assert len(restored) == 7 + 3
+    assert not any("toolUse" in block for _, m in restored.messages() for block in m["content"])
     assert all(SECRET not in str(m) for _, m in restored.messages())
     assert all(SECRET not in str(h.message) for h in restored.search(SECRET, top_k=10))
 
