@@ -3,12 +3,34 @@
 Modules: ``_memory`` (``SemanticMemory``: its running parts and the write transaction), ``_options`` (the
 frozen, validated tunables), ``_intake`` (checking and encoding what is offered), ``_embedding_queue`` (vectors
 computed outside the lock, inline or in a background thread), ``_stats`` (what ``stats`` reports),
-``_memory_state`` (saving and restoring a whole memory). The checked,
+``_memory_state`` (saving and restoring a whole memory), ``_history`` (export to and import from JSON Lines).
+The checked,
 caching embedder it embeds with is ``embeddings._checked.CheckedEmbedder``.
 """
 
+from strands_semantic_memory.engine._history import (
+    HistoryLine,
+    ImportProgress,
+    ImportReport,
+    export_history,
+    history_line,
+    import_history,
+)
 from strands_semantic_memory.engine._memory import MemoryArguments, SemanticMemory
 from strands_semantic_memory.engine._options import MemoryOptions, MemoryTunables, OptionChanges
 from strands_semantic_memory.engine._stats import MemoryStats
 
-__all__ = ["MemoryArguments", "MemoryOptions", "MemoryStats", "MemoryTunables", "OptionChanges", "SemanticMemory"]
+__all__ = [
+    "HistoryLine",
+    "ImportProgress",
+    "ImportReport",
+    "MemoryArguments",
+    "MemoryOptions",
+    "MemoryStats",
+    "MemoryTunables",
+    "OptionChanges",
+    "SemanticMemory",
+    "export_history",
+    "history_line",
+    "import_history",
+]
