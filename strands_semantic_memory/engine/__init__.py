@@ -3,8 +3,8 @@
 Modules: ``_memory`` (``SemanticMemory``: its running parts and the write transaction), ``_options`` (the
 frozen, validated tunables), ``_intake`` (checking and encoding what is offered), ``_embedding_queue`` (vectors
 computed outside the lock, inline or in a background thread), ``_stats`` (what ``stats`` reports),
-``_memory_state`` (saving and restoring a whole memory), ``_history`` (export to and import from JSON Lines).
-The checked,
+``_memory_state`` (saving and restoring a whole memory), ``_history`` (export to and import from JSON Lines),
+``_reembed`` (embedding every message again after a change of model). The checked,
 caching embedder it embeds with is ``embeddings._checked.CheckedEmbedder``.
 """
 
@@ -18,6 +18,7 @@ from strands_semantic_memory.engine._history import (
 )
 from strands_semantic_memory.engine._memory import MemoryArguments, SemanticMemory
 from strands_semantic_memory.engine._options import MemoryOptions, MemoryTunables, OptionChanges
+from strands_semantic_memory.engine._reembed import ReembedProgress, drop_vectors
 from strands_semantic_memory.engine._stats import MemoryStats
 
 __all__ = [
@@ -29,7 +30,9 @@ __all__ = [
     "MemoryStats",
     "MemoryTunables",
     "OptionChanges",
+    "ReembedProgress",
     "SemanticMemory",
+    "drop_vectors",
     "export_history",
     "history_line",
     "import_history",

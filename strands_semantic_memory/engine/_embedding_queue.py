@@ -360,6 +360,20 @@ class EmbeddingQueue:
             if not updated:
                 return total
 
+    def run_batch(self, store: Archive, lock: AbstractContextManager[object]) -> int:
+        """Embed one batch of pending messages now, in the caller's thread (for a caller that reports progress).
+
+        Returns:
+            How many messages received their vectors; 0 when nothing is pending (or left to claim).
+
+        Raises:
+            SemanticMemoryError: If the embedder fails (after storing what did succeed); the rest stay pending.
+        """
+        updated, failed = self._run_once(store, lock)
+        if failed is not None:
+            raise failed
+        return updated
+
     def run_contained(self, store: Archive, lock: AbstractContextManager[object]) -> int:
         """``run`` for automatic runs (from ``add`` and ``search``): nothing raises.
 
