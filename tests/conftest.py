@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings import SentenceTransformerEmbedder
-from tests.support.archives import STORES, new_namespace, store_for
+from tests.support.archives import ARCHIVES, archive_for, new_namespace
 from tests.support.embedders import CountingEmbedder
 
 # Property tests: CI (CI=true) replays the same examples on every run, so it never fails by chance; a local run
@@ -61,7 +61,7 @@ def pg_uri(tmp_path_factory):
     del server
 
 
-@pytest.fixture(params=STORES)
+@pytest.fixture(params=ARCHIVES)
 def store_kind(request):
     return request.param
 
@@ -73,7 +73,7 @@ def make_memory(store_kind, request, embedder):
     def make(**kwargs):
         kwargs.setdefault("embedder", embedder)
         if "archive" not in kwargs:
-            kwargs["archive"] = store_for(store_kind, request)
+            kwargs["archive"] = archive_for(store_kind, request)
         return SemanticMemory(**kwargs)
 
     return make

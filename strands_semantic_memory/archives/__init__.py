@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from strands_semantic_memory.archives._protocol import (
     Archive,
+    ArchiveStats,
     Candidates,
     ContextRequest,
     NeighbourContext,
     NewRecord,
     SearchFilter,
     StoredRecord,
-    StoreStats,
 )
 from strands_semantic_memory.archives.in_process._archive import InMemoryArchive
 from strands_semantic_memory.errors import ConfigurationError
@@ -41,7 +41,7 @@ __all__ = [
     "PostgresArchive",
     "SearchFilter",
     "SqliteArchive",
-    "StoreStats",
+    "ArchiveStats",
     "StoredRecord",
 ]
 

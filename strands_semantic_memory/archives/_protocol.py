@@ -17,7 +17,7 @@ Contract shared by all of them (checked by the shared test suite, parametrized b
   removes any live index (so live indices may have holes);
 - removing a message (eviction or forgetting) removes its vectors and lexical entries with it;
 - a record whose idempotency ``key`` is live is not archived again: its existing index is returned;
-- a failed call changes nothing (a store that cannot commit raises ``StoreError`` and keeps its previous state);
+- a failed call changes nothing (a store that cannot commit raises ``ArchiveError`` and keeps its previous state);
 - ``load_state`` validates everything before it replaces anything.
 """
 
@@ -189,7 +189,7 @@ class Candidates:
 
 
 @dataclass(frozen=True)
-class StoreStats:
+class ArchiveStats:
     """What a store reports about itself (bytes as defined in ``_codec``)."""
 
     message_count: int
@@ -328,7 +328,7 @@ class Archive(Protocol):
         """``(oldest, newest)`` live index, or None when empty."""
         ...
 
-    def stats(self) -> StoreStats:
+    def stats(self) -> ArchiveStats:
         """Counts and bytes."""
         ...
 

@@ -1,10 +1,10 @@
 """Saved archive state: versioned, JSON-only (no pickle), vectors stored compactly so restore never re-embeds.
 
-Layout of version 2 (version 1, without times, forgotten count and options, is still read)::
+Layout of version 1 (the only version: nothing released wrote another, so there is nothing to migrate)::
 
     {
       "format": "strands-semantic-memory/archive",
-      "version": 2,
+      "version": 1,
       "embedding": {"model_id": "sentence-transformers/all-MiniLM-L6-v2", "dimension": 384},
       "next_index": 812,            # the index the next archived message gets
       "evicted_count": 12,          # messages evicted by the limits so far
@@ -41,8 +41,8 @@ from strands_semantic_memory.errors import (
 from strands_semantic_memory.messages._codec import MAX_CHUNKS, MAX_INDEX, encode_json
 
 STATE_FORMAT = "strands-semantic-memory/archive"
-STATE_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+STATE_VERSION = 1
+"""The saved archive state's version (see the module docstring): written, and the only one read."""
 
 MAX_HOLES = 1 << 20
 """Holes (forgotten indices) a restore fills in any case: about 60 MB of record and lexical slots at most."""
@@ -214,7 +214,7 @@ def _plain_record(raw: Any, previous: int, next_index: int) -> SavedRecord | Non
     return None
 
 
-def _record(raw: Any, position: int, previous: int, next_index: int, version: int) -> SavedRecord:
+def _record(raw: Any, position: int, previous: int, next_index: int) -> SavedRecord:
     """One record of the state, checked field by field.
 
     Raises:
@@ -233,7 +233,8 @@ def _record(raw: Any, position: int, previous: int, next_index: int, version: in
         raise StateError(f"saved state field '{where}index' ({index}) is out of order or out of range")
     if not 0 <= vectors <= MAX_CHUNKS:
         raise StateError(f"saved state field '{where}vectors' ({vectors}) is out of range 0..{MAX_CHUNKS}")
-    archived_at = _time(raw, "archived_at", where, optional=version == 1) or 0.0
+    archived_at = _time(raw, "archived_at", where, optional=False)
+    assert archived_at is not None
     said_at = _time(raw, "said_at", where, optional=True)
     return SavedRecord(
         index=index,
@@ -245,21 +246,22 @@ def _record(raw: Any, position: int, previous: int, next_index: int, version: in
     )
 
 
-def _refuse_reference(store: Any) -> None:
+def _refuse_reference(reference: Any) -> None:
     """A state that references a durable archive holds no messages: say which archive it names.
 
     Raises:
-        StateError: If ``store`` is such a reference.
+        StateError: If ``reference`` is such a reference.
     """
-    if store is None:
+    if reference is None:
         return
-    kind = store.get("kind") if isinstance(store, Mapping) else None
+    kind = reference.get("kind") if isinstance(reference, Mapping) else None
     if kind == "sqlite":
-        where = f"the archive file {store.get('path')!r}: build the memory with archive_path= that file"
+        where = f"the archive file {reference.get('path')!r}: build the memory with archive_path= that file"
     elif kind == "pgvector":
-        where = f"the PostgreSQL namespace {store.get('namespace')!r}: build the memory with a PostgresArchive on it"
+        name = reference.get("namespace")
+        where = f"the PostgreSQL namespace {name!r}: build the memory with a PostgresArchive on it"
     else:
-        where = f"a {kind!r} store"
+        where = f"a {kind!r} archive"
     raise StateError(f"this state holds no messages, it references {where}; this archive is in process")
 
 
@@ -288,9 +290,9 @@ def _load_state(state: Any) -> SavedArchive:
     if state.get("format") != STATE_FORMAT:
         raise StateError(f"not a strands-semantic-memory archive (format={state.get('format')!r})")
     version = state.get("version")
-    if version not in READABLE_VERSIONS or isinstance(version, bool):
-        raise StateError(f"unsupported archive state version {version!r}; this release reads {READABLE_VERSIONS}")
-    _refuse_reference(state.get("store"))
+    if version != STATE_VERSION or isinstance(version, bool):
+        raise StateError(f"unsupported archive state version {version!r}; this release reads version {STATE_VERSION}")
+    _refuse_reference(state.get("archive"))
     embedding = _require(state, "embedding", Mapping, "")
     model_id = _require(embedding, "model_id", str, "embedding.")
     dimension = embedding.get("dimension")
@@ -298,24 +300,20 @@ def _load_state(state: Any) -> SavedArchive:
         raise StateError(f"saved state field 'embedding.dimension' is invalid: {dimension!r}")
     next_index = _require(state, "next_index", int, "")
     evicted_count = _require(state, "evicted_count", int, "")
-    forgotten_count = state.get("forgotten_count", 0 if version > 1 else None)
+    forgotten_count = _require(state, "forgotten_count", int, "")
     if not 0 <= next_index <= MAX_INDEX + 1:
         raise StateError(f"saved state field 'next_index' ({next_index}) is out of range 0..{MAX_INDEX + 1}")
     if evicted_count < 0:
         raise StateError(f"saved state field 'evicted_count' is negative ({evicted_count})")
-    if forgotten_count is not None and (
-        not isinstance(forgotten_count, int) or isinstance(forgotten_count, bool) or forgotten_count < 0
-    ):
-        raise StateError(f"saved state field 'forgotten_count' is invalid: {forgotten_count!r}")
+    if forgotten_count < 0:
+        raise StateError(f"saved state field 'forgotten_count' is negative ({forgotten_count})")
     raw_records = _require(state, "records", list, "")
-    if forgotten_count is None:  # version 1 did not count them: the indices it does not account for
-        forgotten_count = max(next_index - len(raw_records) - evicted_count, 0)
     check_counters(next_index, len(raw_records), evicted_count, forgotten_count)
 
     records: list[SavedRecord] = []
     previous = -1
     for position, raw in enumerate(raw_records):
-        record = _plain_record(raw, previous, next_index) or _record(raw, position, previous, next_index, version)
+        record = _plain_record(raw, previous, next_index) or _record(raw, position, previous, next_index)
         records.append(record)
         previous = record.index
     check_holes(next_index, records[0].index if records else None, len(records))

@@ -22,11 +22,11 @@ thread has in hand. A streak of failures is logged once at warning level, and th
 (searchable lexically; a durable archive keeps them pending across a restart). At interpreter exit the threads
 are stopped after their current batch.
 
-Closing (``close``, before the memory closes its store): the thread is asked to stop and joined for up to
-``STOP_TIMEOUT`` seconds, so the batch in hand is normally stored. From then on the thread never calls the store
+Closing (``close``, before the memory closes its archive): the thread is asked to stop and joined for up to
+``STOP_TIMEOUT`` seconds, so the batch in hand is normally stored. From then on the thread never calls the archive
 again: a batch still being embedded when the wait ends is dropped (its messages stay pending, and a durable
-archive embeds them when it is opened again). A store closed under the thread would otherwise be used after its
-close, and a PostgreSQL store reopens its connection pool on use: a pool nobody closes.
+archive embeds them when it is opened again). An archive closed under the thread would otherwise be used after its
+close, and a PostgreSQL archive reopens its connection pool on use: a pool nobody closes.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ _live_queues: weakref.WeakSet[EmbeddingQueue] = weakref.WeakSet()
 
 
 class _Detached(Exception):
-    """Raised in the background thread at a store call once ``close`` has detached the queue from its store."""
+    """Raised in the background thread at an archive call once ``close`` has detached the queue from its archive."""
 
 
 def _permanent(error: BaseException) -> bool:
@@ -138,8 +138,8 @@ class EmbeddingQueue:
         self._stopping = False
         self._retried: float | None = None
         self._worker: threading.Thread | None = None
-        self._store_use = threading.Lock()
-        """Held by the background thread around each store call; ``close`` takes it to detach the store."""
+        self._archive_use = threading.Lock()
+        """Held by the background thread around each archive call; ``close`` takes it to detach the archive."""
         self._detached = False
         self._mode = "inline"
 
@@ -167,7 +167,7 @@ class EmbeddingQueue:
         with self._signal:
             self._signal.notify_all()  # a shorter retry interval applies to a thread already waiting
 
-    def after_archive(self, store: Archive, lock: AbstractContextManager[object]) -> int:
+    def after_archive(self, archive: Archive, lock: AbstractContextManager[object]) -> int:
         """After a commit: embed now (``"inline"``) or hand the batch to the background thread (``"background"``).
 
         Returns:
@@ -176,7 +176,7 @@ class EmbeddingQueue:
         if self._mode == "background" or self.background:
             self.wake()
             return 0
-        return self.run_contained(store, lock) if self.due() else 0
+        return self.run_contained(archive, lock) if self.due() else 0
 
     def reset(self) -> None:
         """Forget claims and failures: the archive was replaced (vectors being computed now are dropped)."""
@@ -203,10 +203,10 @@ class EmbeddingQueue:
     # ------------------------------------------------------------------ background thread
 
     def attach(
-        self, store: Archive, lock: AbstractContextManager[object], on_embedded: Callable[[int], object]
+        self, archive: Archive, lock: AbstractContextManager[object], on_embedded: Callable[[int], object]
     ) -> None:
-        """Give the background thread its store, the store lock, and what to call with each run's count."""
-        self._target = (store, lock, on_embedded)
+        """Give the background thread its archive, the archive lock, and what to call with each run's count."""
+        self._target = (archive, lock, on_embedded)
 
     @property
     def background(self) -> bool:
@@ -221,7 +221,7 @@ class EmbeddingQueue:
             SemanticMemoryError: If ``attach`` was never called (a wiring error, not a user's).
         """
         if self._target is None:
-            raise SemanticMemoryError("the embedding queue has no store attached")
+            raise SemanticMemoryError("the embedding queue has no archive attached")
         with self._signal:
             if self._stopping:
                 return
@@ -239,9 +239,9 @@ class EmbeddingQueue:
             self._signal.notify_all()
 
     def close(self, timeout: float = STOP_TIMEOUT) -> None:
-        """Stop the background thread after its current batch, and keep it from the store from then on.
+        """Stop the background thread after its current batch, and keep it from the archive from then on.
 
-        When this returns, the thread makes no further store call (the store may be closed): a batch it is still
+        When this returns, the thread makes no further archive call (the archive may be closed): a batch it is still
         embedding after ``timeout`` is dropped when it ends. What is still pending stays pending. No thread is
         started again; ``drain`` still embeds in the caller's thread.
 
@@ -257,7 +257,7 @@ class EmbeddingQueue:
                 logger.warning(
                     "seconds=<%.0f> | the embedding thread did not stop in time; its batch stays pending", timeout
                 )
-        with self._store_use:  # waits for a store call in progress, never for an embedding
+        with self._archive_use:  # waits for an archive call in progress, never for an embedding
             self._detached = True
         _live_queues.discard(self)
 
@@ -294,11 +294,11 @@ class EmbeddingQueue:
     def _work_once(self) -> None:
         """Embed batches until none is pending, a failure stops the run, or ``close`` is called."""
         assert self._target is not None
-        store, lock, on_embedded = self._target
+        archive, lock, on_embedded = self._target
         guarded = _WorkerLock(self, lock)
         try:
             while not self._stopping:
-                updated, failed = self._run_once(store, guarded)
+                updated, failed = self._run_once(archive, guarded)
                 if updated:
                     on_embedded(updated)
                 if failed is not None or not updated:
@@ -314,7 +314,7 @@ class EmbeddingQueue:
             log = logger.warning if first else logger.debug
             log("error=<%s> | storing vectors failed; the messages stay pending", error)
 
-    def drain(self, store: Archive, lock: AbstractContextManager[object]) -> int:
+    def drain(self, archive: Archive, lock: AbstractContextManager[object]) -> int:
         """Embed every pending message now and wait for the batch the background thread has in hand.
 
         Runs in the caller's thread, ignoring the retry interval and an earlier unavailable model.
@@ -328,22 +328,22 @@ class EmbeddingQueue:
         start = self.embedded
         while True:
             before = self.embedded
-            self.run(store, lock, raise_errors=True)
+            self.run(archive, lock, raise_errors=True)
             with self._state_lock:
                 waited = bool(self._in_flight)
                 while self._in_flight:
                     self._settled.wait()
             with lock:
-                waiting = store.has_pending()
+                waiting = archive.has_pending()
             if not waiting or (self.embedded == before and not waited):
                 return self.embedded - start
 
-    def run(self, store: Archive, lock: AbstractContextManager[object], *, raise_errors: bool) -> int:
+    def run(self, archive: Archive, lock: AbstractContextManager[object], *, raise_errors: bool) -> int:
         """Embed pending messages until none is left or a failure stops the run.
 
         Args:
-            store: The archive.
-            lock: The engine's store lock (held around store calls only, never while embedding).
+            archive: The archive.
+            lock: The engine's archive lock (held around archive calls only, never while embedding).
             raise_errors: Raise ``EmbeddingError`` after storing what did succeed.
 
         Returns:
@@ -351,7 +351,7 @@ class EmbeddingQueue:
         """
         total = 0
         while True:
-            updated, failed = self._run_once(store, lock)
+            updated, failed = self._run_once(archive, lock)
             total += updated
             if failed is not None:
                 if raise_errors:
@@ -360,7 +360,7 @@ class EmbeddingQueue:
             if not updated:
                 return total
 
-    def run_batch(self, store: Archive, lock: AbstractContextManager[object]) -> int:
+    def run_batch(self, archive: Archive, lock: AbstractContextManager[object]) -> int:
         """Embed one batch of pending messages now, in the caller's thread (for a caller that reports progress).
 
         Returns:
@@ -369,30 +369,30 @@ class EmbeddingQueue:
         Raises:
             SemanticMemoryError: If the embedder fails (after storing what did succeed); the rest stay pending.
         """
-        updated, failed = self._run_once(store, lock)
+        updated, failed = self._run_once(archive, lock)
         if failed is not None:
             raise failed
         return updated
 
-    def run_contained(self, store: Archive, lock: AbstractContextManager[object]) -> int:
+    def run_contained(self, archive: Archive, lock: AbstractContextManager[object]) -> int:
         """``run`` for automatic runs (from ``add`` and ``search``): nothing raises.
 
-        An embedder failure is already logged and recorded by the run; a store failing while saving vectors is
+        An embedder failure is already logged and recorded by the run; an archive failing while saving vectors is
         logged here. Either way the messages stay pending.
 
         Returns:
             How many messages received their vectors (0 after a failure).
         """
         try:
-            return self.run(store, lock, raise_errors=False)
+            return self.run(archive, lock, raise_errors=False)
         except SemanticMemoryError:
             return 0
         except Exception as error:
             logger.warning("error=<%s> | storing vectors failed; the messages stay pending", error)
             return 0
 
-    def catch_up(self, store: Archive, lock: AbstractContextManager[object]) -> int:
-        """Before a search (or at open): embed what is pending, if a run is due (one cheap store call when not).
+    def catch_up(self, archive: Archive, lock: AbstractContextManager[object]) -> int:
+        """Before a search (or at open): embed what is pending, if a run is due (one cheap archive call when not).
 
         In background mode (or once the background thread runs) nothing is embedded here: the thread is started or
         woken instead.
@@ -403,17 +403,19 @@ class EmbeddingQueue:
         if not self.due():
             return 0
         with lock:
-            waiting = store.has_pending()
+            waiting = archive.has_pending()
         if not waiting:
             return 0
         if self._mode == "background" or self.background:
             self.wake()
             return 0
-        return self.run_contained(store, lock)
+        return self.run_contained(archive, lock)
 
-    def _run_once(self, store: Archive, lock: AbstractContextManager[object]) -> tuple[int, SemanticMemoryError | None]:
+    def _run_once(
+        self, archive: Archive, lock: AbstractContextManager[object]
+    ) -> tuple[int, SemanticMemoryError | None]:
         with lock, self._state_lock:
-            claimed = store.pending(exclude=set(self._in_flight), limit=self._batch_size)
+            claimed = archive.pending(exclude=set(self._in_flight), limit=self._batch_size)
             self._in_flight.update(i for i, _ in claimed)
             generation, chunking = self._generation, (self._chunk_chars, self._max_chunks)
         if not claimed:
@@ -425,7 +427,7 @@ class EmbeddingQueue:
             with lock:
                 with self._state_lock:
                     stale = generation != self._generation
-                updated = 0 if stale or not vectors else store.set_vectors(vectors)
+                updated = 0 if stale or not vectors else archive.set_vectors(vectors)
         finally:
             with self._state_lock:
                 if generation == self._generation:
@@ -518,11 +520,11 @@ class EmbeddingQueue:
 
 
 class _WorkerLock(AbstractContextManager[None]):
-    """The store lock as the background thread takes it: refused once ``close`` has detached the store.
+    """The archive lock as the background thread takes it: refused once ``close`` has detached the archive.
 
-    Every store call of the thread is made inside it, so ``close`` (which takes ``_store_use`` to detach) waits for
-    a call in progress and no call starts after it. The store lock is taken first and ``_store_use`` second, the
-    order a caller of ``close`` that holds the store lock takes them in, so the two never wait for each other.
+    Every archive call of the thread is made inside it, so ``close`` (which takes ``_archive_use`` to detach) waits for
+    a call in progress and no call starts after it. The archive lock is taken first and ``_archive_use`` second, the
+    order a caller of ``close`` that holds the archive lock takes them in, so the two never wait for each other.
     """
 
     def __init__(self, queue: EmbeddingQueue, lock: AbstractContextManager[object]) -> None:
@@ -531,7 +533,7 @@ class _WorkerLock(AbstractContextManager[None]):
 
     def __enter__(self) -> None:
         self._lock.__enter__()
-        use = self._queue._store_use
+        use = self._queue._archive_use
         use.acquire()
         if self._queue._detached:
             use.release()
@@ -540,6 +542,6 @@ class _WorkerLock(AbstractContextManager[None]):
 
     def __exit__(self, *exc_info: object) -> None:
         try:
-            self._queue._store_use.release()
+            self._queue._archive_use.release()
         finally:
             self._lock.__exit__(*exc_info)  # type: ignore[arg-type]

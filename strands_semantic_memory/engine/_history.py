@@ -181,7 +181,7 @@ def export_history(
     Raises:
         ConfigurationError: If ``batch_size`` is not a positive integer, or a bound is not an integer.
         InvalidMessageTypeError: If ``since`` or ``until`` is not a time.
-        StoreError: If the archive cannot be read.
+        ArchiveError: If the archive cannot be read.
     """
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ConfigurationError(f"batch_size must be an integer >= 1, got {batch_size!r}")
@@ -189,14 +189,14 @@ def export_history(
         if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool)):
             raise ConfigurationError(f"{name} must be an archive index (an integer) or None, got {bound!r}")
     low, high = to_epoch(since, "since"), to_epoch(until, "until")
-    with memory._store_lock:
+    with memory._archive_lock:
         bounds = memory.archive.bounds()
     if bounds is None:
         return
     first = bounds[0] if start is None else max(start, bounds[0])
     last = bounds[1] if end is None else min(end, bounds[1])
     for lo in range(first, last + 1, batch_size):
-        with memory._store_lock:
+        with memory._archive_lock:
             found = memory.archive.get(list(range(lo, min(lo + batch_size - 1, last) + 1)))
         for index in sorted(found):
             record = found[index]
@@ -371,7 +371,7 @@ def import_history(
         HistoryLineError: If a line cannot be read (its number and the reason in the message); its batch is not
             archived, earlier ones are.
         ConfigurationError: If ``batch_size`` is not a positive integer.
-        StoreError: If the archive cannot be written (the batch is not archived).
+        ArchiveError: If the archive cannot be written (the batch is not archived).
     """
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ConfigurationError(f"batch_size must be an integer >= 1, got {batch_size!r}")
@@ -382,7 +382,7 @@ def import_history(
 
     def commit() -> None:
         nonlocal added
-        with memory._store_lock:
+        with memory._archive_lock:
             bounds = memory.archive.bounds()
         newest = -1 if bounds is None else bounds[1]
         committed = memory._archive_records(batch)

@@ -157,19 +157,19 @@ class SemanticMemory:
         self._archive = archive
         self._lock = threading.RLock()
         """Guards the counters and a restore; it is also the store lock of a store that is not thread-safe."""
-        self._store_lock: AbstractContextManager[object] = (
+        self._archive_lock: AbstractContextManager[object] = (
             contextlib.nullcontext() if archive.thread_safe else self._lock
         )
         self._checked = CheckedEmbedder(self.embedder, lambda: archive.dimension, self._options.query_cache_size)
         self._queue = EmbeddingQueue.for_options(self._checked.documents, self._options)
-        self._recall = Recall(archive, self._checked, self._store_lock, lambda: self._options, reranker)
+        self._recall = Recall(archive, self._checked, self._archive_lock, lambda: self._options, reranker)
         self._added = AddedCounter()
         self._version = 0
         self._searches = 0
-        self._queue.attach(archive, self._store_lock, self._changed)
+        self._queue.attach(archive, self._archive_lock, self._changed)
         if self._options.embedding == "background":  # what a durable archive left pending is embedded now
             try:
-                self._queue.catch_up(archive, self._store_lock)
+                self._queue.catch_up(archive, self._archive_lock)
             except SemanticMemoryError as error:  # an unreachable store fails the first call that needs it, not this
                 logger.warning("error=<%s> | pending messages not checked at open; they are embedded later", error)
 
@@ -217,13 +217,13 @@ class SemanticMemory:
 
     def __len__(self) -> int:
         """Number of archived messages."""
-        with self._store_lock:
+        with self._archive_lock:
             return len(self._archive)
 
     @property
     def indices(self) -> list[int]:
         """The live archive indices, oldest first (forgotten messages leave holes)."""
-        with self._store_lock:
+        with self._archive_lock:
             return sorted(self._live_records(None, None))
 
     def get(self, index: int) -> Message:
@@ -241,7 +241,7 @@ class SemanticMemory:
         Raises:
             MessageNotFoundError: If no message has that index (a ``KeyError`` too).
         """
-        with self._store_lock:
+        with self._archive_lock:
             found = self._archive.get([index]).get(index)
         if found is None:
             raise MessageNotFoundError(index)
@@ -249,7 +249,7 @@ class SemanticMemory:
 
     def messages(self, start: int | None = None, end: int | None = None) -> list[tuple[int, Message]]:
         """Archived ``(index, message)`` pairs with ``start <= index <= end``, oldest first, each a fresh copy."""
-        with self._store_lock:
+        with self._archive_lock:
             records = self._live_records(start, end)
         return [(i, decode_message(r.data)) for i, r in sorted(records.items())]
 
@@ -278,7 +278,7 @@ class SemanticMemory:
             The archive index of each message, same order.
 
         Raises:
-            InvalidMessageError, InvalidMessageTypeError, StoreError: Nothing is archived.
+            InvalidMessageError, InvalidMessageTypeError, ArchiveError: Nothing is archived.
         """
         return self._archive_records(new_records(messages, timestamps))
 
@@ -288,11 +288,11 @@ class SemanticMemory:
 
     def _archive_records(self, records: Sequence[NewRecord]) -> list[int]:
         """Commit checked records, then embed what is due and enforce the limits (the second half of ``add``)."""
-        with self._store_lock:
+        with self._archive_lock:
             indices, added = self._commit(records)
         self._changed(added)
         # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
-        self._changed(self._queue.after_archive(self._archive, self._store_lock))
+        self._changed(self._queue.after_archive(self._archive, self._archive_lock))
         self._enforce_limits()
         return indices
 
@@ -320,7 +320,7 @@ class SemanticMemory:
             EmbeddingError: If the embedder fails (the messages stay archived and pending).
             ModelUnavailableError: If the model cannot be loaded.
         """
-        return self._changed(self._queue.drain(self._archive, self._store_lock))
+        return self._changed(self._queue.drain(self._archive, self._archive_lock))
 
     def reembed(
         self, *, progress: Callable[[ReembedProgress], object] | None = None, pending_only: bool = False
@@ -343,9 +343,9 @@ class SemanticMemory:
             EmbeddingError: If the embedder fails (what was embedded stays; the rest is pending, and
                 ``embed_pending`` or another ``reembed`` goes on).
             ModelUnavailableError: If the model cannot be loaded.
-            StoreError: If the archive cannot be written.
+            ArchiveError: If the archive cannot be written.
         """
-        with self._lock, self._store_lock:
+        with self._lock, self._archive_lock:
             if not pending_only:
                 drop_vectors(self._archive, self.embedder.model_id)
                 self._queue.reset()  # vectors being computed for the dropped ones are discarded when they arrive
@@ -356,7 +356,7 @@ class SemanticMemory:
         done = 0
         if progress is not None:
             progress(ReembedProgress(0, total))
-        while updated := self._changed(self._queue.run_batch(self._archive, self._store_lock)):
+        while updated := self._changed(self._queue.run_batch(self._archive, self._archive_lock)):
             done += updated
             if progress is not None:
                 progress(ReembedProgress(min(done, total), total))
@@ -399,7 +399,7 @@ class SemanticMemory:
 
     def evict_oldest(self, count: int = 1) -> list[int]:
         """Evict the ``count`` oldest messages from the archive and the indexes together; returns their indices."""
-        with self._store_lock:
+        with self._archive_lock:
             evicted = self._archive.evict_oldest(count)
         return self._removed(evicted)
 
@@ -428,7 +428,7 @@ class SemanticMemory:
             raise InvalidMessageTypeError("forget() takes integer archive indices")
         if query is not None and (not isinstance(query, str) or not query.strip()):
             raise InvalidMessageError("forget(query=...) needs a non-empty string")
-        with self._store_lock:
+        with self._archive_lock:
             if query is not None:
                 targets = [*targets, *self._archive.find_text(query)]
             removed = self._archive.forget(sorted(set(targets))) if targets else []
@@ -442,7 +442,7 @@ class SemanticMemory:
         The newest message is kept even when it alone exceeds ``max_memory_archived_messages`` (a warning says so).
         """
         limit = self._options.max_memory_archived_messages
-        with self._store_lock:
+        with self._archive_lock:
             evicted = self._archive.enforce_limits(self._options.max_num_archived_messages, limit)
             over = limit is not None and self._archive.stats().total_bytes > limit
         if over:
@@ -477,7 +477,7 @@ class SemanticMemory:
         """
         if not isinstance(text, str) or not text.strip():
             raise InvalidMessageError("find_text() needs a non-empty string")
-        with self._store_lock:
+        with self._archive_lock:
             return sorted(self._archive.find_text(text))
 
     def search(
@@ -528,18 +528,18 @@ class SemanticMemory:
         """Before a search: count it, embed what is pending if a run is due; returns the recall path."""
         with self._lock:
             self._searches += 1
-        self._changed(self._queue.catch_up(self._archive, self._store_lock))
+        self._changed(self._queue.catch_up(self._archive, self._archive_lock))
         return self._recall
 
     # ------------------------------------------------------------------------------------------- stats and state
 
     def stats(self) -> MemoryStats:
         """Typed usage statistics (see ``MemoryStats``)."""
-        with self._store_lock:
+        with self._archive_lock:
             figures = self._archive.stats()
-        store = type(self._archive).__name__
+        archive = type(self._archive).__name__
         return build_stats(
-            figures, self._options, self.embedder.model_id, store, self._queue, self._checked, self._searches
+            figures, self._options, self.embedder.model_id, archive, self._queue, self._checked, self._searches
         )
 
     def get_memory_usage_stats(self) -> dict[str, Any]:
@@ -548,7 +548,7 @@ class SemanticMemory:
 
     def to_state(self) -> dict[str, Any]:
         """What restores this memory, JSON types only, versioned: the archive (or a reference) and the options."""
-        with self._store_lock:
+        with self._archive_lock:
             return export_memory(self._archive, self.embedder.model_id, self._options)
 
     def load_state(self, state: Mapping[str, Any], *, reembed: bool = False) -> None:
@@ -571,7 +571,7 @@ class SemanticMemory:
         """
         known = getattr(self.embedder, "configured_dimension", None)
         mismatch = check_compatibility(state, self.embedder.model_id, known, reembed=reembed)
-        with self._lock, self._store_lock:
+        with self._lock, self._archive_lock:
             restore_archive(self._archive, state, reembed=mismatch)
             self._queue.reset()
             self._checked.clear()

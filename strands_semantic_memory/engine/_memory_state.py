@@ -80,7 +80,7 @@ def constructor_arguments(state: Mapping[str, Any], overrides: Mapping[str, Any]
             arguments.update(MemoryOptions.from_dict(saved).to_dict())
         except (ConfigurationError, TypeError) as error:
             raise StateError(f"saved state has invalid options: {error}") from error
-    reference = state.get("store")
+    reference = state.get("archive")
     if (
         isinstance(reference, Mapping)
         and reference.get("kind") == "sqlite"

@@ -45,7 +45,7 @@ def drop_vectors(archive: Archive, model_id: str) -> None:
         model_id: The embedding model that will fill it (``Embedder.model_id``).
 
     Raises:
-        StoreError: If the archive cannot be written (nothing is dropped).
+        ArchiveError: If the archive cannot be written (nothing is dropped).
     """
     try:
         archive.bind(model_id)  # PostgreSQL: recorded now, so the drop below binds the namespace to it

@@ -1,13 +1,13 @@
 """Recall: one query in, ranked hits and passages out.
 
-The path: the query is embedded (cached), the store answers with dense and lexical candidates in one call
+The path: the query is embedded (cached), the archive answers with dense and lexical candidates in one call
 (``candidates``), the ranking orders them (``_ranking``, pure), ``min_score`` and an optional reranker apply, and
 for passages the hits are widened and merged (``_assembly``).
 
-Store calls per search: ``candidates`` also answers the neighbours the ranking scores (a
-``ContextRequest``), so a search is one call and a passage
-search two (``candidates``, then ``get`` for the passages' records). A store may leave that request unanswered: the
-neighbours it did not cover are then read with ``similarities`` and, for a lexical or filtered search, ``get``.
+Archive calls per search: ``candidates`` also answers the neighbours the ranking scores (a ``ContextRequest``), so
+a search is one call and a passage search two (``candidates``, then ``get`` for the passages' records). An archive
+may leave that request unanswered: the neighbours it did not cover are then read with ``similarities`` and, for a
+lexical or filtered search, ``get``.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ class SearchHit:
 
 
 def make_filter(roles: Collection[str] | None, since: TimeBound, until: TimeBound) -> SearchFilter | None:
-    """The store filter for a search's keyword arguments (None when nothing is filtered)."""
+    """The archive filter for a search's keyword arguments (None when nothing is filtered)."""
     if isinstance(roles, str):
         roles = [roles]
     search_filter = SearchFilter(
@@ -132,7 +132,7 @@ def per_call(
 
 
 def split_covered(candidates: Candidates, needed: list[int]) -> tuple[list[int], list[int]]:
-    """``(covered, missing)``: the needed indices the store answered in ``candidates.context``, and the others."""
+    """``(covered, missing)``: the needed indices the archive answered in ``candidates.context``, and the others."""
     context = candidates.context
     if context is None or not context.around or not needed:
         return [], needed
@@ -149,18 +149,18 @@ def split_covered(candidates: Candidates, needed: list[int]) -> tuple[list[int],
 
 
 class Recall:
-    """Runs searches against one store, under the store lock its ``SemanticMemory`` passes in."""
+    """Runs searches against one archive, under the archive lock its ``SemanticMemory`` passes in."""
 
     def __init__(
         self,
-        store: Archive,
+        archive: Archive,
         checked: CheckedEmbedder,
         lock: AbstractContextManager[object],
         options: Callable[[], RecallOptions],
         reranker: Reranker | None,
     ) -> None:
-        """Create the recall path over a store."""
-        self._store = store
+        """Create the recall path over an archive."""
+        self._archive = archive
         self._checked = checked
         self._lock = lock
         self._options = options
@@ -203,7 +203,7 @@ class Recall:
         vector = self._query_vector(query, mode, threshold)
         request = context_request(mode, want, ranking)
         with self._lock:
-            candidates = self._store.candidates(
+            candidates = self._archive.candidates(
                 vector,
                 query,
                 dense_k=0 if mode == "lexical" or vector is None else depth,
@@ -238,8 +238,8 @@ class Recall:
     ) -> tuple[Candidates, set[int] | None]:
         """The candidates with the needed neighbours' similarities added, and which neighbours may be ranked.
 
-        Neighbours the store answered with the candidates are taken from there; the others are asked for (the
-        store's similarities are unfiltered: neighbours are context). Which neighbours may be ranked is only
+        Neighbours the archive answered with the candidates are taken from there; the others are asked for (the
+        archive's similarities are unfiltered: neighbours are context). Which neighbours may be ranked is only
         needed for a filtered or lexical search (None otherwise: those with a similarity).
         """
         if not needed:
@@ -257,9 +257,9 @@ class Recall:
                 eligible.update(context.live.intersection(covered))
         if missing:
             if vector is not None:
-                similarity.update(self._store.similarities(vector, missing))
+                similarity.update(self._archive.similarities(vector, missing))
             if eligible is not None:
-                found = self._store.get(missing)
+                found = self._archive.get(missing)
                 seen.update(found)
                 eligible.update(
                     i for i, r in found.items() if search_filter is None or search_filter.accepts(r.role, r.time)
@@ -278,7 +278,7 @@ class Recall:
         missing = [i for i, _, _ in ranked if i not in records]
         if missing:
             with self._lock:
-                records.update(self._store.get(missing))
+                records.update(self._archive.get(missing))
         hits = [
             SearchHit(
                 index=i,
@@ -344,7 +344,7 @@ class Recall:
             if wanted:
                 asked.update(wanted)
                 with self._lock:
-                    records.update(self._store.get(wanted))
+                    records.update(self._archive.get(wanted))
             gone = {i for i in best if i not in records}
             if not gone:
                 return build_passages(ranges, records, best, {i: s for i, s in ranked if i in records})

@@ -187,7 +187,7 @@ def test_close_called_while_holding_the_store_lock_returns_and_the_thread_then_s
     memory.add([text_message("user", "my locker code is QX-5521")])
     assert held.started.wait(60)
     queue, worker = memory._queue, memory._queue._worker
-    with memory._store_lock:  # e.g. a caller inside a write transaction: the thread's store call must wait
+    with memory._archive_lock:  # e.g. a caller inside a write transaction: the thread's store call must wait
         held.release.set()
         closer = threading.Thread(target=queue.close, kwargs={"timeout": 0})
         closer.start()

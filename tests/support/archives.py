@@ -1,4 +1,4 @@
-"""Store factories for the behavioural suite that runs over every archive store."""
+"""Archive factories for the behavioural suite that runs over every archive."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import itertools
 import os
 from typing import Any
 
-STORES = ["in_memory", "sqlite", "pgvector"]
+ARCHIVES = ["in_memory", "sqlite", "pgvector"]
 
 _namespace_counter = itertools.count()
 
@@ -16,8 +16,8 @@ def new_namespace(prefix: str = "test") -> str:
     return f"{prefix}-{os.getpid()}-{next(_namespace_counter)}"
 
 
-def store_for(kind: str, request: Any) -> Any:
-    """A fresh archive store of the given kind (None means the default in-process archive)."""
+def archive_for(kind: str, request: Any) -> Any:
+    """A fresh archive of the given kind (None means the default in-process archive)."""
     if kind == "in_memory":
         return None
     if kind == "sqlite":
@@ -54,8 +54,8 @@ def vector_owners(memory: Any) -> tuple[set[int], int]:
         ids, _ = vectors.export()
         assert len(ids) == len(vectors)
         return {message_index(i) for i in ids.tolist()}, len(ids)
-    if hasattr(store, "_transaction"):  # PostgresArchive: ask the database
-        with store._transaction() as connection:
+    if hasattr(store, "connection"):  # PostgresArchive: ask the database
+        with store.connection() as connection:
             rows = connection.execute(
                 "SELECT idx FROM ssm_archive WHERE namespace = %s AND embedding IS NOT NULL", (store.namespace,)
             ).fetchall()

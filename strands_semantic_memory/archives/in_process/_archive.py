@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 
 from strands_semantic_memory.archives._protocol import (
+    ArchiveStats,
     Candidates,
     ContextRequest,
     NewRecord,
     SearchFilter,
     StoredRecord,
-    StoreStats,
 )
 from strands_semantic_memory.archives._scoring import strongest
 from strands_semantic_memory.archives._state import SavedArchive, dump_state, load_state
@@ -252,10 +252,10 @@ class InMemoryArchive:
         """Oldest and newest live index."""
         return self._table.bounds()
 
-    def stats(self) -> StoreStats:
+    def stats(self) -> ArchiveStats:
         """Counts and bytes (bytes as defined in ``_codec``)."""
         table, bounds = self._table, self._table.bounds()
-        return StoreStats(
+        return ArchiveStats(
             message_count=table.live,
             total_bytes=table.total_bytes(self._vector_bytes()),
             message_bytes=table.message_bytes,

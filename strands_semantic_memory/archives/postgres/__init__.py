@@ -1,7 +1,7 @@
 """The PostgreSQL + pgvector archive: ``PostgresArchive`` and the modules behind it.
 
 - ``_archive``: ``PostgresArchive`` itself (the ``Archive`` protocol);
-- ``_schema``: tables, indexes, versions and the migration from schema version 1;
+- ``_schema``: tables, indexes and versions;
 - ``_namespace``: opening a namespace on first use (schema check, model binding), re-embedding, dropping it;
 - ``_queries``: the one-statement search;
 - ``_reads``: searches and reads, each one statement, and what the archive remembers between them;

@@ -19,12 +19,12 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from strands_semantic_memory.archives._protocol import (
+    ArchiveStats,
     Candidates,
     ContextRequest,
     NewRecord,
     SearchFilter,
     StoredRecord,
-    StoreStats,
 )
 from strands_semantic_memory.archives.postgres import _reads as reads
 from strands_semantic_memory.archives.postgres import _writes as writes
@@ -77,8 +77,8 @@ class PostgresArchive:
                 vectors costs about 16 ms instead of 8 (graph inserts).
             connect_timeout: Seconds to wait for a connection (a new one, or a free one from the pool).
             lock_timeout: Seconds a statement may wait for a lock another session holds (a writer blocked by
-                another writer); then the call fails with ``StoreError`` and nothing is committed.
-            statement_timeout: Seconds a statement may run before PostgreSQL cancels it (``StoreError``).
+                another writer); then the call fails with ``ArchiveError`` and nothing is committed.
+            statement_timeout: Seconds a statement may run before PostgreSQL cancels it (``ArchiveError``).
             pool_size: Most connections this store opens (``psycopg_pool``); calls from several threads run
                 concurrently up to this number.
             prepare_threshold: psycopg's ``prepare_threshold``: 0 prepares each statement on first use; None never
@@ -169,7 +169,7 @@ class PostgresArchive:
         """Archive records in one transaction; a record whose key is live gets its existing index (idempotent).
 
         Raises:
-            StoreError: If the database cannot commit them (nothing is archived).
+            ArchiveError: If the database cannot commit them (nothing is archived).
         """
         if not records:
             return []
@@ -277,7 +277,7 @@ class PostgresArchive:
         """Oldest and newest live index."""
         return self._read("reading bounds", reads.bounds)
 
-    def stats(self) -> StoreStats:
+    def stats(self) -> ArchiveStats:
         """Counts and bytes, from the database (one statement)."""
         stats = self._read("reading statistics", reads.stats)
         self._view.live = stats.message_count
@@ -302,12 +302,10 @@ class PostgresArchive:
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
-        """A pooled connection inside one transaction, for ad-hoc SQL and diagnostics (errors become StoreError)."""
+        """A pooled connection inside one transaction, for ad-hoc SQL and diagnostics (errors become ArchiveError)."""
         self._namespace.open()
         with self._connections.write("running ad-hoc SQL", pipeline=False) as connection:
             yield connection
-
-    _transaction = connection  # the name tests/support.vector_owners used before version 2
 
     def drop_namespace(self) -> None:
         """Delete this namespace's archive and bookkeeping from the database."""

@@ -3,7 +3,7 @@
 Every connection gets ``lock_timeout`` and ``statement_timeout`` when it is opened, so no call waits on the
 database without bound: a writer blocked by another session's row lock fails after ``lock_timeout`` and a query
 that runs away is cancelled after ``statement_timeout``; both become
-``StoreError`` and the transaction is rolled back (nothing committed).
+``ArchiveError`` and the transaction is rolled back (nothing committed).
 
 Every connection also gets ``jit = off``: the store's statements run in milliseconds, and the planner's estimate
 for the search statement (which cannot know how many rows each neighbourhood range holds) passes the server's
@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from strands_semantic_memory.errors import ConfigurationError, MissingDependencyError, StoreError
+from strands_semantic_memory.errors import ArchiveError, ConfigurationError, MissingDependencyError
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ class Connections:
         """A connection for creating the schema: the given one, or a new one the caller closes (see ``owned``).
 
         Raises:
-            StoreError: If PostgreSQL cannot be reached.
+            ArchiveError: If PostgreSQL cannot be reached.
         """
         import psycopg
 
@@ -176,7 +176,7 @@ class Connections:
         try:
             connection = psycopg.connect(self.dsn, connect_timeout=max(1, round(self.connect_timeout)), autocommit=True)
         except psycopg.Error as error:
-            raise StoreError(f"cannot connect to PostgreSQL for namespace '{self.namespace}': {error}") from error
+            raise ArchiveError(f"cannot connect to PostgreSQL for namespace '{self.namespace}': {error}") from error
         with self.errors("connecting"):
             connection.execute(
                 "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
@@ -232,28 +232,28 @@ class Connections:
 
     @contextmanager
     def errors(self, action: str) -> Iterator[None]:
-        """Turn psycopg errors into ``StoreError`` that say which bound was hit."""
+        """Turn psycopg errors into ``ArchiveError`` that say which bound was hit."""
         import psycopg
         from psycopg import errors
 
         try:
             yield
         except errors.LockNotAvailable as error:
-            raise StoreError(
+            raise ArchiveError(
                 f"PostgreSQL {action} for namespace '{self.namespace}' waited longer than lock_timeout="
                 f"{self.lock_timeout}s for a lock another session holds; nothing was committed"
             ) from error
         except errors.QueryCanceled as error:
-            raise StoreError(
+            raise ArchiveError(
                 f"PostgreSQL {action} for namespace '{self.namespace}' ran longer than statement_timeout="
                 f"{self.statement_timeout}s and was cancelled; nothing was committed"
             ) from error
         except psycopg.OperationalError as error:
-            raise StoreError(
+            raise ArchiveError(
                 f"cannot reach PostgreSQL ({action}, namespace '{self.namespace}'): {error}; nothing was committed"
             ) from error
         except psycopg.Error as error:
-            raise StoreError(f"PostgreSQL {action} failed for namespace '{self.namespace}': {error}") from error
+            raise ArchiveError(f"PostgreSQL {action} failed for namespace '{self.namespace}': {error}") from error
 
     @contextmanager
     def _connection(self, action: str) -> Iterator[Any]:
@@ -263,7 +263,7 @@ class Connections:
                     yield self._given
                 return
             if self._pool is None:
-                raise StoreError(f"the PostgreSQL store for namespace '{self.namespace}' is closed")
+                raise ArchiveError(f"the PostgreSQL store for namespace '{self.namespace}' is closed")
             with self._pool.connection() as connection:
                 yield connection
 

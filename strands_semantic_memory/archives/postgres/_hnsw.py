@@ -23,7 +23,7 @@ from typing import Any
 
 from strands_semantic_memory.archives.postgres._connections import Connections
 from strands_semantic_memory.archives.postgres._reads import View
-from strands_semantic_memory.errors import StoreError
+from strands_semantic_memory.errors import ArchiveError
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def ensure_hnsw(connections: Connections, view: View, dimension: int) -> None:
     try:
         with connections.maintenance("building the HNSW index") as connection:
             built = build_hnsw(connection, dimension)
-    except StoreError as error:
+    except ArchiveError as error:
         logger.warning("dimension=<%d>, error=<%s> | HNSW index not built; searching exactly", dimension, error)
         built = False
     if built:

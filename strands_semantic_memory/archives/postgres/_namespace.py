@@ -9,7 +9,7 @@ from strands_semantic_memory.archives.postgres._connections import Connections
 from strands_semantic_memory.archives.postgres._reads import View
 from strands_semantic_memory.archives.postgres._schema import bind_model, prepare
 from strands_semantic_memory.archives.postgres._writes import reembed
-from strands_semantic_memory.errors import EmbeddingModelMismatchError, StoreError
+from strands_semantic_memory.errors import ArchiveError, EmbeddingModelMismatchError
 
 logger = logging.getLogger(__name__)
 
@@ -17,7 +17,7 @@ logger = logging.getLogger(__name__)
 class Namespace:
     """A namespace opened lazily, with its ``View``.
 
-    Opening creates or migrates the schema, registers the namespace and checks its model; the first call from any
+    Opening creates the schema if it is missing, registers the namespace and checks its model; the first call from any
     thread opens it, once.
     """
 
@@ -47,7 +47,7 @@ class Namespace:
             rebinding: Accept a namespace bound to another model (the caller is about to re-embed it).
 
         Raises:
-            StoreError: If PostgreSQL cannot be reached or holds a newer schema.
+            ArchiveError: If PostgreSQL cannot be reached or holds a newer schema.
             EmbeddingModelMismatchError: If the namespace is bound to another model than ``bind`` gave.
         """
         if self._ready:
@@ -65,7 +65,7 @@ class Namespace:
             stored, wanted = info.model_id, self.model_id
             if stored is not None and wanted is not None and stored != wanted and not rebinding:
                 raise EmbeddingModelMismatchError(stored, wanted)
-            self.view = View(info.dimension, info.live, set(info.hnsw_dimensions), legacy=info.legacy_keys)
+            self.view = View(info.dimension, info.live, set(info.hnsw_dimensions))
             self.view.pending_count = info.pending
             self.connections.start()
             self._ready = True
@@ -77,7 +77,7 @@ class Namespace:
         try:
             with self.connections.maintenance("vacuuming after the re-index") as connection:
                 connection.execute("VACUUM (ANALYZE) ssm_archive", prepare=False)
-        except StoreError as error:
+        except ArchiveError as error:
             logger.warning("error=<%s> | VACUUM after the re-index failed; autovacuum will do it", error)
 
     def bind(self, model_id: str) -> None:

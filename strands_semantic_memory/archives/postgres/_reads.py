@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from strands_semantic_memory.archives._protocol import (
+    ArchiveStats,
     Candidates,
     ContextRequest,
     NeighbourContext,
     SearchFilter,
     StoredRecord,
-    StoreStats,
 )
 from strands_semantic_memory.archives.postgres._connections import Connections
 from strands_semantic_memory.archives.postgres._queries import (
@@ -57,7 +57,6 @@ class View:
         live: The live message count (chooses the exact or HNSW plan; a hint, refreshed by every search).
         hnsw: Dimensions whose HNSW index exists and is valid.
         pending: Whether messages were waiting for vectors, and when that was seen (monotonic seconds).
-        legacy: Whether the namespace holds messages archived under schema version 1.
         hnsw_retry_at: Monotonic time before which a failed index build is not tried again.
         pending_count: Messages waiting for vectors as last counted (at opening and by each vector write).
     """
@@ -66,7 +65,6 @@ class View:
     live: int = 0
     hnsw: set[int] = field(default_factory=set)
     pending: tuple[bool, float] | None = None
-    legacy: bool = False
     hnsw_retry_at: float = 0.0
     pending_count: int = 0
 
@@ -262,11 +260,11 @@ def bounds(connection: Any, namespace: str) -> tuple[int, int] | None:
     return None if low is None else (int(low), int(high))
 
 
-def stats(connection: Any, namespace: str) -> StoreStats:
+def stats(connection: Any, namespace: str) -> ArchiveStats:
     """Counts and bytes of the namespace."""
     row = connection.execute(STATS_SQL, (namespace,)).fetchone()
     dimension, next_index, evicted, forgotten, count, total, message_bytes, pending, low, high, vectors = row
-    return StoreStats(
+    return ArchiveStats(
         message_count=int(count),
         total_bytes=int(total),
         message_bytes=int(message_bytes),

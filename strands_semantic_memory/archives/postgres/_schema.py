@@ -1,17 +1,16 @@
-"""The PostgreSQL schema: created on first use, migrated from older versions, under an advisory lock.
+"""The PostgreSQL schema: created on first use, under an advisory lock.
 
-Schema version 2::
+Schema version 1::
 
     ssm_meta(key PK, value)                                   -- schema_version, tokenizer_version
-    ssm_namespaces(namespace PK, model_id, dimension, next_index, evicted_count, forgotten_count, legacy_keys)
+    ssm_namespaces(namespace PK, model_id, dimension, next_index, evicted_count, forgotten_count)
     ssm_archive(namespace, idx, chunk, data bytea, role, tracking_id, key, archived_at, said_at, body, tsv,
                 pending, nbytes, lexical_terms, dimension, embedding vector, PRIMARY KEY (namespace, idx, chunk))
 
 Row ``chunk = 0`` of an archive index holds the message (``data``: the engine's bytes, exactly), its searchable
 text (``body``) and its ``tsvector``; its vectors are rows ``chunk = 1, 2, ...`` (one per text chunk). Keeping
 vectors out of the message row keeps that row narrow: full-text ranking over 11k matches of a 100k namespace read
-9,500 pages with the vector inline. (Schema-1 rows hold their first vector in ``chunk = 0``; every query groups
-vector rows by ``idx``, so both layouts answer alike.)
+9,500 pages with the vector inline.
 Every row carries ``role``, ``archived_at`` and ``said_at``, so filtered searches need no join. ``key`` is the
 engine's idempotency key (unique per namespace among live messages). ``embedding`` is an untyped ``vector`` so
 namespaces with different models can share the table; it is stored ``MAIN`` (in the row unless the row cannot fit
@@ -20,18 +19,13 @@ scan read seven times the pages); each dimension gets a partial HNSW index on
 ``embedding::vector(d)`` (pgvector's documented pattern), built when a search first finds a namespace of that
 dimension at the store's ``exact_search_below`` (see ``_hnsw``).
 
-Migration from version 1 (run once, by the first process of version 2 that opens the database, in one
-transaction): ``data`` becomes ``bytea`` (the same UTF-8 bytes), the time and key columns are added (messages
-archived before the migration get the migration time as ``archived_at``, an upper bound, and no ``said_at``),
-the unique index on ``tracking_id`` (which dropped a second message carrying the same id) is replaced by one on
-``key``, and v1 messages with a tracking id get a ``legacy:`` key so that archiving them again is still
-recognised. The table is rewritten once (``ALTER COLUMN ... TYPE``); version 1 processes refuse the database
-afterwards (they check the version), so upgrade every worker together.
+A database of another schema version is refused (nothing released wrote another one, so there is nothing to
+migrate).
 
 Terms: the ``tsvector`` holds ``tokenize``'s terms, so when the tokenizer
-changes (``TOKENIZER_VERSION``; 2 added stemming) the first newer process re-indexes every message from its
+changes (``TOKENIZER_VERSION``, recorded in ``ssm_meta``) the first newer process re-indexes every message from its
 stored searchable text, once, under the same lock (other processes opening meanwhile wait up to their
-``lock_timeout``, then fail with ``StoreError`` and can retry).
+``lock_timeout``, then fail with ``ArchiveError`` and can retry).
 """
 
 from __future__ import annotations
@@ -44,12 +38,13 @@ from typing import Any
 
 from strands_semantic_memory.archives._state import STATE_FORMAT, STATE_VERSION
 from strands_semantic_memory.archives.postgres._writes import reindex_terms
-from strands_semantic_memory.errors import StateError, StoreError
+from strands_semantic_memory.errors import ArchiveError, StateError
 from strands_semantic_memory.messages._terms import TOKENIZER_VERSION
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 1
+"""The schema version this release creates and reads (see the module docstring)."""
 
 _SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtext('strands_semantic_memory_schema'))"
 
@@ -60,8 +55,7 @@ CREATE TABLE IF NOT EXISTS ssm_namespaces (
     dimension integer,
     next_index bigint NOT NULL DEFAULT 0,
     evicted_count bigint NOT NULL DEFAULT 0,
-    forgotten_count bigint NOT NULL DEFAULT 0,
-    legacy_keys boolean NOT NULL DEFAULT false
+    forgotten_count bigint NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS ssm_archive (
     namespace text NOT NULL,
@@ -88,28 +82,6 @@ CREATE INDEX IF NOT EXISTS ssm_archive_pending ON ssm_archive (namespace, idx) W
 CREATE INDEX IF NOT EXISTS ssm_archive_tsv ON ssm_archive USING gin (tsv) WITH (gin_pending_list_limit = {limit});
 """
 
-_MIGRATE_1_TO_2 = """
-ALTER TABLE ssm_archive ALTER COLUMN embedding SET STORAGE MAIN;
-ALTER TABLE ssm_archive
-    ALTER COLUMN data TYPE bytea USING convert_to(data, 'UTF8'),
-    ADD COLUMN key text,
-    ADD COLUMN archived_at double precision DEFAULT {now},
-    ADD COLUMN said_at double precision;
-ALTER TABLE ssm_archive ALTER COLUMN archived_at DROP DEFAULT;
-UPDATE ssm_archive SET key = 'legacy:' || tracking_id || ':' || encode(sha256(data), 'hex')
-    WHERE chunk = 0 AND tracking_id IS NOT NULL;
-UPDATE ssm_archive AS c SET role = m.role FROM ssm_archive AS m
-    WHERE c.chunk > 0 AND m.chunk = 0 AND m.namespace = c.namespace AND m.idx = c.idx;
-DROP INDEX IF EXISTS ssm_archive_tracking;
-CREATE UNIQUE INDEX ssm_archive_key ON ssm_archive (namespace, key) WHERE chunk = 0 AND key IS NOT NULL;
-ALTER TABLE ssm_namespaces
-    ADD COLUMN forgotten_count bigint NOT NULL DEFAULT 0,
-    ADD COLUMN legacy_keys boolean NOT NULL DEFAULT false;
-UPDATE ssm_namespaces AS n SET legacy_keys = EXISTS (
-    SELECT 1 FROM ssm_archive AS a WHERE a.namespace = n.namespace AND a.chunk = 0 AND a.key IS NOT NULL
-);
-"""
-
 
 @dataclass(frozen=True)
 class NamespaceInfo:
@@ -119,7 +91,6 @@ class NamespaceInfo:
         model_id: The embedding model bound to the namespace, if any.
         dimension: Its vector length, once known.
         live: Its number of live messages.
-        legacy_keys: Whether it holds messages archived under schema version 1 (their keys have the legacy form).
         hnsw_dimensions: Dimensions that already have an HNSW index.
         pending: Messages waiting for vectors (counted up to 100,000).
         reindexed: Whether this opening re-indexed the terms (the table then wants a VACUUM).
@@ -128,7 +99,6 @@ class NamespaceInfo:
     model_id: str | None
     dimension: int | None
     live: int
-    legacy_keys: bool
     hnsw_dimensions: frozenset[int]
     pending: int = 0
     reindexed: bool = False
@@ -169,23 +139,14 @@ def _limit_gin_pending_list(connection: Any) -> None:
         logger.info("error=<%s> | the full-text index keeps its pending-list limit", error)
 
 
-def _migrate(connection: Any, version: int) -> None:
-    if version == 1:
-        started = time.perf_counter()
-        connection.execute(_MIGRATE_1_TO_2.format(now=repr(time.time())), prepare=False)
-        elapsed = time.perf_counter() - started
-        logger.info("seconds=<%.2f> | PostgreSQL archive schema migrated from version 1 to 2", elapsed)
-        version = 2
-    connection.execute("UPDATE ssm_meta SET value = %s WHERE key = 'schema_version'", (str(version),))
+def _check_tokenizer(connection: Any) -> bool:
+    """Re-index the stored terms if the tokenizer changed since they were written (``ssm_meta.tokenizer_version``).
 
-
-def _check_tokenizer(connection: Any, *, fresh: bool) -> bool:
-    """Re-index the stored terms if the tokenizer changed since they were written.
-
-    The version is ``ssm_meta.tokenizer_version``; databases from before it was recorded used version 1.
+    Returns:
+        Whether the terms were re-indexed.
     """
     row = connection.execute("SELECT value FROM ssm_meta WHERE key = 'tokenizer_version'").fetchone()
-    stored = int(row[0]) if row is not None else (TOKENIZER_VERSION if fresh else 1)
+    stored = int(row[0]) if row is not None else TOKENIZER_VERSION
     if stored > TOKENIZER_VERSION:
         logger.warning(
             "stored=<%d>, library=<%d> | the archive's terms come from a newer tokenizer: lexical matches may be "
@@ -222,12 +183,12 @@ def bind_model(connection: Any, namespace: str, model_id: str) -> str:
 
 
 def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceInfo:
-    """Create or migrate the schema and register the namespace, in one transaction under an advisory lock.
+    """Create the schema if it is missing and register the namespace, in one transaction under an advisory lock.
 
     The multi-statement scripts run unprepared (a connection with ``prepare_threshold=0`` would refuse them).
 
-    DDL runs only when the schema is missing or older (a ``CREATE INDEX IF NOT EXISTS`` would take a table lock
-    that waits behind every writer).
+    DDL runs only when the schema is missing (a ``CREATE INDEX IF NOT EXISTS`` would take a table lock that waits
+    behind every writer).
 
     Args:
         connection: A psycopg connection (autocommit or not; the work is one transaction).
@@ -235,7 +196,7 @@ def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceI
         model_id: The model to bind the namespace to if it has none, when already known.
 
     Raises:
-        StoreError: If the database holds a newer schema version.
+        ArchiveError: If the database holds another schema version.
         EmbeddingModelMismatchError: Not here; the caller compares the returned ``model_id``.
     """
     with connection.transaction():
@@ -248,18 +209,13 @@ def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceI
             connection.execute(_CREATE.format(limit=GIN_PENDING_LIST_KB), prepare=False)
             version = str(SCHEMA_VERSION)
             connection.execute("INSERT INTO ssm_meta (key, value) VALUES ('schema_version', %s)", (version,))
-        elif int(row[0]) > SCHEMA_VERSION:
-            raise StoreError(
-                f"the database holds schema version {row[0]}, newer than this library's {SCHEMA_VERSION}: "
-                "upgrade strands-semantic-memory"
-            )
-        elif int(row[0]) < SCHEMA_VERSION:
-            _migrate(connection, int(row[0]))
-        reindexed = _check_tokenizer(connection, fresh=row is None)
+        elif row[0] != str(SCHEMA_VERSION):
+            raise ArchiveError(_other_version(row[0]))
+        reindexed = _check_tokenizer(connection)
         _limit_gin_pending_list(connection)
         connection.execute("INSERT INTO ssm_namespaces (namespace) VALUES (%s) ON CONFLICT DO NOTHING", (namespace,))
-        stored_model, dimension, live, legacy = connection.execute(
-            "SELECT model_id, dimension, next_index - evicted_count - forgotten_count, legacy_keys "
+        stored_model, dimension, live = connection.execute(
+            "SELECT model_id, dimension, next_index - evicted_count - forgotten_count "
             "FROM ssm_namespaces WHERE namespace = %s",
             (namespace,),
         ).fetchone()
@@ -274,7 +230,20 @@ def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceI
             (namespace,),
         ).fetchone()
     hnsw = frozenset(int(name.rsplit("_", 1)[1]) for (name,) in indexes if name.rsplit("_", 1)[1].isdigit())
-    return NamespaceInfo(stored_model, dimension, int(live), bool(legacy), hnsw, int(pending), reindexed)
+    return NamespaceInfo(stored_model, dimension, int(live), hnsw, int(pending), reindexed)
+
+
+def _other_version(version: str) -> str:
+    """Why a database of schema ``version`` is refused."""
+    if version.isdigit() and int(version) > SCHEMA_VERSION:
+        return (
+            f"the database holds schema version {version}, newer than this library's {SCHEMA_VERSION}: "
+            "upgrade strands-semantic-memory"
+        )
+    return (
+        f"the database holds schema version {version!r}; this library reads version {SCHEMA_VERSION} only. "
+        "Nothing was changed"
+    )
 
 
 def reference(namespace: str, model_id: str, dimension: int | None) -> dict[str, Any]:
@@ -283,7 +252,7 @@ def reference(namespace: str, model_id: str, dimension: int | None) -> dict[str,
         "format": STATE_FORMAT,
         "version": STATE_VERSION,
         "embedding": {"model_id": model_id, "dimension": dimension},
-        "store": {"kind": "pgvector", "namespace": namespace, "schema_version": SCHEMA_VERSION},
+        "archive": {"kind": "pgvector", "namespace": namespace, "schema_version": SCHEMA_VERSION},
     }
 
 
@@ -293,16 +262,17 @@ def check_reference(state: Any, namespace: str) -> None:
     Raises:
         StateError: If it is an in-process archive, references another namespace, or is malformed.
     """
-    store = state.get("store") if isinstance(state, Mapping) else None
-    if not isinstance(store, Mapping) or store.get("kind") != "pgvector":
+    reference = state.get("archive") if isinstance(state, Mapping) else None
+    if not isinstance(reference, Mapping) or reference.get("kind") != "pgvector":
         raise StateError(
             "this state holds an in-process archive; a PostgresArchive restores only states that reference a "
             "namespace (load it into an in-process SemanticMemory and archive its messages to migrate)"
         )
-    if store.get("namespace") != namespace:
+    if reference.get("namespace") != namespace:
         raise StateError(
-            f"this state references namespace {store.get('namespace')!r}, but the store is configured for {namespace!r}"
+            f"this state references namespace {reference.get('namespace')!r}, but the archive is configured for "
+            f"{namespace!r}"
         )
-    version = store.get("schema_version", 1)
-    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
-        raise StateError(f"store.schema_version must be an integer from 1 to {SCHEMA_VERSION}, got {version!r}")
+    version = reference.get("schema_version")
+    if isinstance(version, bool) or version != SCHEMA_VERSION:
+        raise StateError(f"archive.schema_version must be {SCHEMA_VERSION}, got {version!r}")

@@ -20,9 +20,9 @@ import numpy as np
 from strands_semantic_memory.archives._protocol import NewRecord
 from strands_semantic_memory.archives.postgres._connections import Connections
 from strands_semantic_memory.archives.postgres._reads import View
-from strands_semantic_memory.archives.postgres._text_search import legacy_key, storable, storable_key, tsvector_literal
+from strands_semantic_memory.archives.postgres._text_search import storable, storable_key, tsvector_literal
 from strands_semantic_memory.embeddings._base import Vectors
-from strands_semantic_memory.errors import DimensionMismatchError, StoreError
+from strands_semantic_memory.errors import ArchiveError, DimensionMismatchError
 from strands_semantic_memory.messages._codec import LEXICAL_ENTRY_BYTES, RECORD_OVERHEAD, record_nbytes
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ _REMOVED = (
 def archive(connections: Connections, namespace: str, view: View, records: Sequence[NewRecord]) -> list[int]:
     """Archive records in one transaction (``add_records``: COPY for large batches) and note what is pending."""
     with connections.write("archiving", pipeline=len(records) < COPY_FROM) as connection:
-        indices, pending = add_records(connection, namespace, records, view.legacy)
+        indices, pending = add_records(connection, namespace, records)
     if pending:
         view.saw_pending(True)
     if len(records) >= COPY_FROM:
@@ -81,7 +81,7 @@ def refresh_statistics(connections: Connections, added: int) -> None:
             ).fetchone()
             if known < 4 * added:
                 connection.execute("ANALYZE ssm_archive", prepare=False)
-    except StoreError as error:
+    except ArchiveError as error:
         logger.debug("error=<%s> | could not refresh the planner statistics", error)
     flush_lexical_pending(connections)
 
@@ -97,7 +97,7 @@ def flush_lexical_pending(connections: Connections) -> None:
     try:
         with connections.write("flushing the full-text index", pipeline=False) as connection:
             connection.execute("SELECT gin_clean_pending_list('ssm_archive_tsv'::regclass)", prepare=False)
-    except StoreError as error:
+    except ArchiveError as error:
         logger.debug("error=<%s> | could not flush the full-text index's pending list", error)
 
 
@@ -119,7 +119,7 @@ def store_vectors(connections: Connections, namespace: str, view: View, vectors:
     return updated
 
 
-def add_records(connection: Any, namespace: str, records: Sequence[NewRecord], legacy: bool) -> tuple[list[int], bool]:
+def add_records(connection: Any, namespace: str, records: Sequence[NewRecord]) -> tuple[list[int], bool]:
     """Archive records in order; a record whose key is live (or repeated in the batch) gets the existing index.
 
     Must run inside a transaction (a pipeline is fine below ``COPY_FROM`` records).
@@ -128,19 +128,12 @@ def add_records(connection: Any, namespace: str, records: Sequence[NewRecord], l
         connection: The connection.
         namespace: The namespace.
         records: The records.
-        legacy: Whether the namespace holds schema-1 messages (their keys have the legacy form).
 
     Returns:
         The index of each record, and whether any record added is waiting for vectors.
     """
     keys = [storable_key(r.key) for r in records]
     lookup = set(keys)
-    legacy_keys: dict[int, str] = {}
-    if legacy:
-        for position, record in enumerate(records):
-            if record.tracking_id:
-                legacy_keys[position] = legacy_key(record.tracking_id, record.data)
-        lookup.update(legacy_keys.values())
     locked = connection.execute(LOCK_NAMESPACE, (namespace,))
     found = connection.execute(
         "SELECT key, idx FROM ssm_archive WHERE namespace = %s AND chunk = 0 AND key = ANY(%s::text[])",
@@ -150,10 +143,8 @@ def add_records(connection: Any, namespace: str, records: Sequence[NewRecord], l
     known: dict[str, int] = {str(k): int(i) for k, i in found.fetchall()}
     indices: list[int] = []
     rows: list[tuple[Any, ...]] = []
-    for position, (record, key) in enumerate(zip(records, keys, strict=True)):
+    for record, key in zip(records, keys, strict=True):
         existing = known.get(key)
-        if existing is None and position in legacy_keys:
-            existing = known.get(legacy_keys[position])
         if existing is not None:
             indices.append(existing)
             continue

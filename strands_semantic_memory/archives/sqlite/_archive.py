@@ -9,7 +9,7 @@ centroids and each vector's list). Each change writes only the rows it concerns,
 Strands session stays as cheap with 100k archived messages as with none: the session state holds only a reference
 to the file (``export_state``).
 
-The file's layout and its migrations: ``_schema``; what opening reads: ``_loading``.
+The file's layout: ``_schema``; what opening reads: ``_loading``.
 
 Durability: WAL journal, ``synchronous=NORMAL`` by default. A commit has written its pages to the WAL file before
 it returns, so a process killed at any point (``kill -9``) loses nothing that was committed, and the file is always
@@ -18,7 +18,7 @@ last commits; ``synchronous="FULL"`` closes that window with an fsync per commit
 12 ms at p90 per commit on the 2-core test machine (a turn commits two or three times), against 0.01 ms.
 
 One process owns the file: it is opened in SQLite's exclusive locking mode, so a second process (or a second
-``SqliteArchive`` on the same path) fails to open it with ``StoreError``
+``SqliteArchive`` on the same path) fails to open it with ``ArchiveError``
 instead of writing behind the first one's in-memory indexes.
 """
 
@@ -32,19 +32,19 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from strands_semantic_memory.archives._protocol import NewRecord, StoredRecord, StoreStats
+from strands_semantic_memory.archives._protocol import ArchiveStats, NewRecord, StoredRecord
 from strands_semantic_memory.archives._state import STATE_FORMAT, STATE_VERSION, SavedArchive, load_state
 from strands_semantic_memory.archives.in_process._archive import InMemoryArchive
 from strands_semantic_memory.archives.in_process._columns import columns_of_saved
 from strands_semantic_memory.archives.in_process._records import TextOf, default_text_of
 from strands_semantic_memory.archives.in_process.faiss._approximate import ApproximateIndex
 from strands_semantic_memory.archives.sqlite import _writes as writes
-from strands_semantic_memory.archives.sqlite._file import STORE_KIND, ArchiveFile, referenced_path
+from strands_semantic_memory.archives.sqlite._file import ARCHIVE_KIND, ArchiveFile, referenced_path
 from strands_semantic_memory.archives.sqlite._loading import open_memory, readable_message
 from strands_semantic_memory.archives.sqlite._reads import InProcessReads
 from strands_semantic_memory.archives.sqlite._schema import SCHEMA_VERSION, set_meta
 from strands_semantic_memory.embeddings._base import Vectors
-from strands_semantic_memory.errors import ConfigurationError, EmbeddingModelMismatchError, StateError, StoreError
+from strands_semantic_memory.errors import ArchiveError, ConfigurationError, EmbeddingModelMismatchError, StateError
 from strands_semantic_memory.messages._codec import vector_id
 from strands_semantic_memory.messages._terms import count_terms
 
@@ -59,7 +59,7 @@ class SqliteArchive(InProcessReads):
     Writes go to the in-process archive, which decides (indices, duplicates, what the limits evict), and are then
     committed to the file in one transaction: only the rows that changed. If the commit fails, the in-process
     archive is rebuilt from the file (as at open), so a failed call changes nothing and raises
-    ``StoreError``. The in-process archive decides rather than SQL because it
+    ``ArchiveError``. The in-process archive decides rather than SQL because it
     owns the rules (idempotency keys, the byte accounting of the limits): the file records exactly what it decided.
     Reads are answered by the in-process archive (``InProcessReads``).
 
@@ -90,7 +90,7 @@ class SqliteArchive(InProcessReads):
 
         Raises:
             ConfigurationError: If ``synchronous`` or ``timeout`` is invalid.
-            StoreError: If the file cannot be opened, is not an archive, is newer than this release, or is open in
+            ArchiveError: If the file cannot be opened, is not an archive, is newer than this release, or is open in
                 another process.
         """
         mode = str(synchronous).upper()
@@ -140,7 +140,7 @@ class SqliteArchive(InProcessReads):
     def damaged_rows(self) -> dict[int, str]:
         """Rows of the file that cannot be read, left out of searches and reads: ``{index: what is wrong}``.
 
-        They stay in the file as they are (restore them from a backup); reading one alone raises ``StoreError``.
+        They stay in the file as they are (restore them from a backup); reading one alone raises ``ArchiveError``.
         """
         return dict(self._damaged)
 
@@ -181,7 +181,7 @@ class SqliteArchive(InProcessReads):
 
         Raises:
             EmbeddingModelMismatchError: If the file holds vectors of another model.
-            StoreError: If the file cannot be written.
+            ArchiveError: If the file cannot be written.
         """
         with self._lock:
             if self._model_id == model_id:
@@ -227,7 +227,7 @@ class SqliteArchive(InProcessReads):
 
             def persist(connection: sqlite3.Connection, updated: int) -> None:
                 if updated != len(waiting):
-                    raise StoreError(
+                    raise ArchiveError(
                         f"the in-process archive updated {updated} messages where the file has {len(waiting)} pending"
                     )
                 connection.executemany(writes.INSERT_VECTORS, [(i, len(a), a.tobytes()) for i, a in arrays.items()])
@@ -292,7 +292,7 @@ class SqliteArchive(InProcessReads):
         remembers those that decoded.
 
         Raises:
-            StoreError: If every row found is damaged (the message names the file and the row).
+            ArchiveError: If every row found is damaged (the message names the file and the row).
         """
         with self._lock:
             found = self._memory.get(indices)
@@ -311,13 +311,13 @@ class SqliteArchive(InProcessReads):
                 damaged = sorted({int(i) for i in indices if i in self._damaged})
                 if damaged:
                     index = damaged[0]
-                    raise StoreError(
+                    raise ArchiveError(
                         f"the archive file '{self._path}' has a damaged row {index}: {self._damaged[index]}. The "
                         "rest of the archive is readable; restore this row from a backup or forget it"
                     )
             return found
 
-    def stats(self) -> StoreStats:
+    def stats(self) -> ArchiveStats:
         """Counts and bytes (of the in-process indexes; the file is about the size of the messages and vectors)."""
         stats = self._memory.stats()
         if stats.dimension is None and self._dimension is not None:
@@ -332,7 +332,7 @@ class SqliteArchive(InProcessReads):
             "format": STATE_FORMAT,
             "version": STATE_VERSION,
             "embedding": {"model_id": model_id, "dimension": self.dimension},
-            "store": {"kind": STORE_KIND, "path": self._path, "schema_version": SCHEMA_VERSION},
+            "archive": {"kind": ARCHIVE_KIND, "path": self._path, "schema_version": SCHEMA_VERSION},
         }
 
     def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
@@ -352,7 +352,7 @@ class SqliteArchive(InProcessReads):
         Raises:
             StateError: If the state is invalid, references another file or another kind of store, or would
                 replace messages the file holds.
-            StoreError: If the file cannot be read or written.
+            ArchiveError: If the file cannot be read or written.
         """
         path = referenced_path(state)
         if path is None:
@@ -422,4 +422,4 @@ class SqliteArchive(InProcessReads):
         logger.info("path=<%s>, messages=<%d> | in-process archive state imported into the file", self._path, len(self))
 
 
-__all__ = ["STORE_KIND", "SqliteArchive"]
+__all__ = ["ARCHIVE_KIND", "SqliteArchive"]

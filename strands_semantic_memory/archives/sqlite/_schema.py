@@ -1,6 +1,6 @@
-"""The archive file's layout, opening it, and migrating files of older releases.
+"""The archive file's layout and opening it.
 
-Layout (schema version 3)::
+Layout (schema version 1)::
 
     ssm_meta(key TEXT PRIMARY KEY, value)   format, schema_version, model_id, dimension,
                                             next_index, evicted_count, forgotten_count,
@@ -13,16 +13,16 @@ Layout (schema version 3)::
                  has_text INTEGER,          1 when it has text to embed
                  terms BLOB,                its distinct BM25 terms, UTF-8, separated by spaces
                  term_counts BLOB,          each term's count, little-endian uint32
-                 tokenizer INTEGER)         the TOKENIZER_VERSION that produced them (NULL: not yet)
+                 tokenizer INTEGER)         the TOKENIZER_VERSION that produced them
     ssm_vectors(idx INTEGER PRIMARY KEY,    present once the message is embedded (count may be 0)
                 count INTEGER, data BLOB)   count x dimension little-endian float32
     ssm_lists(idx INTEGER PRIMARY KEY,      while ivf_centroids is present, for each message with vectors:
               lists BLOB)                   the inverted list of each of its vectors, little-endian int32
 
-A message is pending (waiting for its vectors) while it has text and no ``ssm_vectors`` row. Version 1 had no
-term columns: opening such a file adds them (its messages are tokenized once, at that open, and written back).
-Version 2 had no stored training of the approximate index (``ivf_centroids``, ``ssm_lists``): the first open above
-the threshold trains it and writes it, later opens rebuild the index from it without training.
+A message is pending (waiting for its vectors) while it has text and no ``ssm_vectors`` row. A file of another
+schema version is refused (nothing released wrote another one, so there is nothing to migrate). Terms written by
+another ``TOKENIZER_VERSION`` are tokenized again at open and written back (``_loading``), so a later change of
+the tokenizer needs no new schema.
 """
 
 from __future__ import annotations
@@ -32,17 +32,17 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from strands_semantic_memory.errors import StoreError
+from strands_semantic_memory.errors import ArchiveError
 
-SCHEMA_VERSION = 3
-"""Version of the file layout written by this release (see the module docstring)."""
+SCHEMA_VERSION = 1
+"""Version of the file layout this release writes and reads (see the module docstring)."""
 
 FILE_FORMAT = "strands-semantic-memory/sqlite-archive"
 """The ``format`` value in ``ssm_meta`` that marks a file as ours."""
 
 _TABLES = """
-CREATE TABLE IF NOT EXISTS ssm_meta (key TEXT PRIMARY KEY, value);
-CREATE TABLE IF NOT EXISTS ssm_messages (
+CREATE TABLE ssm_meta (key TEXT PRIMARY KEY, value);
+CREATE TABLE ssm_messages (
     idx INTEGER PRIMARY KEY,
     data BLOB NOT NULL,
     role TEXT NOT NULL,
@@ -54,25 +54,16 @@ CREATE TABLE IF NOT EXISTS ssm_messages (
     term_counts BLOB,
     tokenizer INTEGER
 );
-CREATE TABLE IF NOT EXISTS ssm_vectors (
+CREATE TABLE ssm_vectors (
     idx INTEGER PRIMARY KEY,
     count INTEGER NOT NULL,
     data BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS ssm_lists (
+CREATE TABLE ssm_lists (
     idx INTEGER PRIMARY KEY,
     lists BLOB NOT NULL
 );
 """
-
-_MIGRATIONS = {
-    1: [  # 1 -> 2: persisted terms, so opening does not tokenize every message
-        "ALTER TABLE ssm_messages ADD COLUMN terms BLOB",
-        "ALTER TABLE ssm_messages ADD COLUMN term_counts BLOB",
-        "ALTER TABLE ssm_messages ADD COLUMN tokenizer INTEGER",
-    ],
-    2: [],  # 2 -> 3: the ssm_lists table (created above) and ivf_centroids, written at the next open
-}
 
 
 def set_meta(connection: sqlite3.Connection, values: Mapping[str, Any]) -> None:
@@ -83,15 +74,15 @@ def set_meta(connection: sqlite3.Connection, values: Mapping[str, Any]) -> None:
     )
 
 
-_REQUIRED_TABLES = {1: ("ssm_meta", "ssm_messages", "ssm_vectors"), 3: ("ssm_lists",)}
-"""The tables an archive of each schema version has (from that version on)."""
+_REQUIRED_TABLES = ("ssm_meta", "ssm_messages", "ssm_vectors", "ssm_lists")
+"""The tables of an archive file."""
 
 
 def _inspect(connection: sqlite3.Connection, path: str) -> dict[str, Any] | None:
     """Read what the file is, writing nothing: None for a file without tables (a new archive), else its meta.
 
     Raises:
-        StoreError: If the file is a database but not an archive, is newer than this release, or is an archive
+        ArchiveError: If the file is a database but not an archive, has another schema version, or is an archive
             missing one of its tables.
     """
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -99,19 +90,21 @@ def _inspect(connection: sqlite3.Connection, path: str) -> dict[str, Any] | None
         return None
     meta = dict(connection.execute("SELECT key, value FROM ssm_meta").fetchall()) if "ssm_meta" in tables else {}
     if meta.get("format") != FILE_FORMAT:
-        raise StoreError(f"'{path}' is an SQLite database but not a strands-semantic-memory archive")
+        raise ArchiveError(f"'{path}' is an SQLite database but not a strands-semantic-memory archive")
     version = meta.get("schema_version")
-    if not isinstance(version, int) or version < 1:
-        raise StoreError(f"the archive file '{path}' has an invalid schema version: {version!r}")
-    if version > SCHEMA_VERSION:
-        raise StoreError(
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise ArchiveError(
             f"the archive file '{path}' has schema version {version!r}, newer than this release's "
             f"{SCHEMA_VERSION}: upgrade strands-semantic-memory"
         )
-    required = [t for since, names in _REQUIRED_TABLES.items() if version >= since for t in names]
-    missing = [t for t in required if t not in tables]
+    if version != SCHEMA_VERSION:
+        raise ArchiveError(
+            f"the archive file '{path}' has schema version {version!r}; this release reads version {SCHEMA_VERSION} "
+            "only. It was left as it is"
+        )
+    missing = [t for t in _REQUIRED_TABLES if t not in tables]
     if missing:
-        raise StoreError(
+        raise ArchiveError(
             f"the archive file '{path}' is damaged: it has no {', '.join(missing)} table; it was left as it is "
             "(restore it from a backup)"
         )
@@ -119,52 +112,42 @@ def _inspect(connection: sqlite3.Connection, path: str) -> dict[str, Any] | None
 
 
 def _prepare(connection: sqlite3.Connection, meta: dict[str, Any] | None) -> None:
-    """Create the tables of a new file, or migrate an archive checked by ``_inspect`` (inside a transaction)."""
-    if meta is None:
-        for statement in _TABLES.split(";"):
-            if statement.strip():
-                connection.execute(statement)
-        set_meta(
-            connection,
-            {
-                "format": FILE_FORMAT,
-                "schema_version": SCHEMA_VERSION,
-                "next_index": 0,
-                "evicted_count": 0,
-                "forgotten_count": 0,
-            },
-        )
+    """Create the tables of a new file (inside a transaction); an archive checked by ``_inspect`` is left as it is."""
+    if meta is not None:
         return
-    version = int(meta["schema_version"])
-    if version < SCHEMA_VERSION:
-        for statement in _TABLES.split(";"):  # tables added since: created empty
-            if statement.strip():
-                connection.execute(statement)
-    while version < SCHEMA_VERSION:
-        for statement in _MIGRATIONS[version]:
+    for statement in _TABLES.split(";"):
+        if statement.strip():
             connection.execute(statement)
-        version += 1
-        set_meta(connection, {"schema_version": version})
+    set_meta(
+        connection,
+        {
+            "format": FILE_FORMAT,
+            "schema_version": SCHEMA_VERSION,
+            "next_index": 0,
+            "evicted_count": 0,
+            "forgotten_count": 0,
+        },
+    )
 
 
 def connect(path: str, synchronous: str, timeout: float) -> sqlite3.Connection:
-    """Open the archive file exclusively, creating or migrating its tables.
+    """Open the archive file exclusively, creating its tables if it is new.
 
     Raises:
-        StoreError: If the file cannot be opened, is not an archive, is newer than this release, or is open in
+        ArchiveError: If the file cannot be opened, is not an archive, has another schema version, or is open in
             another process.
     """
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         connection = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     except (OSError, sqlite3.Error) as error:
-        raise StoreError(f"cannot open the archive file '{path}': {error}") from error
+        raise ArchiveError(f"cannot open the archive file '{path}': {error}") from error
     try:
         connection.execute("PRAGMA locking_mode=EXCLUSIVE")  # one owner: its in-memory indexes are the truth
         meta = _inspect(connection, path)  # before anything is written: a file that is not ours stays as it is
         mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
-            raise StoreError(f"the archive file '{path}' cannot use a WAL journal (got {mode!r})")
+            raise ArchiveError(f"the archive file '{path}' cannot use a WAL journal (got {mode!r})")
         connection.execute(f"PRAGMA synchronous={synchronous}")
         connection.execute("BEGIN IMMEDIATE")  # takes the exclusive lock now, not at the first write
         try:
@@ -176,13 +159,13 @@ def connect(path: str, synchronous: str, timeout: float) -> sqlite3.Connection:
     except sqlite3.OperationalError as error:
         connection.close()
         if "locked" in str(error) or "busy" in str(error):
-            raise StoreError(
+            raise ArchiveError(
                 f"the archive file '{path}' is open in another process (or another SqliteArchive): {error}"
             ) from error
-        raise StoreError(f"cannot open the archive file '{path}': {error}") from error
+        raise ArchiveError(f"cannot open the archive file '{path}': {error}") from error
     except sqlite3.Error as error:
         connection.close()
-        raise StoreError(f"cannot open the archive file '{path}': {error}") from error
+        raise ArchiveError(f"cannot open the archive file '{path}': {error}") from error
     except BaseException:
         connection.close()
         raise

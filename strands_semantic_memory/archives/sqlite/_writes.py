@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from strands_semantic_memory.archives._protocol import NewRecord, StoreStats
+from strands_semantic_memory.archives._protocol import ArchiveStats, NewRecord
 from strands_semantic_memory.archives._state import SavedArchive
 from strands_semantic_memory.archives.in_process._records import TextOf
 from strands_semantic_memory.archives.in_process.faiss._approximate import ApproximateIndex
@@ -32,7 +32,7 @@ CENTROIDS = "ivf_centroids"
 """The ``ssm_meta`` key of the approximate index's stored training (see ``_schema``)."""
 
 
-def counters(stats: StoreStats) -> dict[str, int]:
+def counters(stats: ArchiveStats) -> dict[str, int]:
     """The ``ssm_meta`` counters of an archive with these stats."""
     return {
         "next_index": stats.archived_total,

@@ -11,7 +11,7 @@ from tests.support.archives import new_namespace
 
 
 @pytest.fixture
-def make_store(pg_uri):
+def make_archive(pg_uri):
     """PostgresArchive factory (fresh namespace unless given); every store is closed afterwards."""
     stores = []
 

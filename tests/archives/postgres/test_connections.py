@@ -8,7 +8,7 @@ import pytest
 
 from strands_semantic_memory import SemanticMemory, SemanticSummarizingConversationManager
 from strands_semantic_memory.archives.postgres import PostgresArchive
-from strands_semantic_memory.errors import StoreError
+from strands_semantic_memory.errors import ArchiveError
 from tests.support.archives import new_namespace
 from tests.support.conversations import PLANTED_TURN, TOPIC_TURNS, make_agent, text_message
 from tests.support.postgres import make_record
@@ -29,9 +29,9 @@ def wait_for_lock_waiter(uri, namespace, seconds=20.0):
     raise AssertionError(f"no writer of {namespace} ever waited for the lock")
 
 
-def test_a_blocked_writer_fails_after_lock_timeout_while_a_search_returns(make_store, pg_uri):
+def test_a_blocked_writer_fails_after_lock_timeout_while_a_search_returns(make_archive, pg_uri):
     """A writer waits at most lock_timeout, commits nothing, and never blocks searches."""
-    store = make_store(lock_timeout=4.0)
+    store = make_archive(lock_timeout=4.0)
     store.add([make_record("first message about the harbour")])
     blocker = psycopg.connect(pg_uri)
     blocker.execute("SELECT 1 FROM ssm_namespaces WHERE namespace = %s FOR UPDATE", (store.namespace,))
@@ -40,7 +40,7 @@ def test_a_blocked_writer_fails_after_lock_timeout_while_a_search_returns(make_s
     def write():
         try:
             outcome["indices"] = store.add([make_record("blocked message")])
-        except StoreError as error:
+        except ArchiveError as error:
             outcome["error"] = error
 
     writer = threading.Thread(target=write)
@@ -60,18 +60,18 @@ def test_a_blocked_writer_fails_after_lock_timeout_while_a_search_returns(make_s
     assert store.add([make_record("after the lock")]) == [1], "no index was consumed by the failed call"
 
 
-def test_reads_are_bounded_too_and_timeouts_are_set_on_every_connection(make_store, pg_uri):
+def test_reads_are_bounded_too_and_timeouts_are_set_on_every_connection(make_archive, pg_uri):
     connection = psycopg.connect(pg_uri, autocommit=True)
-    store = make_store(connection=connection, lock_timeout=0.3, statement_timeout=7.5)
+    store = make_archive(connection=connection, lock_timeout=0.3, statement_timeout=7.5)
     assert not store.thread_safe, "a single given connection serializes calls"
     store.add([make_record("x")])
     assert connection.execute("SHOW lock_timeout").fetchone() == ("300ms",)
     assert connection.execute("SHOW statement_timeout").fetchone() == ("7500ms",)
     assert connection.execute("SHOW jit").fetchone() == ("off",), "no JIT compilation of millisecond statements"
-    pooled = make_store(namespace=store.namespace, lock_timeout=0.3)
+    pooled = make_archive(namespace=store.namespace, lock_timeout=0.3)
     with psycopg.connect(pg_uri) as blocker:
         blocker.execute("LOCK TABLE ssm_archive IN ACCESS EXCLUSIVE MODE")
-        with pytest.raises(StoreError, match="lock_timeout"):
+        with pytest.raises(ArchiveError, match="lock_timeout"):
             pooled.candidates(None, "x", 0, 5)
         blocker.rollback()
     assert list(pooled.candidates(None, "x", 0, 5).lexical) == [0]
@@ -85,13 +85,13 @@ def unreachable_store() -> PostgresArchive:
 
 def test_unreachable_database_is_a_clear_error_and_the_conversation_keeps_its_messages(embedder):
     memory = SemanticMemory(embedder=embedder, archive=unreachable_store())
-    with pytest.raises(StoreError, match="cannot connect to PostgreSQL"):
+    with pytest.raises(ArchiveError, match="cannot connect to PostgreSQL"):
         memory.add([text_message("user", "kept")])
     manager = SemanticSummarizingConversationManager(
         embedder=embedder, archive=unreachable_store(), preserve_recent_messages=4
     )
     agent = make_agent(ScriptedModel(max_input_chars=1200), manager)
-    with pytest.raises(StoreError):
+    with pytest.raises(ArchiveError):
         for turn in [PLANTED_TURN, *TOPIC_TURNS]:
             agent(turn)
     assert agent.messages[0]["content"][0]["text"] == PLANTED_TURN, "nothing left the conversation"

@@ -24,11 +24,11 @@ def test_namespaces_are_isolated(pg_uri, embedder):
     assert b.get_memory_usage_stats()["evicted_count"] == 0
 
 
-def test_a_namespace_bound_to_another_model_is_refused(make_store):
-    store = make_store()
+def test_a_namespace_bound_to_another_model_is_refused(make_archive):
+    store = make_archive()
     store.bind("model-a")
     store.add([make_record("x")])
-    other = make_store(namespace=store.namespace)
+    other = make_archive(namespace=store.namespace)
     other.bind("model-b")
     with pytest.raises(EmbeddingModelMismatchError):
         len(other)

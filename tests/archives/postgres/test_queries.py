@@ -60,9 +60,9 @@ def test_the_sql_picks_the_strongest_candidates_as_the_python_formula_does(
     assert total, "the question finds candidates"
 
 
-def test_search_filters_by_role_and_time_in_sql(make_store, embedder):
+def test_search_filters_by_role_and_time_in_sql(make_archive, embedder):
     """Role and time filters apply to the dense and the lexical side, matching the oracle."""
-    store = make_store()
+    store = make_archive()
     texts = [f"project update number {i}: the deployment went fine" for i in range(40)]
     records = [
         make_record(
@@ -93,8 +93,8 @@ def test_search_filters_by_role_and_time_in_sql(make_store, embedder):
     assert len(unfiltered.dense) == 5 and len(unfiltered.lexical) == 5
 
 
-def test_candidates_match_an_independent_numpy_search(make_store, embedder):
-    store = make_store()
+def test_candidates_match_an_independent_numpy_search(make_archive, embedder):
+    store = make_archive()
     messages = distractor_conversation(120)
     texts = [m["content"][0]["text"] for m in messages]
     store.add([make_record(t) for t in texts])
@@ -126,10 +126,10 @@ def lexical_side(uri, namespace, query, lexical_k, budget):
     return {int(i): s for kind, i, s in rows if kind == LEXICAL}
 
 
-def test_frequent_terms_are_ranked_only_when_the_selective_ones_match_too_few(make_store, fresh_database):
+def test_frequent_terms_are_ranked_only_when_the_selective_ones_match_too_few(make_archive, fresh_database):
     """Over the scan budget, messages matching only the query's frequent terms are not ranked (unless
     needed to fill the list); the scores of those ranked are the whole query's."""
-    store = make_store(fresh_database)
+    store = make_archive(fresh_database)
     texts = [f"the weather report number {i}" for i in range(400)]  # "weather" and "report": frequent
     texts[50] = "the weather report mentions the lighthouse keeper"
     texts[120] = "a lighthouse keeper wrote the weather report, the weather report again"
@@ -151,14 +151,16 @@ def test_frequent_terms_are_ranked_only_when_the_selective_ones_match_too_few(ma
 
 @pytest.mark.parametrize("search_filter", [None, SearchFilter(roles=frozenset({"user"}))])
 @pytest.mark.parametrize("radius", [1, 3])
-def test_the_neighbourhoods_answered_are_every_covered_index_read_directly(make_store, embedder, search_filter, radius):
+def test_the_neighbourhoods_answered_are_every_covered_index_read_directly(
+    make_archive, embedder, search_filter, radius
+):
     """``context``: each covered index that is not a candidate, live as the filter says, with its best chunk.
 
     The namespace has what the neighbourhood scan must get right: overlapping neighbourhoods (many leading
     candidates, ``radius`` up to 3), the start of the archive (no negative index), a message of two chunks, one
     still waiting for its vector (live, no similarity), a forgotten one (neither), and roles for the filter.
     """
-    store = make_store()
+    store = make_archive()
     texts = [m["content"][0]["text"] for m in distractor_conversation(60)]
     store.add([make_record(t, role="user" if i % 3 else "assistant") for i, t in enumerate(texts)])
     vectors = {i: v[None] for i, v in enumerate(embedder.embed_documents(texts))}

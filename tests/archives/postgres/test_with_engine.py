@@ -163,7 +163,7 @@ def test_manager_state_only_references_the_namespace_and_a_new_worker_picks_it_u
     for turn in [PLANTED_TURN, *TOPIC_TURNS]:
         agent(turn)
     state = json.loads(manager.get_state()["semantic_memory"])
-    assert state["store"] == {"kind": "pgvector", "namespace": namespace, "schema_version": SCHEMA_VERSION}
+    assert state["archive"] == {"kind": "pgvector", "namespace": namespace, "schema_version": SCHEMA_VERSION}
     assert "records" not in state and "vectors" not in state
     model = ScriptedModel(max_input_chars=1600)
     worker = SemanticSummarizingConversationManager(
