@@ -21,6 +21,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from strands_semantic_memory import __version__
 from strands_semantic_memory.cli._doctor import run_checks
 from strands_semantic_memory.cli._opening import (
     ArchiveOptions,
@@ -180,7 +181,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
 
 @click.group(context_settings=CONTEXT)
-@click.version_option(package_name="strands-semantic-memory", prog_name=COMMAND)
+@click.version_option(__version__, prog_name=COMMAND)
 @debug_option
 def cli() -> None:
     """Inspect and operate strands-semantic-memory archives: an SQLite file or a PostgreSQL user.
@@ -223,7 +224,7 @@ def stats(where: ArchiveOptions, as_json: bool) -> None:
         figures = memory.stats().as_dict()
         user = _user(memory)
     if as_json:
-        echo_json({"archive": where.describe(), "user_id": user, **figures})
+        echo_json({"location": where.describe(), "user_id": user, **figures})
         return
     table = Table(title=f"{where.describe()}", show_header=False, title_justify="left")
     table.add_column("", style="bold")
