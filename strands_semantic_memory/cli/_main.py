@@ -2,13 +2,15 @@
 
 Exit codes (``EXIT_CODES``): 0 done; 1 the operation failed (the archive cannot be opened, a line cannot be read,
 the doctor found a problem, ...); 2 the command line is wrong (click's usage errors); 3 not confirmed, or refused
-(an existing output file); 130 interrupted (Ctrl-C). With ``--debug`` a failure prints its traceback too, and
+(an existing output file); 130 interrupted (Ctrl-C). A reader that goes away (``export | head``) ends the command
+quietly with 1. With ``--debug`` a failure prints its traceback too, and
 the library logs at debug level.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -79,6 +81,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         return _fail("not confirmed", error, 3)
     except KeyboardInterrupt as error:
         return _fail("interrupted", error, 130)
+    except BrokenPipeError:  # the reader went away (export | head): nothing to say, and nothing more to write
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except CommandError as error:
         return _fail(_one_line(error), error, error.exit_code)
     except EmbeddingModelMismatchError as error:

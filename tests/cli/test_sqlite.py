@@ -294,3 +294,18 @@ def test_long_operations_draw_a_progress_bar_on_a_terminal_and_nothing_otherwise
     assert "importing" in resumed.stderr and size in resumed.stderr
     exported = run_cli("export", "--archive", target, "-o", tmp_path / "out.jsonl", env=terminal)
     assert "exporting" in exported.stderr and "120/120" in exported.stderr
+
+
+def test_a_reader_that_goes_away_ends_an_export_quietly(archive):
+    """``export | head``: the pipe's reader is gone; no traceback, no error line, exit code 1."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "strands_semantic_memory", "export", "--archive", str(archive)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PYTHONPATH": str(ROOT), "PATH": ""},
+    )
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()  # before the child writes anything
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 1
+    assert stderr == ""
