@@ -485,7 +485,12 @@ def forget(
         if everything:
             _forget_all(memory, yes, as_json)
             return
-        wanted = set(indices).union(*(range(low, high + 1) for low, high in ranges))
+        figures = memory.stats()
+        oldest, newest = figures.oldest_index, figures.newest_index
+        wanted: set[int] = set()
+        if oldest is not None and newest is not None:  # a range reads only the live span, however wide it is
+            wanted.update(i for i in indices if oldest <= i <= newest)
+            wanted.update(*(range(max(low, oldest), min(high, newest) + 1) for low, high in ranges))
         targets = set(memory.archive.get(sorted(wanted))) if wanted else set()
         if query is not None:
             targets.update(memory.find_text(query))
