@@ -5,12 +5,13 @@ Layout of version 1 (the only version: nothing released wrote another, so there 
     {
       "format": "strands-semantic-memory/archive",
       "version": 1,
+      "user_id": "alice",           # whose memory it is (null: a user not named)
       "embedding": {"model_id": "sentence-transformers/all-MiniLM-L6-v2", "dimension": 384},
       "next_index": 812,            # the index the next archived message gets
       "evicted_count": 12,          # messages evicted by the limits so far
       "forgotten_count": 1,         # messages deleted on request (their indices are simply absent)
       "records": [{"index": 12, "message": {...}, "vectors": 1, "pending": false,
-                   "archived_at": 1763884800.0, "said_at": null}, ...],
+                   "archived_at": 1763884800.0, "said_at": null, "session_id": "s-1"}, ...],
       "vectors": {"dtype": "<f4", "ids": "<base64 little-endian int64>", "data": "<base64 little-endian float32>"},
       "options": {"top_k": 3, ...}  # the engine's MemoryOptions, restored unless overridden
     }
@@ -35,9 +36,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from strands_semantic_memory.errors import (
-    StateError,
-)
+from strands_semantic_memory._validation import MAX_IDENTIFIER_CHARS, check_identifier
+from strands_semantic_memory.errors import ConfigurationError, StateError
 from strands_semantic_memory.messages._codec import MAX_CHUNKS, MAX_INDEX, encode_json
 
 STATE_FORMAT = "strands-semantic-memory/archive"
@@ -92,7 +92,7 @@ def check_holes(next_index: int, first: int | None, held: int) -> None:
 
 @dataclass
 class SavedRecord:
-    """One record as saved: its index, message JSON, vector count, pending flag and times."""
+    """One record as saved: its index, message JSON, vector count, pending flag, times and session."""
 
     index: int
     data: bytes
@@ -100,6 +100,7 @@ class SavedRecord:
     pending: bool
     archived_at: float = 0.0
     said_at: float | None = None
+    session_id: str | None = None
 
 
 @dataclass
@@ -112,6 +113,7 @@ class SavedArchive:
     evicted_count: int
     records: list[SavedRecord] = field(default_factory=list)
     forgotten_count: int = 0
+    user_id: str | None = None
     vector_ids: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     vectors: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
@@ -132,6 +134,7 @@ def dump_state(archive: SavedArchive) -> dict[str, Any]:
     return {
         "format": STATE_FORMAT,
         "version": STATE_VERSION,
+        "user_id": archive.user_id,
         "embedding": {"model_id": archive.model_id, "dimension": archive.dimension},
         "next_index": archive.next_index,
         "evicted_count": archive.evicted_count,
@@ -144,6 +147,7 @@ def dump_state(archive: SavedArchive) -> dict[str, Any]:
                 "pending": r.pending,
                 "archived_at": r.archived_at,
                 "said_at": r.said_at,
+                "session_id": r.session_id,
             }
             for r in archive.records
         ],
@@ -196,7 +200,7 @@ def _plain_record(raw: Any, previous: int, next_index: int) -> SavedRecord | Non
     if type(raw) is not dict:
         return None
     index, message, vectors, pending = raw.get("index"), raw.get("message"), raw.get("vectors"), raw.get("pending")
-    archived_at, said_at = raw.get("archived_at"), raw.get("said_at")
+    archived_at, said_at, session_id = raw.get("archived_at"), raw.get("said_at"), raw.get("session_id")
     if (
         type(index) is int
         and previous < index < next_index
@@ -209,8 +213,10 @@ def _plain_record(raw: Any, previous: int, next_index: int) -> SavedRecord | Non
         and type(archived_at) is float
         and math.isfinite(archived_at)
         and (said_at is None or (type(said_at) is float and math.isfinite(said_at)))
+        and (session_id is None or (type(session_id) is str and 0 < len(session_id) <= MAX_IDENTIFIER_CHARS))
+        and (session_id is None or session_id.isprintable())
     ):
-        return SavedRecord(index, encode_json(message), vectors, pending, archived_at, said_at)
+        return SavedRecord(index, encode_json(message), vectors, pending, archived_at, said_at, session_id)
     return None
 
 
@@ -243,7 +249,20 @@ def _record(raw: Any, position: int, previous: int, next_index: int) -> SavedRec
         pending=pending,
         archived_at=archived_at,
         said_at=said_at,
+        session_id=_identifier(raw, "session_id", where),
     )
+
+
+def _identifier(raw: Mapping[str, Any], key: str, where: str) -> str | None:
+    """A user or session id of the state (absent or null: None).
+
+    Raises:
+        StateError: If it is not an id (see ``check_identifier``).
+    """
+    try:
+        return check_identifier(f"saved state field '{where}{key}'", raw.get(key))
+    except ConfigurationError as error:
+        raise StateError(str(error)) from None
 
 
 def _refuse_reference(reference: Any) -> None:
@@ -258,8 +277,7 @@ def _refuse_reference(reference: Any) -> None:
     if kind == "sqlite":
         where = f"the archive file {reference.get('path')!r}: build the memory with archive_path= that file"
     elif kind == "pgvector":
-        name = reference.get("namespace")
-        where = f"the PostgreSQL namespace {name!r}: build the memory with a PostgresArchive on it"
+        where = f"PostgreSQL user {reference.get('user_id')!r}: build the memory with a PostgresArchive for that user"
     else:
         where = f"a {kind!r} archive"
     raise StateError(f"this state holds no messages, it references {where}; this archive is in process")
@@ -293,6 +311,7 @@ def _load_state(state: Any) -> SavedArchive:
     if version != STATE_VERSION or isinstance(version, bool):
         raise StateError(f"unsupported archive state version {version!r}; this release reads version {STATE_VERSION}")
     _refuse_reference(state.get("archive"))
+    user_id = _identifier(state, "user_id", "")
     embedding = _require(state, "embedding", Mapping, "")
     model_id = _require(embedding, "model_id", str, "embedding.")
     dimension = embedding.get("dimension")
@@ -346,4 +365,23 @@ def _load_state(state: Any) -> SavedArchive:
         forgotten_count=forgotten_count,
         vector_ids=ids,
         vectors=matrix,
+        user_id=user_id,
     )
+
+
+def check_user(saved_user: str | None, user_id: str | None, where: str) -> None:
+    """Refuse a saved archive of another named user.
+
+    Args:
+        saved_user: The user the state was saved for.
+        user_id: The user of the archive it would be restored into.
+        where: The archive, for the message.
+
+    Raises:
+        StateError: If both are named and differ.
+    """
+    if saved_user is not None and user_id is not None and saved_user != user_id:
+        raise StateError(
+            f"this state was saved for user {saved_user!r}, but {where} is user {user_id!r}'s: a memory is one "
+            "user's, and one user's messages are never restored into another's"
+        )

@@ -165,11 +165,9 @@ def opened(where: ArchiveOptions, *, create: bool = False) -> Iterator[SemanticM
         memory.close()
 
 
-def _user(memory: SemanticMemory) -> str | None:
-    user = getattr(memory, "user_id", None)
-    if user is None:
-        user = getattr(memory.archive, "namespace", None)  # a PostgreSQL archive before user ids
-    return None if user is None else str(user)
+def session_option(help_text: str) -> Callable[[_F], _F]:
+    """``--session ID``, repeatable."""
+    return click.option("--session", "sessions", multiple=True, metavar="ID", help=help_text)
 
 
 def _message_json(message: Any) -> Any:
@@ -222,7 +220,7 @@ def stats(where: ArchiveOptions, as_json: bool) -> None:
     """
     with opened(where) as memory:
         figures = memory.stats().as_dict()
-        user = _user(memory)
+        user = memory.user_id
     if as_json:
         echo_json({"location": where.describe(), "user_id": user, **figures})
         return
@@ -242,19 +240,26 @@ def stats(where: ArchiveOptions, as_json: bool) -> None:
 @cli.command()
 @click.argument("query")
 @click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True, help="Hits at most.")
+@session_option("Only messages said in this session (repeatable).")
 @time_options
 @archive_options()
 @json_option
 @debug_option
 def search(
-    where: ArchiveOptions, query: str, top_k: int, since: float | None, until: float | None, as_json: bool
+    where: ArchiveOptions,
+    query: str,
+    top_k: int,
+    sessions: tuple[str, ...],
+    since: float | None,
+    until: float | None,
+    as_json: bool,
 ) -> None:
     """Search the archive as the agent's memory does (hybrid: meaning and words).
 
     Example: strands-semantic-memory search "booking reference" --archive alice.sqlite3 --top-k 5
     """
     with opened(where) as memory:
-        hits = memory.search(query, top_k, since=since, until=until)
+        hits = memory.search(query, top_k, since=since, until=until, sessions=sessions or None)
     if as_json:
         echo_json(
             [
@@ -263,7 +268,7 @@ def search(
                     "score": hit.score,
                     "similarity": hit.similarity,
                     "role": hit.role,
-                    "session_id": getattr(hit, "session_id", None),
+                    "session_id": hit.session_id,
                     "said_at": None if hit.said_at is None else iso(hit.said_at),
                     "archived_at": iso(hit.archived_at),
                     "message": _message_json(hit.message),
@@ -275,10 +280,12 @@ def search(
     table = Table(title=f"{len(hits)} hits for {query!r}", title_justify="left")
     for name, justify in (("index", "right"), ("score", "right"), ("role", "left"), ("said", "left")):
         table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    table.add_column("session", overflow="fold")
     table.add_column("text", overflow="fold")
     for hit in hits:
         said = hit.said_at if hit.said_at is not None else hit.archived_at
-        table.add_row(str(hit.index), f"{hit.score:.3f}", hit.role, when(said), snippet(hit.message))
+        row = (str(hit.index), f"{hit.score:.3f}", hit.role, when(said), hit.session_id or "", snippet(hit.message))
+        table.add_row(*row)
     out_console().print(table)
 
 
@@ -351,10 +358,18 @@ def _output_file(path: Path, overwrite: bool) -> Iterator[IO[str]]:
     help="The JSON Lines file to write (- for standard output); written whole or not at all.",
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing output file.")
+@session_option("Only messages said in this session (repeatable).")
 @time_options
 @archive_options()
 @debug_option
-def export(where: ArchiveOptions, output: Path, overwrite: bool, since: float | None, until: float | None) -> None:
+def export(
+    where: ArchiveOptions,
+    output: Path,
+    overwrite: bool,
+    sessions: tuple[str, ...],
+    since: float | None,
+    until: float | None,
+) -> None:
     """Write the archive as JSON Lines: one archived message per line, oldest first.
 
     Each line holds index, session_id, role, said_at, archived_at (ISO 8601, UTC) and the message exactly as
@@ -366,7 +381,7 @@ def export(where: ArchiveOptions, output: Path, overwrite: bool, since: float | 
         total = memory.stats().message_count
         written = 0
         with _output_file(output, overwrite) as stream, progress_bar("exporting", total) as bar:
-            for record in export_history(memory, since=since, until=until):
+            for record in export_history(memory, since=since, until=until, sessions=sessions or None):
                 stream.write(history_line(record) + "\n")
                 written += 1
                 if written % 256 == 0:
@@ -401,10 +416,11 @@ class _CountingLines:
     show_default=True,
     help="Lines archived (and embedded) per commit.",
 )
+@click.option("--session", "session_id", metavar="ID", help="The session of lines that name none.")
 @archive_options()
 @json_option
 @debug_option
-def import_(where: ArchiveOptions, file: Path, batch_size: int, as_json: bool) -> None:
+def import_(where: ArchiveOptions, file: Path, batch_size: int, session_id: str | None, as_json: bool) -> None:
     """Archive a history from JSON Lines; run it again after a failure: it adds only what is missing.
 
     A line holds "message" (a Strands message) or "text" and "role", and optionally "time" (ISO 8601 or epoch
@@ -425,7 +441,7 @@ def import_(where: ArchiveOptions, file: Path, batch_size: int, as_json: bool) -
         def progress(done: ImportProgress) -> None:
             bar.update(lines.read)
 
-        report = import_history(memory, lines, batch_size=batch_size, progress=progress)
+        report = import_history(memory, lines, batch_size=batch_size, session_id=session_id, progress=progress)
         pending = memory.stats().pending_embedding_count
     summary = {
         "lines": report.lines,
@@ -505,12 +521,12 @@ def forget(
 
 
 def _forget_all(memory: SemanticMemory, yes: bool, as_json: bool) -> None:
-    user = _user(memory)
+    user = memory.user_id
     count = len(memory)
     if not yes:
         whose = f"user '{user}'" if user else "this archive (it names no user)"
         _confirm(f"Forget everything of {whose}: {counted(count, 'message')}, their vectors and terms, for good?")
-    removed = memory.forget_all()  # type: ignore[attr-defined]
+    removed = memory.forget_all()
     if as_json:
         echo_json({"user_id": user, "forgotten_count": removed})
     else:

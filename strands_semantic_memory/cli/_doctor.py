@@ -263,7 +263,7 @@ def check_archive(where: ArchiveOptions) -> tuple[Check, SemanticMemory | None]:
                 "with the new model",
             ), None
         return Check("archive", False, f"does not open: {_first_line(error)}", "see the database line"), None
-    user = getattr(memory, "user_id", None) or getattr(memory.archive, "namespace", None)
+    user = memory.user_id
     owner = f", user {user}" if user else ""
     damaged = getattr(memory.archive, "damaged_rows", {})
     if damaged:

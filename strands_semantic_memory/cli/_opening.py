@@ -49,7 +49,7 @@ class ArchiveOptions:
         path: The SQLite file (``--archive``), or None.
         dsn: The PostgreSQL connection string (``--dsn``), or None.
         user: The user whose memory it is (``--user``): required with ``--dsn``; with ``--archive``, checked
-            against the user the file records.
+            against the user the file records (a file for another user is refused; a new file records it).
         embedding_model: The embedding model (``--embedding-model``).
     """
 
@@ -122,7 +122,7 @@ def archive_options(required: bool = True) -> Callable[[_F], _F]:
             click.option(
                 "--user",
                 envvar=f"{ENV_PREFIX}_USER",
-                help="Whose memory: required with --dsn; with --archive, checked against the file's user.",
+                help="Whose memory: required with --dsn; with --archive, checked against the user the file records.",
             ),
             click.option(
                 "--embedding-model",
@@ -155,9 +155,7 @@ def open_archive(where: ArchiveOptions, *, create: bool = False) -> Archive:
             raise CommandError(f"no archive file at '{where.path}' (import creates one)")
         from strands_semantic_memory.archives.sqlite import SqliteArchive
 
-        if where.user is None:
-            return SqliteArchive(where.path)
-        return SqliteArchive(where.path, user_id=where.user)  # type: ignore[call-arg]
+        return SqliteArchive(where.path, user_id=where.user)
     from strands_semantic_memory.archives.postgres import PostgresArchive
 
     assert where.dsn is not None and where.user is not None

@@ -1,11 +1,11 @@
 """The engine: ``SemanticMemory``, a lossless archive of Strands messages with hybrid search.
 
 Modules: ``_memory`` (``SemanticMemory``: its running parts and the write transaction), ``_options`` (the
-frozen, validated tunables), ``_intake`` (checking and encoding what is offered), ``_embedding_queue`` (vectors
-computed outside the lock, inline or in a background thread), ``_stats`` (what ``stats`` reports),
-``_memory_state`` (saving and restoring a whole memory), ``_history`` (export to and import from JSON Lines),
-``_reembed`` (embedding every message again after a change of model). The checked,
-caching embedder it embeds with is ``embeddings._checked.CheckedEmbedder``.
+frozen, validated tunables), ``_intake`` (checking and encoding what is offered), ``embedding`` (vectors computed
+outside the lock, inline or in a background thread, and searches that see pending messages), ``_stats`` (what
+``stats`` reports), ``_memory_state`` (saving and restoring a whole memory), ``_history`` (export to and import
+from JSON Lines), ``_reembed`` (embedding every message again after a change of model). The checked, caching
+embedder it embeds with is ``embeddings._checked.CheckedEmbedder``.
 """
 
 from strands_semantic_memory.engine._history import (

@@ -13,7 +13,8 @@ An **import line** holds a message and, optionally, when and where it was said:
 
 - ``message`` (a Strands message), or ``text`` and ``role`` (``"user"`` or ``"assistant"``);
 - ``time`` (or ``said_at``): ISO 8601 (``Z`` or an offset; a time without one is read as UTC) or epoch seconds;
-- ``session_id``: the Strands session it was said in;
+- ``session_id``: the Strands session it was said in (a line without one takes the import's ``session_id``; an
+  explicit ``null`` means none);
 - ``id``: the line's own identity (a string or an integer);
 - ``archived_at``, ``index``: as an export line writes them (so an export imports as it is).
 
@@ -34,13 +35,14 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from strands.types.content import Message
 
+from strands_semantic_memory._validation import check_identifier
 from strands_semantic_memory.archives._protocol import NewRecord, StoredRecord
 from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, new_records
 from strands_semantic_memory.errors import (
@@ -159,6 +161,7 @@ def export_history(
     end: int | None = None,
     since: TimeBound = None,
     until: TimeBound = None,
+    sessions: Collection[str | None] | str | None = None,
     batch_size: int = DEFAULT_EXPORT_BATCH,
 ) -> Iterator[dict[str, Any]]:
     """The archived records of a memory as export lines (dicts), oldest first.
@@ -173,6 +176,8 @@ def export_history(
         end: Only records with an index at or below this.
         since: Only records whose time (said, else archived) is at or after this (epoch seconds or a datetime).
         until: Only records whose time is at or before this.
+        sessions: Only records said in these sessions (a session id, or several; ``None`` among them admits records
+            without a session). None (default): every session.
         batch_size: Indices read per archive call.
 
     Yields:
@@ -189,6 +194,7 @@ def export_history(
         if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool)):
             raise ConfigurationError(f"{name} must be an archive index (an integer) or None, got {bound!r}")
     low, high = to_epoch(since, "since"), to_epoch(until, "until")
+    scope = None if sessions is None else frozenset([sessions] if isinstance(sessions, str) else sessions)
     with memory._archive_lock:
         bounds = memory.archive.bounds()
     if bounds is None:
@@ -202,6 +208,8 @@ def export_history(
             record = found[index]
             if (low is not None and record.time < low) or (high is not None and record.time > high):
                 continue
+            if scope is not None and record.session_id not in scope:
+                continue
             yield export_record(record)
 
 
@@ -209,7 +217,7 @@ def export_record(record: StoredRecord) -> dict[str, Any]:
     """One archived record as an export line (a dict; ``history_line`` writes it)."""
     return {
         "index": record.index,
-        "session_id": getattr(record, "session_id", None),
+        "session_id": record.session_id,
         "role": record.role,
         "said_at": None if record.said_at is None else iso_time(record.said_at),
         "archived_at": iso_time(record.archived_at),
@@ -318,7 +326,9 @@ def _tracking_id(
     return "import:" + digest.hexdigest()
 
 
-def _record(raw: HistoryLine, line: int, positions: _Positions) -> NewRecord | None:
+def _record(
+    raw: HistoryLine, line: int, positions: _Positions, default_session: str | None, now: float
+) -> NewRecord | None:
     """The checked, keyed record for one line (None for a blank line)."""
     fields = _parse(raw, line)
     if fields is None:
@@ -328,14 +338,15 @@ def _record(raw: HistoryLine, line: int, positions: _Positions) -> NewRecord | N
         raise HistoryLineError(line, f"has unknown field(s) {', '.join(map(repr, unknown))}")
     if "time" in fields and "said_at" in fields:
         raise HistoryLineError(line, "has both 'time' and 'said_at'; give one")
-    session_id = fields.get("session_id")
-    if session_id is not None and (not isinstance(session_id, str) or not session_id):
-        raise HistoryLineError(line, f"'session_id' must be a non-empty string or null, got {session_id!r}")
+    try:
+        session_id = check_identifier("'session_id'", fields.get("session_id", default_session))
+    except ConfigurationError as error:
+        raise HistoryLineError(line, str(error)) from None
     message = _message(fields, line)
     said_at = _epoch(fields.get("time", fields.get("said_at")), "time" if "time" in fields else "said_at", line)
     archived_at = _epoch(fields.get("archived_at"), "archived_at", line)
     try:
-        (record,) = new_records([message], [said_at], _IMPORT_ROLES)
+        (record,) = new_records([message], [said_at], _IMPORT_ROLES, session_id=session_id, now=now)
     except (InvalidMessageError, InvalidMessageTypeError) as error:
         raise HistoryLineError(line, str(error).replace("messages[0]", "the message")) from None
     tracking_id = _tracking_id(fields, message, session_id, record.data, line, positions)
@@ -350,6 +361,7 @@ def import_history(
     lines: Iterable[HistoryLine],
     *,
     batch_size: int = DEFAULT_IMPORT_BATCH,
+    session_id: str | None = None,
     progress: Callable[[ImportProgress], object] | None = None,
 ) -> ImportReport:
     """Archive a history (JSON Lines, or parsed lines) into a memory in batches; idempotent and resumable.
@@ -362,6 +374,7 @@ def import_history(
         lines: The lines, oldest first: JSON text (``str`` or UTF-8 ``bytes``; blank lines are skipped) or parsed
             objects. An open file works as it is.
         batch_size: Lines per commit.
+        session_id: The session of lines that name none (a transcript of one conversation, say).
         progress: Called with an ``ImportProgress`` after each committed batch.
 
     Returns:
@@ -370,11 +383,12 @@ def import_history(
     Raises:
         HistoryLineError: If a line cannot be read (its number and the reason in the message); its batch is not
             archived, earlier ones are.
-        ConfigurationError: If ``batch_size`` is not a positive integer.
+        ConfigurationError: If ``batch_size`` is not a positive integer, or ``session_id`` is not an id.
         ArchiveError: If the archive cannot be written (the batch is not archived).
     """
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ConfigurationError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    check_identifier("session_id", session_id)
     positions = _Positions()
     indices: list[int] = []
     added = 0
@@ -393,7 +407,7 @@ def import_history(
             progress(ImportProgress(len(indices), added, len(indices) - added))
 
     for number, raw in enumerate(lines, start=1):
-        record = _record(raw, number, positions)
+        record = _record(raw, number, positions, session_id, memory._now())
         if record is None:
             continue
         batch.append(record)

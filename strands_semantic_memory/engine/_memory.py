@@ -2,14 +2,15 @@
 
 One class owns the running parts and the write transaction. It binds the archive to the embedding model, picks
 the archive lock (none for a thread-safe archive), and connects the checked embedder (``embeddings._checked``),
-the embedding queue (``_embedding_queue``) and the recall path (``retrieval``). Every write is one archive call
-under that lock: ``add`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits
-them in one ``Archive.add``, then embeds what is pending outside the lock (a failing embedder leaves messages
-pending, never lost) and enforces the size limits; ``evict_oldest`` and ``forget`` remove, ``load_state`` replaces
-the archive with a saved one (``_memory_state``; the layout: ``archives._state``). Each change counts once in
-``version``; ``configure`` hands changed options to the running parts without dropping their state (claims in
-flight, the failure clock, cached queries that still fit). Options: ``_options``; what ``stats`` reports:
-``_stats``.
+the embedding queue (``embedding``) and the recall path (``retrieval``). Every write is one archive call under
+that lock: ``add`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits them
+in one ``Archive.add``, then embeds what is pending outside the lock, or hands it to the background thread (a
+failing embedder leaves messages pending, never lost), and enforces the size limits. A search only reads: in
+background mode it scores the newest pending messages by embedding them itself (``EmbeddingQueue.for_search``),
+and the thread stores their vectors; ``evict_oldest`` and ``forget`` remove, ``load_state`` replaces the archive
+with a saved one (``_memory_state``; the layout: ``archives._state``). Each change counts once in ``version``;
+``configure`` hands changed options to the running parts without dropping their state (claims in flight, the
+failure clock, cached queries that still fit). Options: ``_options``; what ``stats`` reports: ``_stats``.
 
 Every public method is safe to call from several threads at once.
 
@@ -26,9 +27,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import reprlib
 import threading
+import time
+import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypedDict
@@ -36,13 +40,12 @@ from typing import Any, TypedDict
 from strands.types.content import Message
 from typing_extensions import Unpack
 
-from strands_semantic_memory._validation import check_members
+from strands_semantic_memory._validation import check_identifier, check_members
 from strands_semantic_memory.archives import resolve_archive
 from strands_semantic_memory.archives._protocol import Archive, NewRecord, StoredRecord
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from strands_semantic_memory.embeddings._checked import CheckedEmbedder
-from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
-from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records
+from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records, record_keys
 from strands_semantic_memory.engine._memory_state import (
     check_compatibility,
     constructor_arguments,
@@ -58,6 +61,7 @@ from strands_semantic_memory.engine._options import (
 )
 from strands_semantic_memory.engine._reembed import ReembedProgress, drop_vectors
 from strands_semantic_memory.engine._stats import MemoryStats, build_stats
+from strands_semantic_memory.engine.embedding import EmbeddingQueue, PendingView
 from strands_semantic_memory.errors import (
     ConfigurationError,
     InvalidMessageError,
@@ -79,12 +83,14 @@ __all__ = ["MemoryArguments", "MemorySources", "SearchHit", "SemanticMemory", "r
 
 
 class MemorySources(TypedDict, total=False):
-    """The ``SemanticMemory`` keywords that are not options: the model, the archive, the reranker."""
+    """The ``SemanticMemory`` keywords that are not options: the model, the archive and its user, the reranker."""
 
     embedding_model: str
     embedder: Embedder | None
     archive: Archive | None
     archive_path: str | os.PathLike[str] | None
+    user_id: str | None
+    clock: Callable[[], float] | None
     reranker: Reranker | None
     aws_region: str | None
     embedding_dimensions: int | None
@@ -113,6 +119,8 @@ class SemanticMemory:
         embedder: Embedder | None = None,
         archive: Archive | None = None,
         archive_path: str | os.PathLike[str] | None = None,
+        user_id: str | None = None,
+        clock: Callable[[], float] | None = None,
         reranker: Reranker | None = None,
         aws_region: str | None = None,
         embedding_dimensions: int | None = None,
@@ -130,14 +138,21 @@ class SemanticMemory:
             embedder: A ready ``Embedder``, instead of a model name.
             archive: Where the messages are kept (an ``Archive`` from ``archives``; default: in process).
             archive_path: A file for a durable archive (``SqliteArchive``); not together with ``archive``.
+            user_id: Whose memory it is (a person, or an actor such as an agent id): a non-empty string of at most
+                256 characters. The archive is built for that user (a file records it and refuses another); a
+                ready ``archive=`` must be that user's. None: the archive's user, or a user not named.
+            clock: What "now" is, in seconds since the epoch (default ``time.time``): every record's
+                ``archived_at``. A benchmark or an importer passes the dates of the conversations it replays. Not
+                saved with the state.
             reranker: A ``Reranker`` to reorder candidates; default none.
             aws_region: Bedrock only: the region (default: the AWS SDK's resolution).
             embedding_dimensions: Bedrock only: the output dimension, for models that offer a choice.
             **options: Further ``MemoryOptions`` fields (``retrieval``, ``ranking``, ``chunk_chars``, ...).
 
         Raises:
-            ConfigurationError: If an option is unknown or out of range (the message names it).
-            EmbeddingModelMismatchError: If a shared store's namespace was built by another embedding model.
+            ConfigurationError: If an option is unknown or out of range (the message names it), or the archive is
+                another user's.
+            EmbeddingModelMismatchError: If a shared archive was built by another embedding model.
         """
         self._options = MemoryOptions.from_arguments(
             top_k=top_k,
@@ -147,9 +162,12 @@ class SemanticMemory:
             max_memory_archived_messages=max_memory_archived_messages,
             **options,
         )
+        if clock is not None and not callable(clock):
+            raise ConfigurationError(f"clock must be a callable returning seconds since the epoch, got {clock!r}")
+        self._clock: Callable[[], float] = clock or time.time
         check_members("embedder", embedder, EMBEDDER_MEMBERS, "an Embedder")
         check_members("reranker", reranker, ("rerank",), "a Reranker (an object with rerank(query, texts))")
-        archive = resolve_archive(archive, archive_path)
+        archive = resolve_archive(archive, archive_path, user_id)
         self.embedder: Embedder = embedder or resolve_embedder(
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
         )
@@ -161,15 +179,17 @@ class SemanticMemory:
             contextlib.nullcontext() if archive.thread_safe else self._lock
         )
         self._checked = CheckedEmbedder(self.embedder, lambda: archive.dimension, self._options.query_cache_size)
-        self._queue = EmbeddingQueue.for_options(self._checked.documents, self._options)
+        self._queue = EmbeddingQueue(archive, self._archive_lock, self._checked.documents, self._options, self._changed)
+        # A memory dropped without close(): its embedding thread stops after its batch (the thread holds the queue
+        # during a batch, never the memory).
+        weakref.finalize(self, self._queue.request_stop).atexit = False
         self._recall = Recall(archive, self._checked, self._archive_lock, lambda: self._options, reranker)
         self._added = AddedCounter()
         self._version = 0
         self._searches = 0
-        self._queue.attach(archive, self._archive_lock, self._changed)
         if self._options.embedding == "background":  # what a durable archive left pending is embedded now
             try:
-                self._queue.catch_up(archive, self._archive_lock)
+                self._queue.catch_up()
             except SemanticMemoryError as error:  # an unreachable store fails the first call that needs it, not this
                 logger.warning("error=<%s> | pending messages not checked at open; they are embedded later", error)
 
@@ -213,6 +233,27 @@ class SemanticMemory:
         """Where the messages are kept verbatim (an ``Archive``: in process, SQLite or PostgreSQL)."""
         return self._archive
 
+    @property
+    def user_id(self) -> str | None:
+        """Whose memory this is (the archive's user; None: a user not named)."""
+        return self._archive.user_id
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """What "now" is for this memory (seconds since the epoch): ``time.time`` unless one was given."""
+        return self._clock
+
+    def _now(self) -> float:
+        """The clock's time, checked.
+
+        Raises:
+            ConfigurationError: If the clock returned anything but a finite number.
+        """
+        now = self._clock()
+        if isinstance(now, bool) or not isinstance(now, (int, float)) or not math.isfinite(now):
+            raise ConfigurationError(f"clock must return seconds since the epoch (a finite number), returned {now!r}")
+        return float(now)
+
     # ------------------------------------------------------------------------------------------- reading
 
     def __len__(self) -> int:
@@ -236,7 +277,7 @@ class SemanticMemory:
         return self.record(index).message
 
     def record(self, index: int) -> StoredRecord:
-        """The archived record at ``index`` (``.message`` decodes it; ``.role``, ``.archived_at``, ``.said_at``).
+        """The archived record at ``index`` (``.message`` decodes it; its role, times and session are fields).
 
         Raises:
             MessageNotFoundError: If no message has that index (a ``KeyError`` too).
@@ -267,60 +308,75 @@ class SemanticMemory:
 
     # ------------------------------------------------------------------------------------------- writing
 
-    def add(self, messages: Sequence[Message], *, timestamps: Sequence[TimeBound] | None = None) -> list[int]:
+    def add(
+        self,
+        messages: Sequence[Message],
+        *,
+        timestamps: Sequence[TimeBound] | None = None,
+        session_id: str | None = None,
+    ) -> list[int]:
         """Archive messages verbatim in one commit (again: the existing index), then embed them if possible.
 
         Args:
             messages: Strands message dicts, oldest first (copied: later changes do not reach the archive).
             timestamps: When each was said (epoch seconds or datetimes); default: ``metadata.custom.timestamp``.
+            session_id: The Strands session they were said in (``agent.session_id``), stamped on every record of
+                the call; searches can be scoped to sessions (``sessions=``). None: no session.
 
         Returns:
-            The archive index of each message, same order.
+            The archive index of each message, same order. A message archived before keeps its first index and
+            session.
 
         Raises:
+            ConfigurationError: If ``session_id`` is not a valid id (nothing is archived).
             InvalidMessageError, InvalidMessageTypeError, ArchiveError: Nothing is archived.
         """
-        return self._archive_records(new_records(messages, timestamps))
+        check_identifier("session_id", session_id)
+        return self._archive_records(new_records(messages, timestamps, session_id=session_id, now=self._now()))
 
-    def _archive_entries(self, messages: Sequence[Message]) -> list[int]:
+    def _archive_entries(self, messages: Sequence[Message], *, session_id: str | None = None) -> list[int]:
         """``add`` for ``SemanticStorage``: its entries have the storage role, which ``add`` refuses."""
-        return self._archive_records(new_records(messages, None, (*ROLES, STORAGE_ROLE)))
+        check_identifier("session_id", session_id)
+        records = new_records(messages, None, (*ROLES, STORAGE_ROLE), session_id=session_id, now=self._now())
+        return self._archive_records(records)
 
     def _archive_records(self, records: Sequence[NewRecord]) -> list[int]:
         """Commit checked records, then embed what is due and enforce the limits (the second half of ``add``)."""
         with self._archive_lock:
             indices, added = self._commit(records)
-        self._changed(added)
+        self._changed(len(added))
         # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
-        self._changed(self._queue.after_archive(self._archive, self._archive_lock))
+        texts = {i: r.text for i, r in zip(indices, records, strict=True) if i in added and r.text.strip()}
+        self._changed(self._queue.after_archive(texts))
         self._enforce_limits()
         return indices
 
-    def _commit(self, records: Sequence[NewRecord]) -> tuple[list[int], int]:
+    def _commit(self, records: Sequence[NewRecord]) -> tuple[list[int], set[int]]:
         """Add ``records`` in one store call (under the store lock).
 
         Returns:
-            The archive index of each record (the existing one for a message archived before), and how many are
+            The archive index of each record (the existing one for a message archived before), and those that are
             new, told apart by ``AddedCounter`` without asking the store again.
         """
         horizon = self._added.horizon(self._archive)
         indices = self._archive.add(records)
-        count = self._added.count(indices, horizon)
-        if count:
-            logger.debug("archived=<%d> | messages archived", count)
-        return indices, count
+        added = self._added.new(indices, horizon)
+        if added:
+            logger.debug("archived=<%d> | messages archived", len(added))
+        return indices, added
 
     def embed_pending(self) -> int:
         """Embed every pending message now and wait for the background thread's batch; returns how many were embedded.
 
-        Ignores the retry interval after a failure. With ``embedding="background"``, call it before anything that
-        needs the vectors (a dense search, ``min_score``, a test).
+        Ignores the retry interval after a failure, and tries the texts the embedder rejected as well. With
+        ``embedding="background"``, call it when every vector must be stored now (a backlog beyond the 32 pending
+        messages a search embeds for itself, a test).
 
         Raises:
             EmbeddingError: If the embedder fails (the messages stay archived and pending).
             ModelUnavailableError: If the model cannot be loaded.
         """
-        return self._changed(self._queue.drain(self._archive, self._archive_lock))
+        return self._changed(self._queue.drain())
 
     def reembed(
         self, *, progress: Callable[[ReembedProgress], object] | None = None, pending_only: bool = False
@@ -356,7 +412,7 @@ class SemanticMemory:
         done = 0
         if progress is not None:
             progress(ReembedProgress(0, total))
-        while updated := self._changed(self._queue.run_batch(self._archive, self._archive_lock)):
+        while updated := self._changed(self._queue.run_batch()):
             done += updated
             if progress is not None:
                 progress(ReembedProgress(min(done, total), total))
@@ -382,7 +438,7 @@ class SemanticMemory:
         """Stop the background embedding thread after its batch, then close the store.
 
         The thread makes no store call once the store closes (a batch it is still embedding after the embedding
-        queue's ``STOP_TIMEOUT``, 30 seconds, is dropped), and none is started again: messages still pending stay
+        thread's ``STOP_TIMEOUT``, 30 seconds, is dropped), and none is started again: messages still pending stay
         pending, a durable archive embeds them when it is opened again, and ``embed_pending()`` embeds them in the
         calling thread.
         """
@@ -436,6 +492,28 @@ class SemanticMemory:
             logger.info("forgotten=<%d> | archived messages deleted on request", len(removed))
         return self._removed(removed)
 
+    def forget_all(self) -> int:
+        """Delete every message of the memory's user for good, on every archive, in one call; returns how many.
+
+        Every message, vector, lexical term and storage entry goes: in process everything is cleared; an SQLite
+        file's rows are deleted and overwritten (``secure_delete``), the file is rebuilt (``VACUUM``) and its WAL
+        checkpointed and truncated, so its bytes hold nothing of them; in PostgreSQL every row of the user, its row
+        in ``ssm_users`` included, is deleted in one transaction. As after a restore, the embedding queue forgets
+        its claims (vectors computed meanwhile are dropped) and cached query vectors are cleared. The memory stays
+        usable for the same user; indices are not handed out again.
+
+        Raises:
+            ArchiveError: If the archive cannot complete the deletion (nothing is deleted).
+        """
+        with self._lock, self._archive_lock:
+            removed = self._archive.forget_all()
+            self._queue.reset()
+            self._checked.clear()
+            self._added.reset()
+            self._changed()
+        logger.info("forgotten=<%d> | every archived message of the user deleted on request", removed)
+        return removed
+
     def _enforce_limits(self) -> None:
         """Evict the oldest messages while either size limit is exceeded, and count them as one change.
 
@@ -463,7 +541,8 @@ class SemanticMemory:
         return count
 
     def _removed(self, indices: list[int]) -> list[int]:
-        """Count removed ``indices`` as one change if there are any; returns them."""
+        """Count removed ``indices`` as one change if there are any, and tell the embedding queue; returns them."""
+        self._queue.removed(indices)
         self._changed(len(indices))
         return indices
 
@@ -489,22 +568,38 @@ class SemanticMemory:
         roles: Collection[str] | None = None,
         since: TimeBound = None,
         until: TimeBound = None,
+        sessions: Collection[str | None] | str | None = None,
+        exclude: Iterable[int] = (),
     ) -> list[SearchHit]:
         """Find the archived messages most relevant to ``query`` (empty for an empty query or archive).
+
+        With ``embedding="background"`` the search sees every message archived before it: it embeds the newest
+        pending messages itself (at most ``QUERY_TIME_LIMIT``, 32) and scores them as if their vectors were stored,
+        and it stores nothing (the background thread does). Pending messages beyond that bound, or while the
+        embedder fails, are matched by their words only (``stats().unembedded_at_last_search`` counts them).
 
         Args:
             query: The text to look for.
             top_k: How many hits at most (default: ``options.top_k``).
-            min_score: Minimum cosine similarity (default: ``options.min_score``); unembedded messages pass.
+            min_score: Minimum cosine similarity (default: ``options.min_score``); it applies to every message with
+                a similarity, pending ones the search embedded included; messages without one (matched by their
+                words only) pass.
             roles: Only messages of these roles.
             since: Only messages said (else archived) at or after this time (epoch seconds or datetime).
             until: Only messages said (else archived) at or before this time.
+            sessions: Only messages said in these sessions (a session id, or several; ``None`` among them admits
+                messages archived without a session). A scope: nothing outside it is read, neither hits nor the
+                neighbours the ranking and the passages look at. None (default): every session.
+            exclude: Archive indices that must not be hits (what the model call already holds, see
+                ``indices_of``); they may still be read as a hit's neighbours.
 
         Raises:
             ConfigurationError: If ``top_k`` or ``min_score`` breaks its option's rule (``top_k >= 1``; -1..1).
+            InvalidMessageTypeError: If a time, session or index to exclude is of the wrong type.
             EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
         """
-        return self._ready_recall().search(query, top_k, min_score, make_filter(roles, since, until))
+        search_filter = make_filter(roles, since, until, sessions, exclude)
+        return self._recall_for(query, min_score).search(query, top_k, min_score, search_filter)
 
     def retrieve(
         self,
@@ -516,20 +611,57 @@ class SemanticMemory:
         roles: Collection[str] | None = None,
         since: TimeBound = None,
         until: TimeBound = None,
+        sessions: Collection[str | None] | str | None = None,
+        exclude: Iterable[int] = (),
     ) -> list[Passage]:
         """Search, widen each hit by ``context_radius`` (default: the option), merge into scored passages.
 
-        Arguments and errors as in ``search``; passages come in conversation order.
+        Arguments and errors as in ``search``; passages come in conversation order. A passage holds no message
+        outside ``sessions``.
         """
-        recall = self._ready_recall()
-        return recall.passages(query, top_k, context_radius, min_score, make_filter(roles, since, until))
+        search_filter = make_filter(roles, since, until, sessions, exclude)
+        recall = self._recall_for(query, min_score)
+        return recall.passages(query, top_k, context_radius, min_score, search_filter)
 
-    def _ready_recall(self) -> Recall:
-        """Before a search: count it, embed what is pending if a run is due; returns the recall path."""
+    def indices_of(self, messages: Sequence[Message]) -> dict[int, int]:
+        """Which of ``messages`` are archived, and at which index: ``{position in messages: archive index}``.
+
+        Each message's idempotency key is computed exactly as ``add`` computes it (its tracking id and its exact
+        bytes) and looked up in one archive call, so a message that was changed since it was archived, or that
+        carries no tracking id, is not found. The hook passes the messages of a model call, and excludes what it
+        holds from the search (``exclude=``).
+        """
+        keys = record_keys(messages)
+        wanted = sorted({k for k in keys if k is not None})
+        if not wanted:
+            return {}
+        with self._archive_lock:
+            found = self._archive.find_keys(wanted)
+        return {position: found[key] for position, key in enumerate(keys) if key is not None and key in found}
+
+    def _recall_for(self, query: object, min_score: float | None) -> Recall:
+        """Count a search and return the recall path it reads through.
+
+        Inline mode: a retry that is due embeds and stores what is pending first (the inline contract). Background
+        mode: nothing is written; when the search uses a query vector, the newest pending messages are embedded for
+        it and the recall path reads the archive through a ``PendingView`` that scores them.
+        """
         with self._lock:
             self._searches += 1
-        self._changed(self._queue.catch_up(self._archive, self._archive_lock))
-        return self._recall
+        queue = self._queue
+        if not queue.in_background:
+            self._changed(queue.catch_up())
+            return self._recall
+        options = self._options
+        threshold = options.min_score if min_score is None else min_score
+        lexical = options.retrieval == "lexical" and threshold is None  # no query vector: nothing to score
+        if not isinstance(query, str) or not query.strip() or lexical or self._checked.unavailable is not None:
+            return self._recall
+        found = queue.for_search()
+        if found is None:
+            return self._recall
+        view = PendingView(self._archive, found).as_archive()
+        return Recall(view, self._checked, self._archive_lock, lambda: self._options, self._recall.reranker)
 
     # ------------------------------------------------------------------------------------------- stats and state
 
@@ -580,6 +712,8 @@ class SemanticMemory:
         if mismatch:
             logger.info("messages=<%d> | re-embedding the restored archive with the configured model", len(self))
             self.embed_pending()
+        elif self._queue.in_background:
+            self._queue.catch_up()  # the thread embeds what the restored archive holds pending
         self._enforce_limits()
 
     @classmethod

@@ -95,8 +95,9 @@ class MemoryOptions:
         embedding_retry_interval: Seconds between automatic retries of pending embeddings after a failure.
         embedding_batch_size: At most this many messages are embedded in one call of the embedder.
         embedding: ``"inline"`` (default): ``add`` embeds before it returns, so a search right after it
-            uses the vectors. ``"background"``: ``archive`` returns after the commit (the messages are searchable
-            lexically at once) and a background thread embeds them in batches; ``embed_pending()`` waits for it.
+            uses the vectors. ``"background"``: ``add`` returns after the commit and a background thread embeds
+            the messages in batches; ``embed_pending()`` waits for it. A search finds them at once, by their words
+            and, for the 32 newest pending messages, which it embeds for itself, by their meaning.
             The memory that the conversation manager, ``SemanticMemoryStore`` or ``SemanticStorage`` builds for
             itself embeds in the background unless told otherwise (``BUILT_MEMORY_EMBEDDING``).
     """

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from strands_semantic_memory.archives._protocol import ArchiveStats
     from strands_semantic_memory.embeddings._checked import CheckedEmbedder
-    from strands_semantic_memory.engine._embedding_queue import EmbeddingQueue
     from strands_semantic_memory.engine._options import MemoryOptions
+    from strands_semantic_memory.engine.embedding import EmbeddingQueue
     from strands_semantic_memory.retrieval._ranking_options import Retrieval
 
 
@@ -44,6 +44,10 @@ class MemoryStats:
         embedding_failures: Failed embedding calls.
         degraded: Why searches are lexical only and archived messages wait for their vectors (the embedding model
             is unavailable; a warning was logged once); None while the model works or was not needed yet.
+        unembedded_at_last_search: Pending messages the last search matched by their words only (with
+            ``embedding="background"`` a search embeds the 32 newest pending messages itself; those beyond, rejected
+            ones waiting for their retry, and all of them while the embedder fails, are not); 0 when it scored
+            every pending message by meaning, or nothing was pending.
     """
 
     message_count: int
@@ -70,6 +74,7 @@ class MemoryStats:
     query_cache_hits: int
     embedding_failures: int
     degraded: str | None = None
+    unembedded_at_last_search: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """The statistics as a plain dict (the shape of ``get_memory_usage_stats()``)."""
@@ -113,4 +118,5 @@ def build_stats(
         query_cache_hits=checked.cache_hits,
         embedding_failures=queue.failures,
         degraded=checked.unavailable,
+        unembedded_at_last_search=queue.last_search_unembedded,
     )

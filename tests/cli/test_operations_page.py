@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from strands_semantic_memory.cli import EXIT_CODES
-from tests.support.archives import new_namespace
+from tests.support.archives import new_user_id
 from tests.support.cli import ROOT
 
 pytestmark = pytest.mark.subprocess
@@ -99,7 +99,7 @@ def test_every_sqlite_example_runs_as_written(shell):
 def test_the_postgresql_example_runs_against_a_server(shell, pg_uri):
     (body,) = [body for _, body in fences("bash") if "STRANDS_SEMANTIC_MEMORY_DSN" in body]
     assert EXAMPLE_DSN in body and "--user alice" in body
-    script = body.replace(EXAMPLE_DSN, pg_uri).replace("--user alice", f"--user {new_namespace('alice')}")
+    script = body.replace(EXAMPLE_DSN, pg_uri).replace("--user alice", f"--user {new_user_id('alice')}")
     result = shell(script)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
     assert "forgot 2 messages: 4, 5" in result.stdout

@@ -9,7 +9,7 @@ import pytest
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.archives.postgres import PostgresArchive
-from tests.support.archives import new_namespace
+from tests.support.archives import new_user_id
 from tests.support.cli import run_cli
 from tests.support.conversations import text_message
 from tests.support.embedders import RenamedEmbedder
@@ -26,7 +26,7 @@ TEXTS = [
 
 
 def _user_with(pg_uri, embedder, texts, prefix="alice"):
-    user = new_namespace(prefix)
+    user = new_user_id(prefix)
     memory = SemanticMemory(embedder=embedder, archive=PostgresArchive(pg_uri, user))
     memory.add([text_message("user" if n % 2 == 0 else "assistant", t) for n, t in enumerate(texts)])
     memory.close()
@@ -58,7 +58,7 @@ def test_import_into_a_user_from_the_environment_resumes_and_forget_reports_indi
         "\n".join(json.dumps({"text": t, "role": "user", "session_id": "chat-1"}) for t in TEXTS) + "\n",
         encoding="utf-8",
     )
-    env = {"STRANDS_SEMANTIC_MEMORY_DSN": pg_uri, "STRANDS_SEMANTIC_MEMORY_USER": new_namespace("carol")}
+    env = {"STRANDS_SEMANTIC_MEMORY_DSN": pg_uri, "STRANDS_SEMANTIC_MEMORY_USER": new_user_id("carol")}
 
     first = _json(run_cli("import", source, "--json", "--batch-size", "2", env=env))
     again = _json(run_cli("import", source, "--json", env=env))
@@ -70,7 +70,7 @@ def test_import_into_a_user_from_the_environment_resumes_and_forget_reports_indi
 
 
 def test_after_a_change_of_model_reembed_rebinds_the_user(pg_uri, embedder):
-    user = new_namespace("old-model")
+    user = new_user_id("old-model")
     memory = SemanticMemory(embedder=RenamedEmbedder(embedder, "old-model"), archive=PostgresArchive(pg_uri, user))
     memory.add([text_message("user", t) for t in TEXTS])
     memory.close()

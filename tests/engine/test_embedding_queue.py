@@ -5,43 +5,47 @@ Real model throughout: the embedders are the bundled model wrapped to record, pa
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 
 import pytest
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings import SentenceTransformerEmbedder, Vectors
-from strands_semantic_memory.errors import ModelUnavailableError
+from strands_semantic_memory.engine.embedding import _retry, _worker
+from strands_semantic_memory.errors import EmbeddingError, ModelUnavailableError
 from tests.support.conversations import text_message
-from tests.support.embedders import CountingEmbedder, FlakyEmbedder, RecordingEmbedder
+from tests.support.embedders import CountingEmbedder, FlakyEmbedder, RecordingEmbedder, RejectingEmbedder
 from tests.support.processes import killed_after, run_script
 
 WORKER = "semantic-memory-embedding"
 
 
-def test_archive_returns_before_embedding_and_lexical_search_finds_the_message_at_once(make_memory, embedder):
+def test_archive_returns_before_embedding_and_a_search_finds_the_message_at_once(make_memory, embedder):
     held = RecordingEmbedder(embedder, hold=True)
     memory = make_memory(embedder=held, embedding="background")
     try:
         indices = memory.add([text_message("user", "my locker code is QX-5521"), text_message("assistant", "ok")])
         assert held.started.wait(60), "the background thread picked the batch up"
         assert held.threads == [WORKER] and memory.stats().pending_embedding_count == 2
-        hits = memory.search("locker code QX-5521")  # hybrid, while the message has no vector yet
-        assert hits and hits[0].index == indices[0] and hits[0].similarity is None
+        hits = memory.search("locker code QX-5521")  # hybrid, while the message has no stored vector yet
+        assert hits and hits[0].index == indices[0] and hits[0].similarity is not None, "scored by the search"
+        assert memory.stats().vector_count == 0, "the search stored nothing"
     finally:
         held.release.set()
     assert memory.embed_pending() == 2, "embed_pending waits for the batch the thread has in hand"
     assert memory.stats().pending_embedding_count == 0 and memory.stats().vector_count == 2
     hits = memory.search("locker code QX-5521")
     assert hits[0].index == indices[0] and hits[0].similarity is not None
-    assert held.document_calls == 1 and held.threads == [WORKER], "embedded once, never on the caller's thread"
+    assert held.threads == [WORKER, "MainThread"], "stored by the thread; the search embedded what it had in hand"
     memory.close()
 
 
-def test_searches_leave_pending_messages_to_the_background_thread(embedder):
+def test_searches_embed_the_pending_messages_once_and_leave_storing_them_to_the_background_thread(embedder):
     held = RecordingEmbedder(embedder, hold=True)
     memory = SemanticMemory(embedder=held, embedding="background")
     memory.add([text_message("user", f"note {i} about the garden") for i in range(3)])
@@ -49,10 +53,11 @@ def test_searches_leave_pending_messages_to_the_background_thread(embedder):
     memory.add([text_message("user", "a fourth note about the garden")])  # arrives while the batch is held
     for _ in range(3):
         assert memory.search("garden")
-    assert held.threads == [WORKER], "no search embedded a document"
+    searched = [texts for thread, texts in held.calls if thread == "MainThread"]
+    assert len(searched) == 1 and len(searched[0]) == 4, "the first search embedded them; the next ones reused that"
     held.release.set()
     assert memory.embed_pending() == 4
-    assert held.document_calls == 2 and held.documents_embedded == 4, "the later message in its own batch, once"
+    assert [len(texts) for thread, texts in held.calls if thread == WORKER] == [3], "the fourth not embedded again"
     memory.close()
 
 
@@ -90,7 +95,7 @@ def test_a_failure_in_the_background_is_logged_once_and_loses_nothing(embedder, 
     flaky = SwitchableEmbedder(embedder)
     flaky.failing = True
     memory = SemanticMemory(embedder=flaky, embedding="background", embedding_retry_interval=3600)
-    with caplog.at_level(logging.WARNING, logger="strands_semantic_memory.engine._embedding_queue"):
+    with caplog.at_level(logging.WARNING, logger="strands_semantic_memory.engine.embedding"):
         memory.add([text_message("user", "the wifi password is hunter2-blue")])
         assert flaky.started.wait(60)
         memory._queue.close()  # the thread finishes its failing run, then stops
@@ -107,7 +112,7 @@ def test_repeated_failures_in_the_background_warn_once(embedder, caplog):
     flaky = FlakyEmbedder(embedder)
     flaky.failing = True
     memory = SemanticMemory(embedder=flaky, embedding="background", embedding_retry_interval=0)
-    with caplog.at_level(logging.DEBUG, logger="strands_semantic_memory.engine._embedding_queue"):
+    with caplog.at_level(logging.DEBUG, logger="strands_semantic_memory.engine.embedding"):
         for i in range(3):
             memory.add([text_message("user", f"message {i}")])
             with pytest.raises(Exception, match="unavailable"):
@@ -121,7 +126,7 @@ def test_repeated_failures_in_the_background_warn_once(embedder, caplog):
 def _stop_requested(queue) -> None:
     """Wait until ``close`` (in another thread) has asked the embedding thread to stop."""
     for _ in range(60_000):
-        if queue._stopping:
+        if queue.stopping:
             return
         time.sleep(0.001)
     raise AssertionError("close never asked the embedding thread to stop")
@@ -134,7 +139,7 @@ def test_close_lets_the_batch_in_hand_finish_and_keeps_the_rest_pending(embedder
     assert held.started.wait(60)
     memory.add([text_message("user", "second batch, still waiting")])
     queue = memory._queue
-    worker = queue._worker
+    worker = queue.thread
     closer = threading.Thread(target=memory.close)
     closer.start()
     _stop_requested(queue)  # close now waits for the batch the thread holds
@@ -154,7 +159,7 @@ def test_a_batch_still_embedding_when_close_stops_waiting_is_dropped_and_the_clo
     memory.add([text_message("user", "my locker code is QX-5521")])
     assert held.started.wait(60)
     queue = memory._queue
-    worker = queue._worker
+    worker = queue.thread
     with caplog.at_level(logging.DEBUG, logger="strands_semantic_memory"):
         queue.close(timeout=0)  # memory.close() with a batch that outlasts its wait: the thread still embeds
         store.close()
@@ -166,8 +171,8 @@ def test_a_batch_still_embedding_when_close_stops_waiting_is_dropped_and_the_clo
     if type(store).__name__ == "PostgresArchive":
         from strands_semantic_memory.archives.postgres import PostgresArchive
 
-        assert store._connections._pool is None, "the thread reopened no connection pool"
-        store = PostgresArchive(store.dsn, store.namespace)
+        assert store._connections._shared is None, "the thread took no reference to a connection pool again"
+        store = PostgresArchive(store.dsn, store.user_id)
     elif type(store).__name__ == "SqliteArchive":
         from strands_semantic_memory.archives import SqliteArchive
 
@@ -181,12 +186,12 @@ def test_a_batch_still_embedding_when_close_stops_waiting_is_dropped_and_the_clo
     reopened.close()
 
 
-def test_close_called_while_holding_the_store_lock_returns_and_the_thread_then_stops(embedder):
+def test_close_called_while_holding_the_archive_lock_returns_and_the_thread_then_stops(embedder):
     held = RecordingEmbedder(embedder, hold=True)
     memory = SemanticMemory(embedder=held, embedding="background")
     memory.add([text_message("user", "my locker code is QX-5521")])
     assert held.started.wait(60)
-    queue, worker = memory._queue, memory._queue._worker
+    queue, worker = memory._queue, memory._queue.thread
     with memory._archive_lock:  # e.g. a caller inside a write transaction: the thread's store call must wait
         held.release.set()
         closer = threading.Thread(target=queue.close, kwargs={"timeout": 0})
@@ -198,23 +203,19 @@ def test_close_called_while_holding_the_store_lock_returns_and_the_thread_then_s
 
 
 def test_exit_asks_every_thread_to_stop_before_waiting_for_any(embedder, monkeypatch):
-    import weakref
-
-    from strands_semantic_memory.engine import _embedding_queue
-
-    monkeypatch.setattr(_embedding_queue, "_live_queues", weakref.WeakSet())  # only this test's threads
+    monkeypatch.setattr(_worker, "_workers", weakref.WeakSet())  # only this test's threads
     held = RecordingEmbedder(embedder, hold=True)
     memories = [SemanticMemory(embedder=held, embedding="background") for _ in range(2)]
     for memory in memories:
         memory.add([text_message("user", "the garden needs water")])
     assert held.started.wait(60)
-    stopper = threading.Thread(target=_embedding_queue._stop_all)
+    stopper = threading.Thread(target=_worker._stop_all)
     stopper.start()
     for memory in memories:
         _stop_requested(memory._queue)  # both asked while the first batch still holds the embedder
     held.release.set()
     stopper.join(120)
-    assert not stopper.is_alive() and not any(m._queue._worker and m._queue._worker.is_alive() for m in memories)
+    assert not stopper.is_alive() and not any(m._queue.thread and m._queue.thread.is_alive() for m in memories)
     for memory in memories:
         memory.close()
 
@@ -224,7 +225,7 @@ def test_inline_mode_embeds_before_archive_returns_on_the_callers_thread(embedde
     memory = SemanticMemory(embedder=recording)
     memory.add([text_message("user", "inline by default")])
     assert recording.threads == [threading.current_thread().name] and memory.stats().pending_embedding_count == 0
-    assert memory._queue._worker is None, "no background thread was started"
+    assert memory._queue.thread is None, "no background thread was started"
 
 
 def test_an_unavailable_model_degrades_to_lexical_search_visibly_and_is_not_retried(tmp_path, caplog):
@@ -289,11 +290,11 @@ threading.Event().wait()
 def test_a_process_killed_before_embedding_loses_nothing_and_the_archive_is_embedded_at_open(
     kind, tmp_path, request, embedder
 ):
-    from tests.support.archives import durable_archive, new_namespace
+    from tests.support.archives import durable_archive, new_user_id
 
     path = str(tmp_path / "archive.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
-    namespace = new_namespace("killed")
+    namespace = new_user_id("killed")
     script = KILLED_BEFORE_EMBEDDING.format(kind=kind, path=path, uri=uri, namespace=namespace)
     lines = killed_after(script, 2)  # archived, and the thread is embedding
     assert {"archived": 5} in lines and {"embedding": 5} in lines
@@ -370,3 +371,90 @@ memory.embed_pending()  # the thread is now idle, waiting for work
 def test_a_process_with_an_idle_in_process_memory_exits_at_once_and_silently():
     result = run_script(IN_PROCESS_EXIT)
     assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+# ---------------------------------------------------------------------- issue 39.4: a rejected text, a dropped memory
+
+
+def test_a_dropped_memory_whose_embedder_rejects_a_message_is_freed_and_its_thread_ends(embedder):
+    rejecting = RejectingEmbedder(embedder)
+    before = set(threading.enumerate())
+    memory = SemanticMemory(embedder=rejecting, embedding="background", embedding_retry_interval=0)
+    memory.add([text_message("user", "this one carries POISON for the embedding service")])
+    assert rejecting.rejected.wait(60), "the thread tried once"
+    (thread,) = [t for t in threading.enumerate() if t not in before and t.name == WORKER]
+    dropped = weakref.ref(memory)
+    del memory
+    gc.collect()
+    assert dropped() is None, "the embedding thread kept the memory alive"
+    thread.join(10)
+    assert not thread.is_alive(), "the thread of a dropped memory ends"
+    calls = rejecting.rejections
+    time.sleep(1.5)  # longer than the floor between retries
+    assert rejecting.rejections == calls, "no call after the memory was dropped"
+
+
+def test_a_rejected_text_is_retried_a_bounded_number_of_times_then_the_thread_ends(embedder, monkeypatch, caplog):
+    monkeypatch.setattr(_worker, "IDLE_SECONDS", 0.5)
+    monkeypatch.setattr(_retry, "MIN_RETRY_SECONDS", 0.05)
+    rejecting = RejectingEmbedder(embedder)
+    memory = SemanticMemory(embedder=rejecting, embedding="background", embedding_retry_interval=0.01)
+    with caplog.at_level(logging.WARNING, logger="strands_semantic_memory"):
+        memory.add([text_message("user", "this one carries POISON for the embedding service")])
+        assert rejecting.rejected.wait(60)
+        thread = memory._queue.thread
+        thread.join(30)
+        assert not thread.is_alive(), "only a message that keeps failing remains: the thread ends"
+    assert rejecting.rejections == _retry.MAX_AUTOMATIC_ATTEMPTS
+    assert len([r for r in caplog.records if "stops retrying" in r.getMessage()]) == 1
+    assert memory.stats().pending_embedding_count == 1, "still archived and pending, never lost"
+    memory.add([text_message("user", "the garden needs water")])  # new work is embedded
+    memory._queue.thread.join(30)
+    assert memory.stats().pending_embedding_count == 1 and memory.stats().vector_count == 1
+    # at most the bound again, now on its own schedule, plus the call of the batch it shared with the new message
+    assert rejecting.rejections <= 2 * _retry.MAX_AUTOMATIC_ATTEMPTS + 1
+    calls = rejecting.rejections
+    time.sleep(0.5)
+    assert rejecting.rejections == calls, "no automatic retry after the bound"
+    with pytest.raises(EmbeddingError):
+        memory.embed_pending()  # an explicit call still tries, and says why it cannot
+    assert rejecting.rejections == calls + 1
+    memory.close()
+
+
+# ---------------------------------------------------------------------- issue 39.8: exit with hung embedders
+
+HUNG_AT_EXIT = """
+import threading, time
+from strands_semantic_memory import SemanticMemory
+from strands_semantic_memory.engine.embedding import _worker
+from tests.support.embedders import NeverEmbeds
+_worker.EXIT_TIMEOUT = {deadline}
+entered = threading.Semaphore(0)
+
+
+class Hangs(NeverEmbeds):
+    def embed_documents(self, texts):
+        entered.release()
+        return super().embed_documents(texts)
+
+
+memories = [SemanticMemory(embedder=Hangs(), embedding="background") for _ in range(3)]
+for n, memory in enumerate(memories):
+    memory.add([{{"role": "user", "content": [{{"text": f"note {{n}}"}}]}}])
+for _ in memories:
+    entered.acquire()
+print("exiting", time.monotonic(), flush=True)
+"""
+
+
+def test_exit_waits_one_deadline_for_every_hung_embedding_thread_and_names_each_abandoned_batch():
+    deadline = 3.0
+    result = run_script(HUNG_AT_EXIT.format(deadline=deadline))
+    ended = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process on the machine
+    assert result.returncode == 0, result.stderr
+    started = float(next(line for line in result.stdout.splitlines() if line.startswith("exiting")).split()[1])
+    assert deadline - 0.5 <= ended - started < deadline + 8, f"exit took {ended - started:.1f} s for three threads"
+    abandoned = [line for line in result.stderr.splitlines() if "abandoned" in line]
+    assert len(abandoned) == 3 and len(set(abandoned)) == 3, result.stderr  # one line per thread, each named
+    assert all("thread=<semantic-memory-embedding" in line for line in abandoned)

@@ -11,7 +11,7 @@ import pytest
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.engine import ReembedProgress, drop_vectors
 from strands_semantic_memory.errors import EmbeddingModelMismatchError
-from tests.support.archives import new_namespace, vector_owners
+from tests.support.archives import new_user_id, vector_owners
 from tests.support.conversations import text_message
 from tests.support.embedders import CountingEmbedder, FlakyEmbedder, RenamedEmbedder
 
@@ -60,7 +60,7 @@ def test_a_durable_archive_built_by_another_model_is_embedded_again_and_bound_to
     from strands_semantic_memory.archives.postgres import PostgresArchive
     from strands_semantic_memory.archives.sqlite import SqliteArchive
 
-    namespace = new_namespace("reembed")
+    namespace = new_user_id("reembed")
 
     def archive():
         if kind == "sqlite":

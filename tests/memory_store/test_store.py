@@ -17,7 +17,7 @@ from strands_semantic_memory import SemanticMemory, SemanticSummarizingConversat
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.memory_store import KEEP_TOOL_TRAFFIC, SemanticMemoryStore
 from strands_semantic_memory.messages._text import render_message
-from tests.support.archives import durable_archive, new_namespace
+from tests.support.archives import durable_archive, new_user_id
 from tests.support.context_manager import FACT, QUESTION, planning_turns
 from tests.support.conversations import PLANTED_TURN, REFERENCE, distractor_conversation, text_message
 from tests.support.embedders import CountingEmbedder, RecordingEmbedder
@@ -166,7 +166,7 @@ def test_engine_calls_run_off_the_event_loop(embedder):
     assert loop_thread not in recording.threads
 
 
-def test_a_store_building_its_memory_embeds_off_the_turn_and_finds_a_batch_by_its_words_at_once(embedder):
+def test_a_store_building_its_memory_embeds_off_the_turn_and_finds_a_batch_at_once(embedder):
     held = RecordingEmbedder(embedder, hold=True)
     store = SemanticMemoryStore(embedder=held)
     assert store.memory.options.embedding == "background"
@@ -175,15 +175,16 @@ def test_a_store_building_its_memory_embeds_off_the_turn_and_finds_a_batch_by_it
         indices = run(store.add_messages(batch, AddMessagesContext(sequence_numbers=[0, 1])))
         assert held.started.wait(60), "the memory's thread picked the batch up"
         assert held.threads == [WORKER] and store.memory.stats().pending_embedding_count == 2
-        entries = run(store.search("grew up in Lisbon"))  # lexically, before the vectors exist
-        assert entries and entries[0].metadata["hit_indices"] == [indices[0]]
-        assert run(store.search(QUESTION)) == [], "no vector yet: the paraphrase finds nothing"
+        entries = run(store.search("grew up in Lisbon"))  # before any vector is stored
+        assert entries and entries[0].metadata["hit_indices"][0] == indices[0]
+        entries = run(store.search(QUESTION))  # by its meaning: the search embeds the pending messages for itself
+        assert entries and FACT in entries[0].content and store.memory.stats().vector_count == 0
     finally:
         held.release.set()
     assert store.memory.embed_pending() == 2, "embed_pending waits for the thread's batch"
     entries = run(store.search(QUESTION))
-    assert entries and FACT in entries[0].content and held.threads == [WORKER]
-    worker = store.memory._queue._worker
+    assert entries and FACT in entries[0].content and held.threads.count(WORKER) == 1, "the batch embedded once"
+    worker = store.memory._queue.thread
     store.close()
     assert not worker.is_alive(), "close stops the thread the store's memory started"
 
@@ -227,7 +228,7 @@ def test_a_process_killed_before_the_vectors_land_loses_nothing_and_they_are_emb
 ):
     path = str(tmp_path / "archive.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
-    namespace = new_namespace("killed-store")
+    namespace = new_user_id("killed-store")
     batch = [("user", FACT), ("assistant", "Noted."), *(("user", turn) for turn in planning_turns(1)[:4])]
     script = KILLED_STORE.format(kind=kind, path=path, uri=uri, namespace=namespace, batch=batch)
     lines = killed_after(script, 2)

@@ -20,13 +20,14 @@ from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages import render_message
 from strands_semantic_memory.storage import SemanticStorage
 from strands_semantic_memory.tools._conversation_tools import forget_text, search_text
-from tests.support.archives import durable_archive, new_namespace, vector_owners
+from tests.support.archives import durable_archive, new_user_id, vector_owners
 from tests.support.embedders import RecordingEmbedder
 from tests.support.processes import killed_after
 
 SECRET = "ZQ-7731-PASSPORT"
 FACT = b"I was born and raised in Lisbon, in a flat near the river."
 PARAPHRASE = "Which city did I grow up in?"  # shares no word with FACT once stopwords are dropped
+RECITAL = b"Maya's violin recital is on Friday at 6 pm in the school hall."
 FILLER = [
     b"The quarterly budget review moved to Thursday afternoon.",
     b"Sourdough needs a starter fed twice a day.",
@@ -138,8 +139,8 @@ def test_forgetting_removes_the_bytes_and_every_index_entry(make_storage, reques
     if make_storage.kind == "pgvector":
         with psycopg.connect(request.getfixturevalue("pg_uri")) as connection:
             rows = connection.execute(
-                "SELECT count(*) FROM ssm_archive WHERE namespace = %s AND convert_from(data, 'UTF8') LIKE %s",
-                (store.namespace, f"%{SECRET}%"),
+                "SELECT count(*) FROM ssm_archive WHERE user_id = %s AND convert_from(data, 'UTF8') LIKE %s",
+                (store.user_id, f"%{SECRET}%"),
             ).fetchone()
         assert rows == (0,)
 
@@ -182,9 +183,9 @@ def test_a_durable_archive_keeps_entries_across_processes(store_kind, embedder, 
             return SemanticStorage(embedder=embedder, archive_path=tmp_path / "stash.sqlite3")
     else:
         from strands_semantic_memory.archives.postgres import PostgresArchive
-        from tests.support.archives import new_namespace
+        from tests.support.archives import new_user_id
 
-        namespace = new_namespace("storage")
+        namespace = new_user_id("storage")
 
         def open_storage():
             store = PostgresArchive(request.getfixturevalue("pg_uri"), namespace)
@@ -215,24 +216,27 @@ def test_a_durable_archive_keeps_entries_across_processes(store_kind, embedder, 
     reopened.close()
 
 
-def test_a_write_is_found_by_its_words_at_once_and_by_meaning_once_its_vector_lands(make_storage, embedder):
+def test_a_write_is_found_by_its_words_and_by_its_meaning_by_the_very_next_search(make_storage, embedder):
+    """Issue 39.7: a search sees every write made before it. The memory's thread is held, so no vector is stored
+    yet: the search embeds the few pending entries itself and scores them as if their vectors were stored."""
     held = RecordingEmbedder(embedder, hold=True)
     storage = make_storage(embedder=held)
     assert storage.memory.options.embedding == "background", "a storage that builds its memory embeds off the turn"
     try:
-        run(storage.write("notes/home", FACT))
+        run(storage.write("notes/recital", RECITAL))
         assert held.started.wait(60), "the memory's thread picked the entry up"
+        run(storage.write("notes/groceries", b"Buy oat milk, eggs and two lemons."))
         for n, text in enumerate(FILLER):
             run(storage.write(f"notes/{n}", text))
         assert held.threads == [WORKER], "no write embedded: every document call so far is the thread's"
-        assert storage.memory.stats().vector_count == 0
-        assert [r.key for r in run(storage.search("raised in Lisbon"))] == ["notes/home"], "by its words, at once"
-        assert run(storage.search(PARAPHRASE)) == [], "no vector yet: a paraphrase finds nothing"
+        assert [r.key for r in run(storage.search("violin recital"))] == ["notes/recital"], "by its words"
+        assert [r.key for r in run(storage.search("When is the kid's music performance?"))][:1] == ["notes/recital"]
+        assert storage.memory.stats().vector_count == 0, "found by meaning before any vector was stored"
     finally:
         held.release.set()
-    storage.memory.embed_pending()  # waits for the thread's batch and embeds the rest
+    storage.memory.embed_pending()
     assert storage.memory.stats().pending_embedding_count == 0
-    assert [r.key for r in run(storage.search(PARAPHRASE))] == ["notes/home"]
+    assert [r.key for r in run(storage.search("When is the kid's music performance?"))][:1] == ["notes/recital"]
 
 
 def test_embedding_inline_is_still_an_option_and_a_given_memory_keeps_its_own(embedder):
@@ -251,7 +255,7 @@ def test_close_waits_for_the_batch_in_hand_and_the_thread_never_reopens_the_arch
     store = storage.memory.archive
     run(storage.write("notes/home", FACT))
     assert held.started.wait(60)
-    worker = storage.memory._queue._worker
+    worker = storage.memory._queue.thread
     closer = threading.Thread(target=storage.close)
     closer.start()
     held.release.set()
@@ -263,7 +267,7 @@ def test_close_waits_for_the_batch_in_hand_and_the_thread_never_reopens_the_arch
     if make_storage.kind == "pgvector":
         assert store._connections._pool is None, "no pool was reopened after close"
         reopened = SemanticStorage(
-            embedder=RecordingEmbedder(embedder), archive=PostgresArchive(store.dsn, store.namespace)
+            embedder=RecordingEmbedder(embedder), archive=PostgresArchive(store.dsn, store.user_id)
         )
     else:
         reopened = SemanticStorage(embedder=RecordingEmbedder(embedder), archive_path=store.path)
@@ -278,7 +282,7 @@ def test_closing_a_namespaced_view_leaves_the_shared_memory_and_its_embedding_op
     view = storage.namespace("agent-1")
     view.close()
     run(storage.write("notes/home", FACT))  # the storage that built the memory still writes
-    worker = storage.memory._queue._worker
+    worker = storage.memory._queue.thread
     assert worker is not None and worker.is_alive() and worker.name == WORKER, "the write started the embedding"
     storage.memory.embed_pending()
     assert [r.key for r in run(storage.search(PARAPHRASE))] == ["notes/home"]
@@ -307,7 +311,7 @@ def test_a_process_killed_before_the_vectors_land_loses_no_entry_and_they_are_em
 ):
     path = str(tmp_path / "stash.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
-    namespace = new_namespace("killed-storage")
+    namespace = new_user_id("killed-storage")
     entries = [("notes/home", FACT), *((f"notes/{n}", text) for n, text in enumerate(FILLER))]
     script = KILLED_STORAGE.format(kind=kind, path=path, uri=uri, namespace=namespace, entries=entries)
     lines = killed_after(script, 2)

@@ -55,21 +55,54 @@ class FlakyEmbedder(CountingEmbedder):
         return super().embed_queries(texts)
 
 
+EMBEDDING_THREAD = "semantic-memory-embedding"
+"""The name of a memory's background embedding thread."""
+
+
 class RecordingEmbedder(CountingEmbedder):
-    """The real model; records the thread of each document call and can hold those calls until ``release`` is set."""
+    """The real model; records the thread and texts of each document call, and can hold the calls of a memory's
+    embedding thread until ``release`` is set (``started`` is set when that thread calls). Calls from any other
+    thread (an ``embed_pending`` caller, a search embedding pending messages) are recorded, never held."""
 
     def __init__(self, inner: SentenceTransformerEmbedder, *, hold: bool = False) -> None:
         super().__init__(inner)
         self.threads: list[str] = []
+        self.calls: list[tuple[str, list[str]]] = []
         self.started = threading.Event()
         self.release = threading.Event()
         if not hold:
             self.release.set()
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        self.threads.append(threading.current_thread().name)
-        self.started.set()
-        assert self.release.wait(60), "the test never released the embedder"
+        name = threading.current_thread().name
+        self.threads.append(name)
+        self.calls.append((name, list(texts)))
+        if name == EMBEDDING_THREAD:
+            self.started.set()
+            assert self.release.wait(60), "the test never released the embedder"
+        return super().embed_documents(texts)
+
+    def embedded_by(self, text: str) -> list[str]:
+        """The threads whose document calls held ``text``, one entry per call."""
+        return [name for name, texts in self.calls if text in texts]
+
+
+class RejectingEmbedder(CountingEmbedder):
+    """The real model, except that it rejects any batch of documents holding a text with ``marker`` in it, like an
+    embedding service answering 400 to one input. ``rejections`` counts the refused calls; ``rejected`` is set at
+    the first."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder, marker: str = "POISON") -> None:
+        super().__init__(inner)
+        self.marker = marker
+        self.rejections = 0
+        self.rejected = threading.Event()
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if any(self.marker in text for text in texts):
+            self.rejections += 1
+            self.rejected.set()
+            raise ValueError("the service rejected one input")
         return super().embed_documents(texts)
 
 

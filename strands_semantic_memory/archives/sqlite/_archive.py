@@ -17,6 +17,9 @@ consistent (tested with a killed child process). Only an operating-system crash 
 last commits; ``synchronous="FULL"`` closes that window with an fsync per commit, which cost 4 ms at the median and
 12 ms at p90 per commit on the 2-core test machine (a turn commits two or three times), against 0.01 ms.
 
+A file holds one user's memory: its meta records the user id (``user_id``), and opening it for another user is
+refused before anything is written (``ConfigurationError``); a file that records none takes the first one given.
+
 One process owns the file: it is opened in SQLite's exclusive locking mode, so a second process (or a second
 ``SqliteArchive`` on the same path) fails to open it with ``ArchiveError``
 instead of writing behind the first one's in-memory indexes.
@@ -32,8 +35,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from strands_semantic_memory._validation import check_identifier
 from strands_semantic_memory.archives._protocol import ArchiveStats, NewRecord, StoredRecord
-from strands_semantic_memory.archives._state import STATE_FORMAT, STATE_VERSION, SavedArchive, load_state
+from strands_semantic_memory.archives._state import STATE_FORMAT, STATE_VERSION, SavedArchive, check_user, load_state
 from strands_semantic_memory.archives.in_process._archive import InMemoryArchive
 from strands_semantic_memory.archives.in_process._columns import columns_of_saved
 from strands_semantic_memory.archives.in_process._records import TextOf, default_text_of
@@ -75,6 +79,7 @@ class SqliteArchive(InProcessReads):
         self,
         path: str | os.PathLike[str],
         *,
+        user_id: str | None = None,
         synchronous: str = "NORMAL",
         timeout: float = 5.0,
         text_of: TextOf = default_text_of,
@@ -82,17 +87,24 @@ class SqliteArchive(InProcessReads):
         """Open (or create) the archive file and rebuild the search indexes from it.
 
         Args:
-            path: The file. Created with its folder if missing; ``~`` is expanded.
+            path: The file, created if missing (its folder must exist: a mistyped folder is refused rather than
+                becoming a new, empty archive); ``~`` is expanded.
+            user_id: Whose memory the file holds. A new file records it; a file that records another user is
+                refused; a file that records none records it; None takes the user the file records.
             synchronous: ``"NORMAL"`` (survives the process being killed) or ``"FULL"`` (also survives power loss,
                 at one fsync per commit). See the module docstring.
             timeout: Seconds to wait for another connection to release the file before failing.
             text_of: The searchable text of an archived message's bytes (as for ``InMemoryArchive``).
 
         Raises:
-            ConfigurationError: If ``synchronous`` or ``timeout`` is invalid.
-            ArchiveError: If the file cannot be opened, is not an archive, is newer than this release, or is open in
-                another process.
+            ConfigurationError: If ``path``, ``user_id``, ``synchronous`` or ``timeout`` is invalid, the folder does
+                not exist, or the file holds another user's memory.
+            ArchiveError: If the file or its folder is read-only, or the file cannot be opened, is not an archive,
+                has another schema version, or is open in another process.
         """
+        check_identifier("user_id", user_id)
+        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+            raise ConfigurationError(f"path must be a file path (a str or os.PathLike), got {path!r}")
         mode = str(synchronous).upper()
         if mode not in ("NORMAL", "FULL"):
             raise ConfigurationError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
@@ -108,7 +120,7 @@ class SqliteArchive(InProcessReads):
         self._training: ApproximateIndex | None = None  # the approximate index whose training the file holds
         self._damaged: dict[int, str] = {}  # rows that cannot be read (see damaged_rows)
         self._unchecked_below, self._checked = 0, bytearray()  # see get
-        self._file = ArchiveFile(self._path, mode, self._timeout)
+        self._file = ArchiveFile(self._path, mode, self._timeout, user_id)
         self._memory = InMemoryArchive(text_of=text_of)
         try:
             self._rebuild()
@@ -122,6 +134,11 @@ class SqliteArchive(InProcessReads):
     def path(self) -> str:
         """The absolute path of the archive file."""
         return self._path
+
+    @property
+    def user_id(self) -> str | None:
+        """Whose memory the file holds (None: a user not named)."""
+        return self._file.user_id
 
     def _conn(self) -> sqlite3.Connection:
         return self._file.connection
@@ -281,6 +298,33 @@ class SqliteArchive(InProcessReads):
         with self._lock, self._file.erasing():
             return self._apply(lambda: self._memory.forget(indices), persist)
 
+    def forget_all(self) -> int:
+        """Delete every message of the file for good, and every vector, term and training with them.
+
+        The rows are deleted with ``secure_delete`` (overwritten with zeros), the file is rebuilt without its free
+        pages (``VACUUM``) and the WAL checkpointed and truncated, so the file's bytes hold nothing of the messages
+        once this returns. Damaged rows are deleted too. The file keeps its user, model and counters (indices are
+        not handed out again).
+
+        Returns:
+            How many messages were deleted.
+        """
+
+        def change() -> int:
+            return self._memory.forget_all() + len(self._damaged)
+
+        def persist(connection: sqlite3.Connection, _: int) -> None:
+            stats = self._memory.stats()
+            writes.delete_all(connection, writes.counters(stats))
+            self._training = None
+            self._damaged = {}
+
+        with self._lock, self._file.erasing():
+            removed = self._apply(change, persist)
+            self._file.vacuum()
+        logger.info("path=<%s>, messages=<%d> | every archived message deleted", self._path, removed)
+        return removed
+
     # ------------------------------------------------------------------ reading (the rest: InProcessReads)
 
     def get(self, indices: Sequence[int]) -> dict[int, StoredRecord]:
@@ -331,6 +375,7 @@ class SqliteArchive(InProcessReads):
         return {
             "format": STATE_FORMAT,
             "version": STATE_VERSION,
+            "user_id": self.user_id,
             "embedding": {"model_id": model_id, "dimension": self.dimension},
             "archive": {"kind": ARCHIVE_KIND, "path": self._path, "schema_version": SCHEMA_VERSION},
         }
@@ -350,19 +395,24 @@ class SqliteArchive(InProcessReads):
             reembed: Drop every vector and mark every message with text pending (another embedding model).
 
         Raises:
-            StateError: If the state is invalid, references another file or another kind of store, or would
-                replace messages the file holds.
+            StateError: If the state is invalid, another user's, references another file or another kind of
+                archive, or would replace messages the file holds.
             ArchiveError: If the file cannot be read or written.
         """
         path = referenced_path(state)
         if path is None:
             saved = load_state(state)
+            check_user(saved.user_id, self.user_id, f"the archive file '{self._path}'")
             if self._holds_all(saved):
                 if reembed:
                     self._drop_vectors()
                 return
             self._import(saved, reembed)
             return
+        saved_user = state.get("user_id")
+        check_user(
+            saved_user if isinstance(saved_user, str) else None, self.user_id, f"the archive file '{self._path}'"
+        )
         if not self._file.same_file(path):
             raise StateError(
                 f"this state references another archive file, '{path}', but this memory's archive is "
@@ -418,6 +468,10 @@ class SqliteArchive(InProcessReads):
         with self._lock:
             with self._file.transaction() as connection:
                 writes.replace_all(connection, saved, reembed, self._text_of)
+                if self.user_id is None and saved.user_id is not None:
+                    set_meta(connection, {"user_id": saved.user_id})
+            if self.user_id is None:
+                self._file.user_id = saved.user_id
             self._recover_or_raise()
         logger.info("path=<%s>, messages=<%d> | in-process archive state imported into the file", self._path, len(self))
 

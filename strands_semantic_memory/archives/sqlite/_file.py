@@ -23,14 +23,16 @@ _BATCH = 500  # parameters per IN (...) list, below SQLite's limit
 class ArchiveFile:
     """One archive file, opened exclusively (see ``connect``)."""
 
-    def __init__(self, path: str, synchronous: str, timeout: float) -> None:
-        """Open (or create) the file at the absolute ``path``.
+    def __init__(self, path: str, synchronous: str, timeout: float, user_id: str | None) -> None:
+        """Open (or create) the file at the absolute ``path`` for a user (None: whoever it records).
 
         Raises:
+            ConfigurationError: If the file holds another user's memory.
             ArchiveError: If it cannot be opened (see ``connect``).
         """
         self.path = path
-        self._connection: sqlite3.Connection | None = connect(path, synchronous, timeout)
+        self._connection: sqlite3.Connection | None
+        self._connection, self.user_id = connect(path, synchronous, timeout, user_id)
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -67,6 +69,15 @@ class ArchiveFile:
                 raise
         except sqlite3.Error as error:
             raise ArchiveError(f"writing the archive file '{self.path}' failed: {error}") from error
+
+    def vacuum(self) -> None:
+        """Rebuild the file without its free pages (after a deletion of everything); a failure is logged."""
+        try:
+            self.connection.execute("VACUUM")
+        except sqlite3.Error as error:
+            logger.warning(
+                "path=<%s>, error=<%s> | VACUUM after erasing failed; the deleted rows are zeroed", self.path, error
+            )
 
     @contextmanager
     def erasing(self) -> Iterator[None]:

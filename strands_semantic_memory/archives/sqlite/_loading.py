@@ -45,7 +45,7 @@ from strands_semantic_memory.messages._terms import TOKENIZER_VERSION, count_ter
 logger = logging.getLogger(__name__)
 
 _MESSAGES = (
-    "SELECT idx, data, role, archived_at, said_at, key, has_text, terms, term_counts, tokenizer "
+    "SELECT idx, data, role, archived_at, said_at, session_id, key, has_text, terms, term_counts, tokenizer "
     "FROM ssm_messages ORDER BY idx"
 )
 
@@ -68,6 +68,7 @@ _VECTORS = (
 
 _NUMBER = {int, float}
 _OPTIONAL_NUMBER = {int, float, type(None)}
+_OPTIONAL_TEXT = {str, type(None)}
 
 
 class _DamagedRows(Exception):
@@ -207,9 +208,11 @@ def _unreadable(data: Any, text_of: TextOf) -> str | None:
 
 def _row_problem(row: Any) -> str | None:
     """What is wrong with one message row's values (types and sizes no write gives them), or None."""
-    _, _, role, archived_at, said_at, key, _, terms, term_counts, _ = row
+    _, _, role, archived_at, said_at, session_id, key, _, terms, term_counts, _ = row
     if type(role) is not str:
         return "its role is not text"
+    if session_id is not None and type(session_id) is not str:
+        return "its session id is not text"
     if type(archived_at) not in _NUMBER or (said_at is not None and type(said_at) not in _NUMBER):
         return "its times are not numbers"
     if key is not None:
@@ -248,8 +251,8 @@ def _messages(columns: Columns, rows: list[Any], text_of: TextOf) -> list[tuple[
     """
     if not rows:
         return []
-    transposed = _columns(rows, 10)
-    indices, data, roles, archived_at, said_at, keys, has_text, terms, term_counts, tokenizers = transposed
+    transposed = _columns(rows, 11)
+    indices, data, roles, archived_at, said_at, sessions, keys, has_text, terms, term_counts, tokenizers = transposed
     retokenized, unreadable = [], {}
     stale = tokenizers.count(TOKENIZER_VERSION) != len(tokenizers)
     for n, version in enumerate(tokenizers if stale else ()):
@@ -267,6 +270,7 @@ def _messages(columns: Columns, rows: list[Any], text_of: TextOf) -> list[tuple[
             set(map(type, roles)) <= {str}
             and set(map(type, archived_at)) <= _NUMBER
             and set(map(type, said_at)) <= _OPTIONAL_NUMBER
+            and set(map(type, sessions)) <= _OPTIONAL_TEXT
         ):
             raise ValueError("a value of the wrong type")
         columns.keys = [None if k is None else key_number(k) for k in keys]
@@ -284,6 +288,7 @@ def _messages(columns: Columns, rows: list[Any], text_of: TextOf) -> list[tuple[
     columns.roles = roles
     columns.archived_at = archived_at
     columns.said_at = said_at
+    columns.session_ids = sessions
     columns.has_text = [bool(h) for h in has_text]
     sizes = raw_sizes // 4
     ends = np.cumsum(sizes)

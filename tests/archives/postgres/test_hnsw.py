@@ -48,11 +48,11 @@ def test_hnsw_path_is_used_above_the_threshold_and_agrees_with_exact_search(make
     with psycopg.connect(fresh_database, autocommit=True) as connection:
         register_vector(connection)
         query = embedder.embed_queries(["What was my booking reference?"])
-        params = {"ns": store.namespace, "q": query[0], "tsq": None, "dense_k": 10, "lexical_k": 0, "fetch": 40}
+        params = {"user": store.user_id, "q": query[0], "tsq": None, "dense_k": 10, "lexical_k": 0, "fetch": 40}
         sql = candidates_sql(Plan(True, False, True, 384, None))
         plan = "\n".join(row[0] for row in connection.execute("EXPLAIN " + sql, params).fetchall())
         assert "ssm_archive_hnsw_384" in plan, plan
-    exact = make_archive(fresh_database, namespace=store.namespace, exact_search_below=10**9)
+    exact = make_archive(fresh_database, user_id=store.user_id, exact_search_below=10**9)
     for question in ["What was my booking reference?", "When is the meeting?", "What did Alice review?"]:
         query = embedder.embed_queries([question])
         approximate = store.candidates(query, question, 10, 10)
@@ -64,7 +64,7 @@ def test_hnsw_path_is_used_above_the_threshold_and_agrees_with_exact_search(make
     hit = store.candidates(embedder.embed_queries(["What was my booking reference?"]), "", 1, 0)
     assert list(hit.dense) == [250]
     traced = psycopg.connect(fresh_database, autocommit=True, prepare_threshold=0)
-    same = make_archive(fresh_database, namespace=store.namespace, exact_search_below=300, connection=traced)
+    same = make_archive(fresh_database, user_id=store.user_id, exact_search_below=300, connection=traced)
     same.candidates(query, "meeting", 10, 10)
     with RoundTrips(traced) as trips:
         assert same.candidates(query, "meeting", 10, 10).dense == approximate_for(store, query)
@@ -112,8 +112,8 @@ def approximate_for(store, query):
     return store.candidates(query, "meeting", 10, 10).dense
 
 
-def test_a_small_namespace_in_a_shared_hnsw_table_falls_back_to_exact_results(make_archive, fresh_database, embedder):
-    """pgvector filters by namespace after the HNSW scan: a small namespace must still get its true neighbours."""
+def test_a_small_user_in_a_shared_hnsw_table_falls_back_to_exact_results(make_archive, fresh_database, embedder):
+    """pgvector filters by user_id after the HNSW scan: a small user_id must still get its true neighbours."""
     big_texts = [m["content"][0]["text"] for m in distractor_conversation(400, seed=3)]
     big = make_archive(fresh_database, exact_search_below=100)
     big.add([make_record(t) for t in big_texts])
@@ -126,9 +126,7 @@ def test_a_small_namespace_in_a_shared_hnsw_table_falls_back_to_exact_results(ma
     small.set_vectors(embed(embedder, small_texts))
     query = embedder.embed_queries(["shortest paths in graphs"])
     found = small.candidates(query, "", 5, 0)
-    truth = make_archive(fresh_database, namespace=small.namespace, exact_search_below=10**9).candidates(
-        query, "", 5, 0
-    )
+    truth = make_archive(fresh_database, user_id=small.user_id, exact_search_below=10**9).candidates(query, "", 5, 0)
     assert found.dense == pytest.approx(truth.dense, abs=1e-5) and len(found.dense) == 5
 
 
@@ -139,8 +137,8 @@ def unit_rows(count, seed, towards=None):
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def test_a_namespace_whose_rows_the_shared_index_does_not_reach_gets_exact_results(make_archive, fresh_database):
-    """pgvector removes other namespaces' rows after the HNSW scan: when they take every place the scan has, the
+def test_a_user_whose_rows_the_shared_index_does_not_reach_gets_exact_results(make_archive, fresh_database):
+    """pgvector removes other users' rows after the HNSW scan: when they take every place the scan has, the
     search must look further and fall back to the exact scan (it returned an empty dense list: the rows left after
     the filter were fewer than those fetched, which was taken for "no more")."""
     axis = np.zeros(384, dtype=np.float32)
@@ -152,7 +150,7 @@ def test_a_namespace_whose_rows_the_shared_index_does_not_reach_gets_exact_resul
     ours.add([make_record(f"own note {i}") for i in range(3000)])
     ours.set_vectors({i: v[None, :] for i, v in enumerate(unit_rows(3000, 2, towards=-axis))})
     assert ours.build_index() is True
-    exact = make_archive(fresh_database, namespace=ours.namespace, exact_search_below=10**9)
+    exact = make_archive(fresh_database, user_id=ours.user_id, exact_search_below=10**9)
     for query in unit_rows(3, 3, towards=axis)[:, None, :]:  # near the other tenant's rows, far from ours
         found = ours.candidates(query, "", 50, 0)
         assert len(found.dense) == 50 and found.dense == pytest.approx(exact.candidates(query, "", 50, 0).dense)

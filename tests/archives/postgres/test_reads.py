@@ -85,7 +85,7 @@ def test_an_engine_hook_turn_is_two_round_trips_with_unchanged_results(
 
 def test_has_pending_reports_other_writers_within_the_check_interval(make_archive):
     reader = make_archive(pending_check_interval=0)
-    writer = make_archive(namespace=reader.namespace)
+    writer = make_archive(user_id=reader.user_id)
     assert not reader.has_pending()
     writer.add([make_record("waiting for vectors")])
     assert reader.has_pending(), "interval 0: every call asks the database"

@@ -45,7 +45,8 @@ def test_terms_of_another_tokenizer_version_are_indexed_again_once(make_archive,
         connection.execute(
             "UPDATE ssm_meta SET value = %s WHERE key = 'tokenizer_version'", (str(TOKENIZER_VERSION - 1),)
         )
-    again = make_archive(fresh_database, namespace=archive.namespace)
+    archive.close()  # the last archive on the pool: the next one checks the schema again, as a new process would
+    again = make_archive(fresh_database, user_id=archive.user_id)
     found = again.candidates(None, "paint", 0, 5, SearchFilter())
     assert list(found.lexical) == [1]
     with psycopg.connect(fresh_database) as connection:

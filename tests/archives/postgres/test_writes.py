@@ -10,7 +10,7 @@ import pytest
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.archives.postgres import PostgresArchive
 from strands_semantic_memory.errors import DimensionMismatchError
-from tests.support.archives import new_namespace
+from tests.support.archives import new_user_id
 from tests.support.conversations import REFERENCE, text_message
 from tests.support.postgres import embed, make_record
 
@@ -52,19 +52,15 @@ def test_a_bulk_add_refreshes_the_planner_statistics(make_archive, fresh_databas
 
 def test_the_full_text_index_keeps_a_short_pending_list_and_a_bulk_add_flushes_it(make_archive, fresh_database):
     """Every full-text search scans GIN's pending list linearly (4 MB by default: a lexical match at 100k
-    took 46-73 ms instead of 18). The index is created with a 64 kB limit, an older index gets it when a store opens,
-    and a bulk add leaves nothing pending."""
+    took 46-73 ms instead of 18). The index is created with a 64 kB limit, and a bulk add leaves nothing pending."""
     store = make_archive(fresh_database)
     store.add([make_record("seed the schema", tracking_id="seed")])
     with psycopg.connect(fresh_database, autocommit=True) as connection:
         options = "SELECT reloptions FROM pg_class WHERE relname = 'ssm_archive_tsv'"
         assert connection.execute(options).fetchone()[0] == ["gin_pending_list_limit=64"]
-        connection.execute("ALTER INDEX ssm_archive_tsv RESET (gin_pending_list_limit)")  # as created before
         store.add([make_record(f"bulk message {i} about kites and kestrels", tracking_id=f"b{i}") for i in range(1500)])
         (left,) = connection.execute("SELECT gin_clean_pending_list('ssm_archive_tsv'::regclass)").fetchone()
         assert left == 0, "the bulk add flushed the pending list"
-        make_archive(fresh_database).add([make_record("another namespace opens the database")])
-        assert connection.execute(options).fetchone()[0] == ["gin_pending_list_limit=64"]
     assert len(store.candidates(None, "kestrels", 0, 2000).lexical) == 1500
 
 
@@ -81,7 +77,7 @@ def test_forget_deletes_every_row_for_good_also_after_reopening(make_archive, em
     assert store.forget([2, 4, 99]) == [2, 4]
     assert store.forget([2]) == [], "already gone"
     query = embedder.embed_queries([f"booking reference {REFERENCE}"])
-    for view in (store, make_archive(namespace=store.namespace)):
+    for view in (store, make_archive(user_id=store.user_id)):
         found = view.candidates(query, f"secret booking reference {REFERENCE}", 10, 10)
         assert not {2, 4} & (set(found.dense) | set(found.lexical) | set(found.similarity))
         assert view.get([2, 4]) == {} and view.similarities(query, [2, 4]) == {}
@@ -91,7 +87,7 @@ def test_forget_deletes_every_row_for_good_also_after_reopening(make_archive, em
         assert view.bounds() == (0, 5)
     with psycopg.connect(pg_uri) as connection:
         (rows,) = connection.execute(
-            "SELECT count(*) FROM ssm_archive WHERE namespace = %s AND idx IN (2, 4)", (store.namespace,)
+            "SELECT count(*) FROM ssm_archive WHERE user_id = %s AND idx IN (2, 4)", (store.user_id,)
         ).fetchone()
     assert rows == 0, "no row of the forgotten messages is left, vectors included"
     assert store.add([make_record(texts[2], tracking_id="f2")]) == [6], "a forgotten key is not live: new index"
@@ -112,7 +108,7 @@ FOLDING_TEXTS = ["Die Straße ist lang", "STRASSE gesperrt", "ΣΊΣΥΦΟΣ", "
 def test_forget_by_text_folds_case_like_str_casefold_on_every_store(kind, pg_uri, embedder):
     """forget(query=) matches the same messages in process and on PostgreSQL (``lower()`` did not fold
     ß to ss, final sigma to sigma, or the ﬁ ligature)."""
-    store = PostgresArchive(pg_uri, new_namespace("fold")) if kind == "pgvector" else None
+    store = PostgresArchive(pg_uri, new_user_id("fold")) if kind == "pgvector" else None
     memory = SemanticMemory(embedder=embedder, **({"archive": store} if store is not None else {}))
     try:
         memory.add([text_message("user", t) for t in FOLDING_TEXTS])
@@ -124,7 +120,7 @@ def test_forget_by_text_folds_case_like_str_casefold_on_every_store(kind, pg_uri
         assert sorted(memory.indices) == [2, 3, 4, 5]
     finally:
         if store is not None:
-            store.drop_namespace()
+            store.forget_all()
 
 
 def test_eviction_and_limits_work_around_forgotten_holes(make_archive):

@@ -69,6 +69,7 @@ def snapshot(archive: SqliteArchive) -> dict:
 
 @pytest.fixture
 def path(tmp_path: Path) -> Path:
+    (tmp_path / "nested").mkdir()
     return tmp_path / "nested" / "archive.sqlite3"
 
 
@@ -354,7 +355,7 @@ def test_state_is_a_small_reference_that_reopens(path: Path, tmp_path: Path):
             {**other_state, "archive": {**other_state["archive"], "path": str(tmp_path / "gone")}}, False
         )
     with pytest.raises(StateError, match="pgvector"):
-        archive.load_state({**other_state, "archive": {"kind": "pgvector", "namespace": "n"}}, False)
+        archive.load_state({**other_state, "archive": {"kind": "pgvector", "user_id": "n"}}, False)
     assert len(archive) == 50 and archive.path == str(path)
     archive.close()
     assert SqliteArchive(other_path, timeout=0.1).stats().message_count == 1  # the other file was never opened
@@ -445,6 +446,7 @@ def test_semantic_memory_reopens_a_durable_archive(tmp_path: Path, counting_embe
     from strands_semantic_memory import SemanticMemory
 
     path = tmp_path / "agent" / "archive.sqlite3"
+    path.parent.mkdir()
     memory = SemanticMemory(embedder=counting_embedder, archive_path=path)
     memory.add([message("The invoice INV-20931 covers the plumbing repair."), message("ok", role="assistant")])
     memory.add([message(f"unrelated chatter about the weather, take {n}") for n in range(10)])

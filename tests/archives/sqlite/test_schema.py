@@ -72,7 +72,7 @@ def test_an_archive_missing_a_table_is_refused_and_never_modified(tmp_path: Path
 def test_a_new_file_and_an_empty_file_become_archives(tmp_path: Path):
     empty = tmp_path / "empty.sqlite3"
     empty.touch()
-    for path in (tmp_path / "new" / "archive.sqlite3", empty):
+    for path in (tmp_path / "archive.sqlite3", empty):
         archive = SqliteArchive(path)
         archive.add([record(message("first"))])
         archive.close()
