@@ -89,6 +89,12 @@ def test_every_sqlite_example_runs_as_written(shell):
     assert names == {"stats", "search", "show", "export", "import", "forget", "reembed", "doctor"}
     second_import = json.loads(said["strands-semantic-memory import chats.jsonl --archive alice.sqlite3 --json"])
     assert (second_import["added"], second_import["already_present"]) == (0, 6)  # "0 added, 6 already archived"
+    chat_1 = (shell.folder / "chat-1.jsonl").read_text(encoding="utf-8").splitlines()  # type: ignore[attr-defined]
+    assert [json.loads(line)["session_id"] for line in chat_1] == ["chat-1", "chat-1"]
+    assert "TP1947" in said['strands-semantic-memory search "travel plans" --archive alice.sqlite3 --session chat-2']
+    assert said["strands-semantic-memory forget --all --archive copy.sqlite3 --user alice --yes"].strip() == (
+        "forgot everything of user 'alice': 3 messages"
+    )
     forgot = said['strands-semantic-memory forget --query "card number" --archive alice.sqlite3 --yes']
     assert forgot.strip() == "forgot 2 messages: 4, 5"  # as the forget section quotes it
     assert "TP1947" in said['strands-semantic-memory search "which flight am I on?" --archive alice.sqlite3 --top-k 3']
@@ -103,6 +109,7 @@ def test_the_postgresql_example_runs_against_a_server(shell, pg_uri):
     result = shell(script)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
     assert "forgot 2 messages: 4, 5" in result.stdout
+    assert "': 4 messages" in result.stdout.splitlines()[-1]  # forget --all, after the query took two
     assert "FAILED" not in result.stdout
 
 

@@ -96,3 +96,14 @@ def test_doctor_checks_the_server_and_names_the_fix_when_it_cannot_reach_it(pg_u
     database = next(line for line in unreachable.stdout.splitlines() if line.split()[1] == "database")
     assert database.startswith("FAILED database   cannot reach postgresql://nobody:***@127.0.0.1:1/none")
     assert "Fix: check the DSN" in database and "secret" not in unreachable.stdout + unreachable.stderr
+
+
+def test_forget_all_removes_one_user_and_leaves_the_others(pg_uri, embedder):
+    alice = _user_with(pg_uri, embedder, TEXTS)
+    bob = _user_with(pg_uri, embedder, ["Bob's secret is the blue door."], "bob")
+
+    gone = _json(run_cli("forget", "--all", "--dsn", pg_uri, "--user", alice, "--yes", "--json"))
+
+    assert gone == {"user_id": alice, "forgotten_count": 5}
+    assert _json(run_cli("stats", "--dsn", pg_uri, "--user", alice, "--json"))["message_count"] == 0
+    assert _json(run_cli("stats", "--dsn", pg_uri, "--user", bob, "--json"))["message_count"] == 1

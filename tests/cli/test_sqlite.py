@@ -308,3 +308,39 @@ def test_a_reader_that_goes_away_ends_an_export_quietly(archive):
     stderr = child.stderr.read().decode()
     assert child.wait(timeout=120) == 1
     assert stderr == ""
+
+
+def test_a_file_is_one_user_s_and_forget_all_empties_it(tmp_path):
+    source = tmp_path / "chats.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps({"text": text, "role": "user", "session_id": session}) + "\n"
+            for text, session in [("the blue door", "chat-1"), ("the red door", "chat-2"), ("no session", None)]
+        ),
+        encoding="utf-8",
+    )
+    path = tmp_path / "alice.sqlite3"
+    imported = _json(run_cli("import", source, "--archive", path, "--user", "alice", "--json"))
+    assert imported["added"] == 3
+    assert _json(run_cli("stats", "--archive", path, "--json"))["user_id"] == "alice"  # the file records its user
+    other = run_cli("stats", "--archive", path, "--user", "bob")
+    message = _one_error_line(other, 1)
+    assert "'alice'" in message and "'bob'" in message
+
+    scoped = _json(run_cli("search", "door", "--archive", path, "--session", "chat-2", "--json"))
+    assert [(h["index"], h["session_id"]) for h in scoped] == [(1, "chat-2")]
+    exported = run_cli("export", "--archive", path, "--session", "chat-1", "--session", "chat-2").stdout
+    assert [json.loads(line)["session_id"] for line in exported.splitlines()] == ["chat-1", "chat-2"]
+    lines = tmp_path / "plain.jsonl"
+    lines.write_text('{"text": "from a transcript", "role": "user"}\n', encoding="utf-8")
+    run_cli("import", lines, "--archive", path, "--session", "transcript-1")
+    assert _json(run_cli("show", "3", "--archive", path, "--json"))["session_id"] == "transcript-1"
+
+    declined = run_cli("forget", "--all", "--archive", path, stdin="no\n")
+    assert declined.returncode == 3
+    assert "Forget everything of user 'alice': 4 messages" in declined.stderr
+    gone = run_cli("forget", "--all", "--archive", path, "--user", "alice", "--yes")
+    assert gone.returncode == 0, gone.stderr
+    assert gone.stdout.strip() == "forgot everything of user 'alice': 4 messages"
+    assert _json(run_cli("stats", "--archive", path, "--json"))["message_count"] == 0
+    assert b"blue door" not in path.read_bytes()

@@ -60,10 +60,11 @@ def _without_index(line: str) -> dict:
 
 
 def test_an_export_imports_into_a_new_archive_byte_for_byte(make_memory):
-    source = make_memory()
-    source.add(TRICKY, timestamps=SAID)
-    source.add([text_message("user", "forgotten soon")])
-    source.add([text_message("assistant", "after the hole")], timestamps=[1714557900])
+    source = make_memory(clock=lambda: 1_700_000_000.123457)
+    source.add(TRICKY[:4], timestamps=SAID[:4], session_id="chat-1")
+    source.add(TRICKY[4:], timestamps=SAID[4:])  # no session
+    source.add([text_message("user", "forgotten soon")], session_id="chat-2")
+    source.add([text_message("assistant", "after the hole")], timestamps=[1714557900], session_id="chat-2")
     source.forget([len(TRICKY)])  # a hole: the new archive's indices differ, nothing else may
     exported = _lines(source)
     assert len(exported) == len(TRICKY) + 1
@@ -78,6 +79,7 @@ def test_an_export_imports_into_a_new_archive_byte_for_byte(make_memory):
         assert after.data == before.data
         assert after.message == before.message
         assert after.role == before.role
+        assert after.session_id == before.session_id
         if before.said_at is None:
             assert after.said_at is None
         else:
@@ -206,6 +208,7 @@ BAD_LINES = [
     ('{"text": "hi", "role": "user", "time": 1, "said_at": 2}', "both 'time' and 'said_at'"),
     ('{"text": "hi", "role": "user", "id": ""}', "'id' must be a non-empty string"),
     ('{"text": "hi", "role": "user", "session_id": 3}', "'session_id' must be a non-empty string"),
+    ('{"text": "hi", "role": "user", "session_id": "a\\u0000b"}', "'session_id' must not contain control characters"),
     (b'{"text": "\xff", "role": "user"}', "is not UTF-8"),
 ]
 
@@ -225,3 +228,33 @@ def test_a_bad_line_is_named_before_anything_of_its_batch_is_written(make_memory
 def test_batch_size_is_checked(make_memory):
     with pytest.raises(ConfigurationError, match="batch_size"):
         import_history(make_memory(), [], batch_size=0)
+
+
+def test_lines_without_a_session_take_the_import_s_and_the_clock_stamps_them(make_memory):
+    memory = make_memory(clock=lambda: 1_000_000.5)
+    import_history(
+        memory,
+        [
+            {"text": "no session named", "role": "user"},
+            {"text": "explicitly none", "role": "user", "session_id": None},
+            {"text": "its own", "role": "user", "session_id": "chat-1"},
+            {"text": "kept time", "role": "user", "archived_at": 5},
+        ],
+        session_id="transcript-7",
+    )
+    records = [memory.record(i) for i in memory.indices]
+    assert [r.session_id for r in records] == ["transcript-7", None, "chat-1", "transcript-7"]
+    assert [r.archived_at for r in records] == [1_000_000.5, 1_000_000.5, 1_000_000.5, 5.0]
+    assert [json.loads(line)["index"] for line in _lines(memory, sessions="transcript-7")] == [0, 3]
+    assert [json.loads(line)["index"] for line in _lines(memory, sessions=[None, "chat-1"])] == [1, 2]
+    with pytest.raises(ConfigurationError, match="session_id"):
+        import_history(memory, [], session_id="")
+
+
+def test_a_forgotten_user_is_imported_again_in_full(make_memory):
+    memory = make_memory(user_id="alice")
+    lines = [json.dumps({"text": f"line {n}", "role": "user", "session_id": "s"}) for n in range(4)]
+    import_history(memory, lines)
+    assert memory.forget_all() == 4
+    report = import_history(memory, lines)
+    assert (report.added, report.already_present, len(memory)) == (4, 0, 4)
