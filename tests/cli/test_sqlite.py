@@ -344,3 +344,27 @@ def test_a_file_is_one_user_s_and_forget_all_empties_it(tmp_path):
     assert gone.stdout.strip() == "forgot everything of user 'alice': 4 messages"
     assert _json(run_cli("stats", "--archive", path, "--json"))["message_count"] == 0
     assert b"blue door" not in path.read_bytes()
+
+
+@pytest.mark.slow
+def test_doctor_reports_a_damaged_onnx_cache_entry_and_its_repair(tmp_path):
+    """A damaged graph cache entry is found before the model loads; the load exports it again (takes seconds)."""
+    from pathlib import Path
+
+    from strands_semantic_memory.embeddings._local import locate_model
+    from strands_semantic_memory.embeddings.onnx._cache import GraphCache
+
+    load_target, model_id = locate_model("all-MiniLM-L6-v2")
+    entry = GraphCache(tmp_path / "cache" / "onnx", Path(load_target), model_id).path
+    entry.mkdir(parents=True)
+    (entry / "entry.json").write_text("{truncated", encoding="utf-8")
+    env = {"STRANDS_SEMANTIC_MEMORY_CACHE": str(tmp_path / "cache")}
+
+    result = run_cli("doctor", env=env, timeout=600)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    cache = next(line for line in result.stdout.splitlines() if line.split()[1] == "onnx")
+    assert cache.startswith(f"OK     onnx cache {entry} (was entry.json is unreadable")
+    assert cache.endswith("exported again by this load)")
+    again = run_cli("doctor", env=env)
+    assert f"OK     onnx cache {entry} (valid)" in again.stdout
