@@ -265,7 +265,7 @@ def test_close_waits_for_the_batch_in_hand_and_the_thread_never_reopens_the_arch
         assert storage.memory.stats().pending_embedding_count == 0
         return
     if make_storage.kind == "pgvector":
-        assert store._connections._pool is None, "no pool was reopened after close"
+        assert store._connections._shared is None, "no pool reference was taken again after close"
         reopened = SemanticStorage(
             embedder=RecordingEmbedder(embedder), archive=PostgresArchive(store.dsn, store.user_id)
         )

@@ -32,6 +32,9 @@ def reference_subset_passage(passage: Passage, positions: Sequence[int], score: 
         timestamps=[passage.timestamps[p] for p in positions]
         if len(passage.timestamps) == len(passage.indices)
         else [],
+        session_ids=[passage.session_ids[p] for p in positions]
+        if len(passage.session_ids) == len(passage.indices)
+        else [],
     )
 
 
