@@ -64,7 +64,7 @@ class HistoryLineError(InvalidMessageError):
     """A line of a history import is not one the importer can read (``engine.import_history``).
 
     Raised before anything of the line's batch is archived; earlier batches stay archived, and running the same
-    import again adds only what is missing.
+    import again adds only what is missing. ``engine.check_history`` raises it before anything is archived.
 
     Attributes:
         line: The line's number, counted from 1.

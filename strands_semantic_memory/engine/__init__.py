@@ -9,9 +9,11 @@ embedder it embeds with is ``embeddings._checked.CheckedEmbedder``.
 """
 
 from strands_semantic_memory.engine._history import (
+    HISTORY_VERSION,
     HistoryLine,
     ImportProgress,
     ImportReport,
+    check_history,
     export_history,
     history_line,
     import_history,
@@ -22,6 +24,7 @@ from strands_semantic_memory.engine._reembed import ReembedProgress, drop_vector
 from strands_semantic_memory.engine._stats import MemoryStats
 
 __all__ = [
+    "HISTORY_VERSION",
     "HistoryLine",
     "ImportProgress",
     "ImportReport",
@@ -32,6 +35,7 @@ __all__ = [
     "OptionChanges",
     "ReembedProgress",
     "SemanticMemory",
+    "check_history",
     "drop_vectors",
     "export_history",
     "history_line",

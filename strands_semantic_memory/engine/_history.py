@@ -1,8 +1,8 @@
 """History import and export: a memory's archive as JSON Lines, and transcripts loaded into a memory in bulk.
 
-An **export line** is one archived record::
+The format is versioned (``HISTORY_VERSION``, 1). An **export line** is one archived record::
 
-    {"index": 0, "session_id": "chat-1", "role": "user", "said_at": "2024-05-01T09:30:00.000000Z",
+    {"version": 1, "index": 0, "session_id": "chat-1", "role": "user", "said_at": "2024-05-01T09:30:00.000000Z",
      "archived_at": "2024-05-01T09:30:02.125000Z", "message": {"role": "user", "content": [{"text": "Hi"}]}}
 
 ``message`` is the message exactly as archived, in Strands' session JSON form (a ``bytes`` value is written
@@ -16,17 +16,23 @@ An **import line** holds a message and, optionally, when and where it was said:
 - ``session_id``: the Strands session it was said in (a line without one takes the import's ``session_id``; an
   explicit ``null`` means none);
 - ``id``: the line's own identity (a string or an integer);
-- ``archived_at``, ``index``: as an export line writes them (so an export imports as it is).
+- ``version``: the format's version, 1 (a line without one is read as version 1; another version is refused);
+- ``archived_at``, ``index``: as an export line writes them (so an export imports as it is; ``index`` is only
+  checked to be an integer: the new archive gives its own indices).
 
-Import is **idempotent and resumable**: each line gets a deterministic tracking id (its ``id``; else the message's
-own Strands ``tracking_id``; else a digest of its session, its position and its bytes), and the archive keeps one
-record per tracking id and content. Running an import again after a failure therefore adds only what is missing.
-The position is the line's ``index`` when it has one (an export line), else its place among the lines of its
-session, counted from the start of the input.
+Import is **idempotent and resumable**: each line gets a deterministic identity, and the archive keeps one record
+per identity and content, so running an import again after a failure adds only what is missing. The identity is
+the line's ``id`` if it has one; else the message's own Strands ``tracking_id``; else a digest of the line's
+session, its ``time``/``said_at`` and ``archived_at`` as the line gives them (never the clock's), the message's
+exact bytes and the occurrence of that same session, times and bytes among the lines read before it (so a
+repeated "ok" is two messages, and re-reading the input gives every line the identity it had). The identity does
+not depend on the line's place in the input nor on an archive index: an export of an archive that was itself
+imported re-imports into it without duplicates, and lines inserted into a transcript move no other line's identity.
 
-Each batch is read and checked completely before any of it is archived: a line that cannot be read raises
-``HistoryLineError`` naming its number, and its batch is not written (earlier batches are). Progress is reported
-to a callback after each batch; the library never prints.
+Each batch is read and checked completely before any of it is archived, then archived in one commit: a line that
+cannot be read raises ``HistoryLineError`` naming its number, and its batch is not written (earlier batches are).
+To refuse a bad input before anything is archived, read it once with ``check_history`` first (the command line
+does). Progress is reported to a callback after each batch; the library never prints.
 """
 
 from __future__ import annotations
@@ -60,13 +66,18 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_EXPORT_BATCH",
     "DEFAULT_IMPORT_BATCH",
+    "HISTORY_VERSION",
     "HistoryLine",
     "ImportProgress",
     "ImportReport",
+    "check_history",
     "export_history",
     "history_line",
     "import_history",
 ]
+
+HISTORY_VERSION = 1
+"""The version of the history format that export lines carry (``"version"``) and import reads."""
 
 DEFAULT_IMPORT_BATCH = 256
 """Lines archived (and embedded) per commit by ``import_history``."""
@@ -77,7 +88,9 @@ HistoryLine = str | bytes | Mapping[str, Any]
 """One line of an import: JSON text (a trailing newline is fine; a blank line is skipped) or an already parsed
 object."""
 
-_IMPORT_FIELDS = frozenset({"message", "text", "role", "time", "said_at", "archived_at", "session_id", "id", "index"})
+_IMPORT_FIELDS = frozenset(
+    {"version", "message", "text", "role", "time", "said_at", "archived_at", "session_id", "id", "index"}
+)
 _IMPORT_ROLES = (*ROLES, STORAGE_ROLE)
 """An export holds ``SemanticStorage`` entries too; importing it restores them."""
 
@@ -181,7 +194,8 @@ def export_history(
         batch_size: Indices read per archive call.
 
     Yields:
-        One dict per record: ``index``, ``session_id``, ``role``, ``said_at``, ``archived_at``, ``message``.
+        One dict per record: ``version``, ``index``, ``session_id``, ``role``, ``said_at``, ``archived_at``,
+        ``message``.
 
     Raises:
         ConfigurationError: If ``batch_size`` is not a positive integer, or a bound is not an integer.
@@ -216,6 +230,7 @@ def export_history(
 def export_record(record: StoredRecord) -> dict[str, Any]:
     """One archived record as an export line (a dict; ``history_line`` writes it)."""
     return {
+        "version": HISTORY_VERSION,
         "index": record.index,
         "session_id": record.session_id,
         "role": record.role,
@@ -243,15 +258,15 @@ def history_line(record: Mapping[str, Any]) -> str:
 
 
 @dataclass
-class _Positions:
-    """The next position of each session's lines, for the tracking ids of lines without an ``id``."""
+class _Occurrences:
+    """How often each (session, times, bytes) digest was read so far, for the identities of lines without ``id``."""
 
-    next: dict[str | None, int] = dataclasses.field(default_factory=dict)
+    seen: dict[bytes, int] = dataclasses.field(default_factory=dict)
 
-    def take(self, session_id: str | None) -> int:
-        position = self.next.get(session_id, 0)
-        self.next[session_id] = position + 1
-        return position
+    def take(self, digest: bytes) -> int:
+        occurrence = self.seen.get(digest, 0)
+        self.seen[digest] = occurrence + 1
+        return occurrence
 
 
 def _parse(raw: HistoryLine, line: int) -> Mapping[str, Any] | None:
@@ -304,11 +319,24 @@ def _message(fields: Mapping[str, Any], line: int) -> Message:
     return {"role": role, "content": [{"text": text}]}
 
 
+def _microseconds(seconds: float | None) -> int | float | None:
+    """A time as whole microseconds (as export lines write it), so ``Z`` and ``+00:00`` forms agree."""
+    if seconds is None:
+        return None
+    micro = seconds * 1_000_000
+    return round(micro) if math.isfinite(micro) else seconds
+
+
 def _tracking_id(
-    fields: Mapping[str, Any], message: Message, session_id: str | None, data: bytes, line: int, positions: _Positions
+    fields: Mapping[str, Any],
+    message: Message,
+    session_id: str | None,
+    times: tuple[float | None, float | None],
+    data: bytes,
+    line: int,
+    occurrences: _Occurrences,
 ) -> str:
-    """The line's deterministic tracking id (see the module docstring)."""
-    ordinal = positions.take(session_id)  # every line takes its place, so an 'id' on one line moves no other
+    """The line's deterministic identity (see the module docstring)."""
     given = fields.get("id")
     if given is not None:
         if isinstance(given, bool) or not isinstance(given, (str, int)) or (isinstance(given, str) and not given):
@@ -317,17 +345,17 @@ def _tracking_id(
     own = message.get("tracking_id")  # Strands 1.62 stamps the messages of a conversation with one
     if isinstance(own, str) and own:
         return own
-    index = fields.get("index")
-    if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
-        raise HistoryLineError(line, f"'index' must be an integer, got {index!r}")
-    digest = hashlib.blake2b(digest_size=16, person=b"ssm-import")
-    digest.update(json.dumps([session_id, ordinal if index is None else index]).encode("utf-8"))
+    said_at, archived_at = times
+    digest = hashlib.blake2b(digest_size=16, person=b"ssm-import-v1")
+    digest.update(json.dumps([session_id, _microseconds(said_at), _microseconds(archived_at)]).encode("utf-8"))
     digest.update(data)
+    occurrence = occurrences.take(digest.digest())
+    digest.update(b"#%d" % occurrence)
     return "import:" + digest.hexdigest()
 
 
 def _record(
-    raw: HistoryLine, line: int, positions: _Positions, default_session: str | None, now: float
+    raw: HistoryLine, line: int, occurrences: _Occurrences, default_session: str | None, now: float
 ) -> NewRecord | None:
     """The checked, keyed record for one line (None for a blank line)."""
     fields = _parse(raw, line)
@@ -336,6 +364,14 @@ def _record(
     unknown = sorted(set(fields) - _IMPORT_FIELDS)
     if unknown:
         raise HistoryLineError(line, f"has unknown field(s) {', '.join(map(repr, unknown))}")
+    version = fields.get("version", HISTORY_VERSION)
+    if type(version) is not int or version != HISTORY_VERSION:
+        raise HistoryLineError(
+            line, f"is history format version {version!r}; this version of the library reads version {HISTORY_VERSION}"
+        )
+    index = fields.get("index")
+    if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+        raise HistoryLineError(line, f"'index' must be an integer, got {index!r}")
     if "time" in fields and "said_at" in fields:
         raise HistoryLineError(line, "has both 'time' and 'said_at'; give one")
     try:
@@ -349,7 +385,7 @@ def _record(
         (record,) = new_records([message], [said_at], _IMPORT_ROLES, session_id=session_id, now=now)
     except (InvalidMessageError, InvalidMessageTypeError) as error:
         raise HistoryLineError(line, str(error).replace("messages[0]", "the message")) from None
-    tracking_id = _tracking_id(fields, message, session_id, record.data, line, positions)
+    tracking_id = _tracking_id(fields, message, session_id, (said_at, archived_at), record.data, line, occurrences)
     record = dataclasses.replace(record, tracking_id=tracking_id, key=record_key(tracking_id, record.data))
     if archived_at is not None:
         record = dataclasses.replace(record, archived_at=archived_at)
@@ -389,7 +425,7 @@ def import_history(
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ConfigurationError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     check_identifier("session_id", session_id)
-    positions = _Positions()
+    occurrences = _Occurrences()
     indices: list[int] = []
     added = 0
     batch: list[NewRecord] = []
@@ -407,7 +443,7 @@ def import_history(
             progress(ImportProgress(len(indices), added, len(indices) - added))
 
     for number, raw in enumerate(lines, start=1):
-        record = _record(raw, number, positions, session_id, memory._now())
+        record = _record(raw, number, occurrences, session_id, memory._now())
         if record is None:
             continue
         batch.append(record)
@@ -416,3 +452,30 @@ def import_history(
     if batch:
         commit()
     return ImportReport(len(indices), added, len(indices) - added, indices)
+
+
+def check_history(lines: Iterable[HistoryLine], *, session_id: str | None = None) -> int:
+    """Read every line as ``import_history`` would, archiving nothing: a bad input is refused before any change.
+
+    ``import_history`` checks each batch before archiving it, so a bad line stops an import after the batches
+    before it; reading the input with this first (the command line does, for a file and for standard input)
+    rejects it before anything is archived. Nothing is embedded: a check costs a fraction of the import.
+
+    Args:
+        lines: The lines, as ``import_history`` takes them.
+        session_id: The session of lines that name none (as ``import_history``'s).
+
+    Returns:
+        The number of lines that hold a message (blank lines not counted): ``ImportReport.lines`` of the import.
+
+    Raises:
+        HistoryLineError: The first line that cannot be read (its number and the reason in the message).
+        ConfigurationError: If ``session_id`` is not an id.
+    """
+    check_identifier("session_id", session_id)
+    occurrences = _Occurrences()
+    count = 0
+    for number, raw in enumerate(lines, start=1):
+        if _record(raw, number, occurrences, session_id, 0.0) is not None:
+            count += 1
+    return count

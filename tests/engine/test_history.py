@@ -1,8 +1,10 @@
-"""History export and import (engine.export_history / import_history) on every archive, with the real model.
+"""History export and import (engine.export_history / import_history / check_history) on every archive, with the
+real model.
 
-What an operator relies on: an export imports into a new archive byte for byte, with its times; an import run
-again (after a failure halfway, say) adds only what is missing; a bad line is named by its number before anything
-of its batch is written.
+What an operator relies on: an export imports into a new archive byte for byte, with its times, sessions and roles;
+an import run again (after a failure halfway, say) adds only what is missing, because a line's identity is its
+session, its given times, its bytes and their occurrence (never its place or an archive index); a bad line is named
+by its number before anything of its batch is written, and check_history names it before anything is.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from collections.abc import Iterator
 import pytest
 
 from strands_semantic_memory.engine import (
+    HISTORY_VERSION,
     ImportProgress,
+    check_history,
     export_history,
     history_line,
     import_history,
@@ -88,6 +92,15 @@ def test_an_export_imports_into_a_new_archive_byte_for_byte(make_memory):
     assert target.search("booking reference", top_k=1)[0].message == TRICKY[0]
 
 
+def test_every_export_line_carries_the_format_version(make_memory):
+    memory = make_memory()
+    memory.add([text_message("user", "hello")], session_id="s")
+    (line,) = _lines(memory)
+    assert HISTORY_VERSION == 1
+    assert list(json.loads(line)) == ["version", "index", "session_id", "role", "said_at", "archived_at", "message"]
+    assert json.loads(line)["version"] == 1
+
+
 def test_an_export_line_is_utf8_unless_it_holds_a_lone_surrogate(make_memory):
     memory = make_memory()
     memory.add(TRICKY[:3])
@@ -106,6 +119,85 @@ def test_importing_again_adds_nothing(make_memory):
     assert (again.added, again.already_present) == (0, 7)
     assert again.indices == first.indices
     assert len(memory) == 7
+
+
+def test_an_import_whose_commit_failed_resumes_without_duplicates(make_memory, monkeypatch):
+    """The archive fails during the third batch's commit (a full disk, a lost connection): that batch is not
+    archived, the first two are; the same import run again adds exactly the rest."""
+    memory = make_memory()
+    lines = [json.dumps({"text": f"note {n % 4}", "role": "user", "session_id": f"s{n % 2}"}) for n in range(17)]
+    archive, add, calls = memory._archive, memory._archive.add, []
+
+    def failing_add(records):
+        calls.append(len(records))
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return add(records)
+
+    monkeypatch.setattr(archive, "add", failing_add)
+    with pytest.raises(OSError, match="No space"):
+        import_history(memory, lines, batch_size=4)
+    assert len(memory) == 8
+    monkeypatch.setattr(archive, "add", add)
+
+    report = import_history(memory, lines, batch_size=4)
+
+    assert (report.lines, report.added, report.already_present) == (17, 9, 8)
+    assert [(m["content"][0]["text"], memory.record(i).session_id) for i, m in memory.messages()] == [
+        (json.loads(line)["text"], json.loads(line)["session_id"]) for line in lines
+    ]
+
+
+def test_a_line_s_identity_is_its_session_times_bytes_and_occurrence_not_its_place(make_memory):
+    memory = make_memory()
+    transcript = [{"text": t, "role": "user", "session_id": "s", "time": 100 + n} for n, t in enumerate("abcd")]
+    import_history(memory, transcript)
+    inserted = [
+        *transcript[:2],
+        {"text": "new", "role": "assistant", "session_id": "s", "time": 101.5},
+        *transcript[2:],
+    ]
+    report = import_history(memory, inserted)  # a line inserted in the middle moves no other line's identity
+    assert (report.added, report.already_present) == (1, 4)
+    same_time = [{"text": "x", "role": "user", "time": "1970-01-01T00:01:40Z", "session_id": "s"}]
+    assert import_history(memory, same_time).added == 1
+    offset = [{"text": "x", "role": "user", "time": "1970-01-01T01:01:40+01:00", "session_id": "s"}]
+    assert import_history(memory, offset).added == 0  # the same time, written otherwise: the same line
+    elsewhere = [{"text": "x", "role": "user", "time": 100, "session_id": "t"}]
+    assert import_history(memory, elsewhere).added == 1  # another session: another message
+    twice = [{"text": "ok", "role": "user", "session_id": "s"}] * 2
+    assert import_history(memory, twice).added == 2
+    assert import_history(memory, twice).added == 0
+
+
+def test_an_archive_s_own_export_imports_into_it_again_without_duplicates(make_memory):
+    """A copy gets new indices (another user's messages before, a hole in the source): its export still re-imports
+    into it as already there, because no identity depends on an index."""
+    source = make_memory(clock=lambda: 1_700_000_000.5)
+    source.add([text_message("user", "ok"), text_message("assistant", "ok"), text_message("user", "ok")])
+    source.add([text_message("user", "said"), text_message("user", "said")], timestamps=[5, 5], session_id="c")
+    exported = _lines(source)
+    target = make_memory()
+    target.add([text_message("user", "already here")])
+    import_history(target, exported)
+    assert len(target) == 6
+    for lines in (_lines(target)[1:], exported, _lines(target)[1:]):
+        report = import_history(target, lines)
+        assert (report.added, report.already_present) == (0, 5)
+    assert len(target) == 6
+
+
+def test_check_history_reads_everything_and_archives_nothing(make_memory):
+    memory = make_memory()
+    good = [json.dumps({"text": f"fine {n}", "role": "user"}) for n in range(9)]
+    assert check_history(["", *good, "  "]) == 9
+    with pytest.raises(HistoryLineError) as raised:
+        check_history([*good, '{"text": "late", "role": "robot"}'])
+    assert raised.value.line == 10 and "'robot'" in str(raised.value)
+    with pytest.raises(ConfigurationError, match="session_id"):
+        check_history(good, session_id="")
+    assert len(memory) == 0
+    assert import_history(memory, good).lines == 9
 
 
 def _failing_after(lines: list[str], count: int) -> Iterator[str]:
@@ -194,6 +286,10 @@ def test_an_export_can_be_narrowed_by_index_and_time(make_memory):
 
 BAD_LINES = [
     ("{not json", "is not JSON"),
+    ('{"version": 2, "text": "hi", "role": "user"}', "is history format version 2; this version of the library reads"),
+    ('{"version": "1", "text": "hi", "role": "user"}', "is history format version '1'"),
+    ('{"version": true, "text": "hi", "role": "user"}', "is history format version True"),
+    ('{"index": "3", "text": "hi", "role": "user"}', "'index' must be an integer"),
     ("[1, 2]", "must be a JSON object"),
     ('{"text": "hi", "role": "user", "txt": 1}', "unknown field(s) 'txt'"),
     ('{"role": "user"}', "needs 'message'"),
