@@ -11,7 +11,9 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,6 +35,7 @@ from strands_semantic_memory.cli._opening import (
     open_memory,
 )
 from strands_semantic_memory.cli._output import (
+    Bar,
     counted,
     echo_json,
     err_console,
@@ -47,6 +50,7 @@ from strands_semantic_memory.engine import (
     ImportProgress,
     ReembedProgress,
     SemanticMemory,
+    check_history,
     drop_vectors,
     export_history,
     history_line,
@@ -372,8 +376,8 @@ def export(
 ) -> None:
     """Write the archive as JSON Lines: one archived message per line, oldest first.
 
-    Each line holds index, session_id, role, said_at, archived_at (ISO 8601, UTC) and the message exactly as
-    archived. 'import' reads it back.
+    Each line holds version (1), index, session_id, role, said_at, archived_at (ISO 8601, UTC) and the message
+    exactly as archived. 'import' reads it back.
 
     Example: strands-semantic-memory export --archive alice.sqlite3 -o alice.jsonl
     """
@@ -395,15 +399,18 @@ def export(
 
 
 class _CountingLines:
-    """The lines of a binary stream, counting the bytes read (for a progress bar by size)."""
+    """The lines of a binary stream, counting the bytes read and telling ``bar`` every 1,024 lines."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: IO[bytes], bar: Bar) -> None:
         self._stream = stream
+        self._bar = bar
         self.read = 0
 
     def __iter__(self) -> Iterator[bytes]:
-        for line in self._stream:
+        for number, line in enumerate(self._stream, start=1):
             self.read += len(line)
+            if number % 1024 == 0:
+                self._bar.update(self.read)
             yield line
 
 
@@ -423,25 +430,34 @@ class _CountingLines:
 def import_(where: ArchiveOptions, file: Path, batch_size: int, session_id: str | None, as_json: bool) -> None:
     """Archive a history from JSON Lines; run it again after a failure: it adds only what is missing.
 
-    A line holds "message" (a Strands message) or "text" and "role", and optionally "time" (ISO 8601 or epoch
-    seconds), "session_id" and "id". An export imports as it is. A missing SQLite file is created.
+    FILE is the JSON Lines file (- for standard input). A line holds "message" (a Strands message) or "text" and
+    "role", and optionally "time" (ISO 8601 or epoch seconds), "session_id", "id" and "version" (1). An export
+    imports as it is. The whole file is checked first: a bad line is named, and nothing is archived. A missing
+    SQLite file is created.
 
-    Example: strands-semantic-memory import chats.jsonl --archive alice.sqlite3
+    Example: strands-semantic-memory import chats.jsonl --archive alice.sqlite3 --user alice
     """
     stdin = str(file) == "-"
     if not stdin and not file.is_file():
         raise CommandError(f"no file at '{file}'")
-    size = None if stdin else file.stat().st_size
     with contextlib.ExitStack() as stack:
-        stream = sys.stdin.buffer if stdin else stack.enter_context(file.open("rb"))
-        lines = _CountingLines(stream)
-        memory = stack.enter_context(opened(where, create=True))
-        bar = stack.enter_context(progress_bar("importing", size, unit="bytes"))
+        if stdin:  # read twice (checked, then imported): a copy in a temporary file
+            source: IO[bytes] = stack.enter_context(tempfile.TemporaryFile())
+            shutil.copyfileobj(sys.stdin.buffer, source)
+            source.seek(0)
+        else:
+            source = stack.enter_context(file.open("rb"))
+        with progress_bar("checking", os.fstat(source.fileno()).st_size, unit="bytes") as bar:
+            count = check_history(_CountingLines(source, bar), session_id=session_id)
+            bar.update(source.tell())
+        source.seek(0)
+        memory = stack.enter_context(opened(where, create=True))  # only once the input is known to be good
+        bar = stack.enter_context(progress_bar("importing", count))
 
         def progress(done: ImportProgress) -> None:
-            bar.update(lines.read)
+            bar.update(done.lines)
 
-        report = import_history(memory, lines, batch_size=batch_size, session_id=session_id, progress=progress)
+        report = import_history(memory, source, batch_size=batch_size, session_id=session_id, progress=progress)
         pending = memory.stats().pending_embedding_count
     summary = {
         "lines": report.lines,

@@ -101,7 +101,7 @@ def test_export_then_import_gives_a_new_archive_the_same_messages(archive, tmp_p
     assert (again["added"], again["already_present"]) == (0, 5)
 
 
-def test_an_import_stopped_by_a_bad_line_resumes_without_duplicates(tmp_path):
+def test_a_bad_line_is_named_and_nothing_is_archived(tmp_path, archive):
     lines = [json.dumps({"text": f"note {n}", "role": "user", "time": 1714557600 + n}) for n in range(30)]
     broken = [*lines[:16], '{"text": "note 16", "role": "robot"}', *lines[17:]]
     source = tmp_path / "notes.jsonl"
@@ -112,11 +112,16 @@ def test_an_import_stopped_by_a_bad_line_resumes_without_duplicates(tmp_path):
 
     message = _one_error_line(failed, 1)
     assert message.startswith("error: line 17: ") and "'robot'" in message
-    assert _json(run_cli("stats", "--archive", target, "--json"))["message_count"] == 15  # three whole batches
+    assert not target.exists()  # checked before the archive was even opened
+    into_existing = run_cli("import", source, "--archive", archive, "--batch-size", "5")
+    assert _one_error_line(into_existing, 1) == message
+    assert _json(run_cli("stats", "--archive", archive, "--json"))["message_count"] == 5
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    resumed = run_cli("import", source, "--archive", target, "--batch-size", "5")
-    assert resumed.returncode == 0, resumed.stderr
-    assert resumed.stdout.strip() == "imported 30 lines: 15 added, 15 already archived"
+    fixed = run_cli("import", source, "--archive", target, "--batch-size", "5")
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout.strip() == "imported 30 lines: 30 added, 0 already archived"
+    from_stdin = run_cli("import", "-", "--archive", target, stdin=source.read_text(encoding="utf-8"))
+    assert from_stdin.stdout.strip() == "imported 30 lines: 0 added, 30 already archived"
     exported = [json.loads(line) for line in run_cli("export", "--archive", target).stdout.splitlines()]
     assert [e["message"]["content"][0]["text"] for e in exported] == [f"note {n}" for n in range(30)]
 
@@ -290,7 +295,8 @@ def test_long_operations_draw_a_progress_bar_on_a_terminal_and_nothing_otherwise
     drawn = run_cli("reembed", "--archive", target, env=terminal)
     assert drawn.returncode == 0 and "embedding" in drawn.stderr and "120/120" in drawn.stderr
     resumed = run_cli("import", source, "--archive", target, env=terminal)
-    assert "importing" in resumed.stderr and size in resumed.stderr
+    assert "checking" in resumed.stderr and size in resumed.stderr  # the check: by bytes
+    assert "importing" in resumed.stderr and "120/120" in resumed.stderr  # the import: by lines
     exported = run_cli("export", "--archive", target, "-o", tmp_path / "out.jsonl", env=terminal)
     assert "exporting" in exported.stderr and "120/120" in exported.stderr
 
