@@ -12,6 +12,7 @@ __all__ = [
     "DimensionMismatchError",
     "EmbeddingError",
     "EmbeddingModelMismatchError",
+    "HistoryLineError",
     "InvalidMessageError",
     "InvalidMessageTypeError",
     "MessageNotFoundError",
@@ -57,6 +58,32 @@ class MissingDependencyError(SemanticMemoryError, ImportError):
 
 class InvalidMessageError(SemanticMemoryError, ValueError):
     """Something passed as a Strands message is not one. Nothing was archived. The message names the position."""
+
+
+class HistoryLineError(InvalidMessageError):
+    """A line of a history import is not one the importer can read (``engine.import_history``).
+
+    Raised before anything of the line's batch is archived; earlier batches stay archived, and running the same
+    import again adds only what is missing. ``engine.check_history`` raises it before anything is archived.
+
+    Attributes:
+        line: The line's number, counted from 1.
+        reason: What is wrong with it.
+    """
+
+    def __init__(self, line: int, reason: str) -> None:
+        """Build the error.
+
+        Args:
+            line: The line's number, counted from 1.
+            reason: What is wrong with it.
+        """
+        self.line = line
+        self.reason = reason
+        super().__init__(f"line {line}: {reason}")
+
+    def __reduce__(self) -> tuple[type, tuple[int, str]]:
+        return type(self), (self.line, self.reason)
 
 
 class InvalidMessageTypeError(SemanticMemoryError, TypeError):

@@ -16,7 +16,7 @@ The layers, lowest first (an import may go to its own layer or a lower one):
 7. the Strands adapters, in a fixed order in which each may import only those before it: ``tools``,
    ``context_editing`` (the editor's tools), ``storage``, ``memory_store`` (its tools), ``hook`` (a storage's
    turn scope), ``conversation_manager`` (the hook it pairs with), ``testing``;
-8. the root ``__init__``; 9. ``cli``.
+8. the root ``__init__``; 9. ``cli`` and ``__main__`` (``python -m strands_semantic_memory`` runs the command line).
 
 Run this file alone to check a change: ``python -m pytest tests/test_layering.py``.
 """
@@ -54,6 +54,7 @@ LAYERS: dict[str, int] = {
     "testing": 7,
     "": 8,  # the root __init__
     "cli": 9,
+    "__main__": 9,  # python -m strands_semantic_memory: the command line
 }
 """The layer of each top-level module or subpackage of the package."""
 

@@ -61,6 +61,7 @@ from strands_semantic_memory.engine._options import (
     MemoryTunables,
     OptionChanges,
 )
+from strands_semantic_memory.engine._reembed import ReembedProgress, drop_vectors
 from strands_semantic_memory.engine._stats import MemoryStats, build_stats
 from strands_semantic_memory.engine.embedding import EmbeddingQueue, PendingView
 from strands_semantic_memory.errors import (
@@ -398,6 +399,49 @@ class SemanticMemory:
             ModelUnavailableError: If the model cannot be loaded.
         """
         return self._changed(self._queue.drain())
+
+    def reembed(
+        self, *, progress: Callable[[ReembedProgress], object] | None = None, pending_only: bool = False
+    ) -> int:
+        """Embed every archived message again with the configured embedder (after a change of model, say).
+
+        Every vector is dropped first and the archive bound to this memory's model; the messages stay, and are
+        found lexically until their new vectors are stored. Batches are embedded in the calling thread
+        (``options.embedding_batch_size`` messages each). Details: ``engine._reembed``.
+
+        Args:
+            progress: Called with a ``ReembedProgress`` (done, total) before the first batch and after each.
+            pending_only: Keep the vectors there are and embed only the messages waiting for theirs (the backlog):
+                ``embed_pending`` with progress.
+
+        Returns:
+            How many messages were embedded.
+
+        Raises:
+            EmbeddingError: If the embedder fails (what was embedded stays; the rest is pending, and
+                ``embed_pending`` or another ``reembed`` goes on).
+            ModelUnavailableError: If the model cannot be loaded.
+            ArchiveError: If the archive cannot be written.
+        """
+        with self._lock, self._archive_lock:
+            if not pending_only:
+                drop_vectors(self._archive, self.embedder.model_id)
+                self._queue.reset()  # vectors being computed for the dropped ones are discarded when they arrive
+                self._checked.clear()  # cached query vectors may come from another model
+            total = self._archive.stats().pending_count
+        if not pending_only:
+            self._changed()
+        done = 0
+        if progress is not None:
+            progress(ReembedProgress(0, total))
+        while updated := self._changed(self._queue.run_batch()):
+            done += updated
+            if progress is not None:
+                progress(ReembedProgress(min(done, total), total))
+        done += self.embed_pending()  # a batch the background thread had in hand, and anything left
+        if progress is not None:
+            progress(ReembedProgress(min(done, total), total))
+        return done
 
     def warm_up(self, *, wait: bool = True) -> None:
         """Load the embedding model now, so the first user turn does not wait for it (see docs/guides).

@@ -135,3 +135,15 @@ class NeverEmbeds:
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         threading.Event().wait()
         raise AssertionError("unreachable")
+
+
+class RenamedEmbedder(CountingEmbedder):
+    """The real model under another model id: an archive it fills counts as built by another embedding model."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder, model_id: str = "renamed-minilm") -> None:
+        super().__init__(inner)
+        self._model_id = model_id
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id

@@ -189,6 +189,22 @@ class EmbeddingQueue:
             if not self._claims.has_pending() or (self.embedded == before and not waited):
                 return self.embedded - start
 
+    def run_batch(self) -> int:
+        """Embed one batch of pending messages now, in the caller's thread (for a caller that reports progress).
+
+        Like ``drain``, it ignores the retry interval and the rejected messages' schedules.
+
+        Returns:
+            How many messages received their vectors; 0 when nothing is pending (or left to claim).
+
+        Raises:
+            SemanticMemoryError: If the embedder fails (after storing what did succeed); the rest stay pending.
+        """
+        updated, failed = self._run_once(automatic=False)
+        if failed is not None:
+            raise failed
+        return updated
+
     def reset(self) -> None:
         """Forget claims and failures: the archive was replaced (vectors being computed now are dropped)."""
         self._claims.reset()

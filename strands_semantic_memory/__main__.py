@@ -1,0 +1,6 @@
+"""``python -m strands_semantic_memory``: the command line (``strands_semantic_memory.cli``)."""
+
+from strands_semantic_memory.cli import main
+
+if __name__ == "__main__":
+    main()
