@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import inspect
 import math
+import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal, TypeVar, overload
 
 from strands_semantic_memory.errors import ConfigurationError
 
-__all__ = ["check_flag", "check_instance", "check_int", "check_members", "check_score", "check_text"]
+__all__ = [
+    "MAX_IDENTIFIER_CHARS",
+    "check_flag",
+    "check_identifier",
+    "check_instance",
+    "check_int",
+    "check_members",
+    "check_score",
+    "check_text",
+]
 
 T = TypeVar("T")
 
@@ -79,6 +89,35 @@ def check_text(name: str, value: Any, *, optional: bool = False) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise ConfigurationError(f"{name} must be a non-empty string{' or None' if optional else ''}, got {value!r}")
+    return value
+
+
+MAX_IDENTIFIER_CHARS = 256
+"""The longest user or session id (characters): ids are keys and log fields, not content."""
+
+
+@overload
+def check_identifier(name: str, value: Any, *, optional: Literal[False]) -> str: ...
+@overload
+def check_identifier(name: str, value: Any, *, optional: bool = True) -> str | None: ...
+def check_identifier(name: str, value: Any, *, optional: bool = True) -> str | None:
+    """``value`` if it is an id (a user's, a session's), or None when ``optional``.
+
+    An id is a non-empty string of at most ``MAX_IDENTIFIER_CHARS`` characters without control characters.
+
+    Raises:
+        ConfigurationError: If it is anything else; the message names the option and shows the value.
+    """
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigurationError(
+            f"{name} must be a non-empty string{' or None' if optional else ''}, got {_short(value)}"
+        )
+    if len(value) > MAX_IDENTIFIER_CHARS:
+        raise ConfigurationError(f"{name} must be at most {MAX_IDENTIFIER_CHARS} characters, got {len(value)}")
+    if any(unicodedata.category(c) in ("Cc", "Cs") for c in value):
+        raise ConfigurationError(f"{name} must not contain control characters or lone surrogates, got {_short(value)}")
     return value
 
 

@@ -7,6 +7,7 @@ whole family at once. Subclasses carry the data needed to understand the failure
 from __future__ import annotations
 
 __all__ = [
+    "ArchiveError",
     "ConfigurationError",
     "DimensionMismatchError",
     "EmbeddingError",
@@ -18,7 +19,6 @@ __all__ = [
     "ModelUnavailableError",
     "SemanticMemoryError",
     "StateError",
-    "StoreError",
 ]
 
 
@@ -175,5 +175,5 @@ class StateError(SemanticMemoryError, ValueError):
     """Saved state is corrupt, truncated, or not ours. The message says which part is wrong."""
 
 
-class StoreError(SemanticMemoryError):
-    """The vector store could not complete an operation (for example, a database that cannot be reached)."""
+class ArchiveError(SemanticMemoryError):
+    """The archive could not complete an operation (for example, a database that cannot be reached)."""

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.embeddings import SentenceTransformerEmbedder
-from tests.support.archives import STORES, new_namespace, store_for
+from tests.support.archives import ARCHIVES, archive_for, new_user_id
 from tests.support.embedders import CountingEmbedder
 
 # Property tests: CI (CI=true) replays the same examples on every run, so it never fails by chance; a local run
@@ -61,7 +61,7 @@ def pg_uri(tmp_path_factory):
     del server
 
 
-@pytest.fixture(params=STORES)
+@pytest.fixture(params=ARCHIVES)
 def store_kind(request):
     return request.param
 
@@ -73,7 +73,7 @@ def make_memory(store_kind, request, embedder):
     def make(**kwargs):
         kwargs.setdefault("embedder", embedder)
         if "archive" not in kwargs:
-            kwargs["archive"] = store_for(store_kind, request)
+            kwargs["archive"] = archive_for(store_kind, request, kwargs.get("user_id"))
         return SemanticMemory(**kwargs)
 
     return make
@@ -86,24 +86,24 @@ def memory(make_memory) -> SemanticMemory:
 
 @pytest.fixture
 def archive_factory(store_kind, request, embedder):
-    """Builds memories over one archive: in process a fresh one, in PostgreSQL one namespace opened again."""
-    namespace = new_namespace("tools")
+    """Builds memories over one archive: in process a fresh one, in PostgreSQL one user_id opened again."""
+    user_id = new_user_id("tools")
 
     def make(**kwargs):
         kwargs.setdefault("embedder", embedder)
         if store_kind == "pgvector":
             from strands_semantic_memory.archives.postgres import PostgresArchive
 
-            kwargs.setdefault("archive", PostgresArchive(request.getfixturevalue("pg_uri"), namespace))
+            kwargs.setdefault("archive", PostgresArchive(request.getfixturevalue("pg_uri"), user_id))
         return SemanticMemory(**kwargs)
 
     def store():
-        """Another handle on the same archive: a new connection to the namespace (None: a new in-process one)."""
+        """Another handle on the same archive: a new connection to the user_id (None: a new in-process one)."""
         if store_kind != "pgvector":
             return None
         from strands_semantic_memory.archives.postgres import PostgresArchive
 
-        return PostgresArchive(request.getfixturevalue("pg_uri"), namespace)
+        return PostgresArchive(request.getfixturevalue("pg_uri"), user_id)
 
     make.kind = store_kind
     make.store = store

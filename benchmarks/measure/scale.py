@@ -327,7 +327,7 @@ def pgvector_latency(
 
     with fresh_database(dsn, f"bench_{len(messages)}") as own_dsn:
         return _pgvector_run(
-            PostgresArchive(dsn=own_dsn, namespace=f"bench-{len(messages)}"), embedder, messages, queries, rounds
+            PostgresArchive(own_dsn, user_id=f"bench-{len(messages)}"), embedder, messages, queries, rounds
         )
 
 
@@ -373,7 +373,7 @@ def _pgvector_run(
             "filled": len(messages),
         }
     finally:
-        store.drop_namespace()
+        store.forget_all()
         store.close()
 
 

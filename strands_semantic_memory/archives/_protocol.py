@@ -11,13 +11,15 @@ primitive questions. Implementations:
 - ``PostgresArchive``: PostgreSQL + pgvector, shared by
   processes; the database is the persistence.
 
-Contract shared by all of them (checked by the shared test suite, parametrized by store):
+Contract shared by all of them (checked by the shared test suite, parametrized by archive):
 
+- an archive is one user's (``user_id``; None: unnamed), physically apart from every other user's: its own
+  in-process objects, its own SQLite file, its own PostgreSQL partition;
 - indices are handed out in archive order and never reused; eviction removes the oldest first; ``forget``
-  removes any live index (so live indices may have holes);
+  removes any live index (so live indices may have holes); ``forget_all`` removes them all;
 - removing a message (eviction or forgetting) removes its vectors and lexical entries with it;
 - a record whose idempotency ``key`` is live is not archived again: its existing index is returned;
-- a failed call changes nothing (a store that cannot commit raises ``StoreError`` and keeps its previous state);
+- a failed call changes nothing (an archive that cannot commit raises ``ArchiveError`` and keeps its previous state);
 - ``load_state`` validates everything before it replaces anything.
 """
 
@@ -46,6 +48,7 @@ class NewRecord:
             tracking id are both archived.
         archived_at: When it was archived (seconds since the epoch).
         said_at: When it was said, if the caller said so (seconds since the epoch).
+        session_id: The Strands session id of the conversation it was said in (None: unknown).
     """
 
     data: bytes
@@ -55,11 +58,12 @@ class NewRecord:
     key: str
     archived_at: float
     said_at: float | None = None
+    session_id: str | None = None
 
 
 @dataclass(frozen=True)
 class StoredRecord:
-    """An archived message as a store returns it.
+    """An archived message as an archive returns it.
 
     Attributes:
         index: Its archive index.
@@ -67,6 +71,7 @@ class StoredRecord:
         role: Its role.
         archived_at: When it was archived (seconds since the epoch).
         said_at: When it was said, if known.
+        session_id: The session it was said in, if known.
     """
 
     index: int
@@ -74,6 +79,7 @@ class StoredRecord:
     role: str
     archived_at: float
     said_at: float | None = None
+    session_id: str | None = None
 
     @property
     def message(self) -> Message:
@@ -90,30 +96,62 @@ class StoredRecord:
 
 @dataclass(frozen=True)
 class SearchFilter:
-    """Restricts a search to some messages.
+    """Restricts a search to some messages: a scope (``sessions``) and conditions on its hits.
+
+    ``sessions`` is a scope: a search reads nothing outside it, neither hits nor neighbours (the ranking's
+    conversation context and a passage's messages). ``roles``, ``since``, ``until`` and ``exclude`` apply to hits
+    only: a message they refuse may still be read as a hit's neighbour.
 
     Attributes:
         roles: Only these roles (None: any).
         since: Only messages whose time (said, else archived) is at or after this (epoch seconds).
         until: Only messages whose time is at or before this.
+        sessions: Only messages said in these sessions (None: every session); ``None`` inside the set admits the
+            messages that carry no session.
+        exclude: Archive indices that must not be hits (what the model call already holds).
     """
 
     roles: frozenset[str] | None = None
     since: float | None = None
     until: float | None = None
+    sessions: frozenset[str | None] | None = None
+    exclude: frozenset[int] = frozenset()
 
-    def accepts(self, role: str, time: float) -> bool:
-        """Whether a message with this role and time passes the filter."""
+    def in_scope(self, session_id: str | None) -> bool:
+        """Whether a message of this session may be read at all (as a hit or a neighbour)."""
+        return self.sessions is None or session_id in self.sessions
+
+    def accepts(self, index: int, role: str, time: float, session_id: str | None) -> bool:
+        """Whether a message with this index, role, time and session may be a hit."""
+        if self.sessions is not None and session_id not in self.sessions:
+            return False
         if self.roles is not None and role not in self.roles:
             return False
         if self.since is not None and time < self.since:
             return False
-        return not (self.until is not None and time > self.until)
+        if self.until is not None and time > self.until:
+            return False
+        return index not in self.exclude
+
+    def accepts_record(self, record: StoredRecord) -> bool:
+        """Whether an archived record may be a hit (``accepts`` of its fields)."""
+        return self.accepts(record.index, record.role, record.time, record.session_id)
+
+    @property
+    def scoped(self) -> bool:
+        """True when the filter has a scope (``sessions``): neighbours are filtered too."""
+        return self.sessions is not None
 
     @property
     def is_empty(self) -> bool:
         """True when the filter lets everything through."""
-        return self.roles is None and self.since is None and self.until is None
+        return (
+            self.roles is None
+            and self.since is None
+            and self.until is None
+            and self.sessions is None
+            and not self.exclude
+        )
 
 
 @dataclass(frozen=True)
@@ -121,14 +159,14 @@ class ContextRequest:
     """The candidates' neighbours a search would like answered with the candidates (see ``candidates``).
 
     The ranking scores the archive neighbours of its strongest candidates too (conversation context, see
-    ``_ranking``). A store that answers them in the same call saves the engine a
+    ``_ranking``). An archive that answers them in the same call saves the engine a
     ``similarities`` call (and, for a lexical or filtered search, a ``get``): one round trip fewer on a database.
 
-    The strongest candidates are those ``archives._scoring.strongest`` returns for the store's own candidates:
+    The strongest candidates are those ``archives._scoring.strongest`` returns for the archive's own candidates:
     the best base score (the weighted fusion of each candidate's similarity and lexical share, with this
-    request's weights), ties by index. That function is the formula; the PostgreSQL store's statement computes the
+    request's weights), ties by index. That function is the formula; the PostgreSQL archive's statement computes the
     same in SQL, and a test holds the two together. The engine checks which neighbourhoods were answered and asks
-    for the rest, so a store may approximate this order or cover more.
+    for the rest, so an archive may approximate this order or cover more.
 
     Attributes:
         radius: Every index at most this far from a covered candidate (and not negative) is wanted.
@@ -147,17 +185,17 @@ class ContextRequest:
 
 @dataclass(frozen=True)
 class NeighbourContext:
-    """A store's answer to a ``ContextRequest``.
+    """An archive's answer to a ``ContextRequest``.
 
     The indices it covers are every non-negative index within ``radius`` of one of ``around``; for each of them:
 
     Attributes:
         radius: The distance covered around each index of ``around``.
         around: The candidates whose neighbourhoods are covered.
-        similarity: Index -> cosine similarity of its best chunk, for every covered index that is live and has
-            vectors (whatever the search filter says: neighbours are context), when a query vector was given.
-            It may hold other indices too.
-        live: The covered indices that are live and accepted by the search filter.
+        similarity: Index -> cosine similarity of its best chunk, for every covered index that is live, in the
+            search filter's scope and has vectors (whatever its conditions on hits say: neighbours are context),
+            when a query vector was given. It may hold other indices of the scope too.
+        live: The covered indices that are live and accepted by the search filter as hits.
 
     Covered indices that are candidates themselves (in ``dense`` or ``lexical``) may be left out of both: what the
     ranking needs of them is in the candidates' answer already.
@@ -171,7 +209,7 @@ class NeighbourContext:
 
 @dataclass(frozen=True)
 class Candidates:
-    """What one search asks of a store, answered in one round trip.
+    """What one search asks of an archive, answered in one round trip.
 
     Attributes:
         dense: Index -> cosine similarity of the message's best chunk, for the nearest messages.
@@ -189,8 +227,8 @@ class Candidates:
 
 
 @dataclass(frozen=True)
-class StoreStats:
-    """What a store reports about itself (bytes as defined in ``_codec``)."""
+class ArchiveStats:
+    """What an archive reports about itself (bytes as defined in ``_codec``)."""
 
     message_count: int
     total_bytes: int
@@ -217,18 +255,23 @@ class Archive(Protocol):
         ...
 
     @property
+    def user_id(self) -> str | None:
+        """Whose memory this archive is (None: a user not named)."""
+        ...
+
+    @property
     def dimension(self) -> int | None:
         """Vector length, once known."""
         ...
 
     @property
     def persistent(self) -> bool:
-        """True when the store persists itself (saved state then only references it)."""
+        """True when the archive persists itself (saved state then only references it)."""
         ...
 
     @property
     def thread_safe(self) -> bool:
-        """True when the store is safe to call from several threads at once.
+        """True when the archive is safe to call from several threads at once.
 
         The engine then calls it without holding its own lock, so a search is never queued behind a writer
         waiting on a database.
@@ -287,6 +330,24 @@ class Archive(Protocol):
         """
         ...
 
+    def forget_all(self) -> int:
+        """Delete every message of the archive's user for good, with its vectors and terms, in one call.
+
+        Nothing of the user's messages is left where the archive keeps data (memory, file, database). Indices are
+        not handed out again: the next message gets the index it would have got.
+
+        Returns:
+            How many messages were deleted.
+        """
+        ...
+
+    def find_keys(self, keys: Sequence[str]) -> dict[str, int]:
+        """The live index of each record whose idempotency ``key`` is among ``keys`` (one indexed lookup).
+
+        Keys that never repeat (a message without a tracking id) are never found.
+        """
+        ...
+
     def candidates(
         self,
         vector: Vectors | None,
@@ -304,16 +365,19 @@ class Archive(Protocol):
             query: The query text, for the lexical side.
             dense_k: How many dense candidates (0 skips the dense side).
             lexical_k: How many lexical candidates (0 skips the lexical side).
-            search_filter: Only messages it accepts are returned.
-            context: The candidates' neighbours wanted as well (``context``). Answering it is optional: a store
+            search_filter: Only messages it accepts are candidates; nothing outside its scope is read.
+            context: The candidates' neighbours wanted as well (``context``). Answering it is optional: an archive
                 may leave ``context`` None; the engine then reads the neighbours with ``similarities`` and ``get``.
-                A store that answers it covers at least what was asked; the engine checks which candidates'
+                An archive that answers it covers at least what was asked; the engine checks which candidates'
                 neighbourhoods were covered and asks for the rest.
         """
         ...
 
     def similarities(self, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
-        """Cosine similarity of the query to each given message's best chunk (messages without vectors left out)."""
+        """Cosine similarity of the query to each given message's best chunk (messages without vectors left out).
+
+        Unfiltered: the caller asks only for indices it may read.
+        """
         ...
 
     def get(self, indices: Sequence[int]) -> dict[int, StoredRecord]:
@@ -328,18 +392,19 @@ class Archive(Protocol):
         """``(oldest, newest)`` live index, or None when empty."""
         ...
 
-    def stats(self) -> StoreStats:
+    def stats(self) -> ArchiveStats:
         """Counts and bytes."""
         ...
 
     def export_state(self, model_id: str) -> dict[str, Any]:
-        """What ``SemanticMemory.to_state`` saves for this store (JSON types only, versioned)."""
+        """What ``SemanticMemory.to_state`` saves for this archive (JSON types only, versioned, with its user)."""
         ...
 
     def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
         """Restore from ``export_state`` output without embedding; ``reembed`` marks every message pending.
 
-        Validates the whole state first: on any error nothing has changed.
+        Validates the whole state first: on any error nothing has changed. A state saved for another named user
+        is refused (``StateError``); an archive whose user is not named takes the state's.
         """
         ...
 

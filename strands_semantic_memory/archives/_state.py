@@ -1,16 +1,17 @@
 """Saved archive state: versioned, JSON-only (no pickle), vectors stored compactly so restore never re-embeds.
 
-Layout of version 2 (version 1, without times, forgotten count and options, is still read)::
+Layout of version 1 (the only version: nothing released wrote another, so there is nothing to migrate)::
 
     {
       "format": "strands-semantic-memory/archive",
-      "version": 2,
+      "version": 1,
+      "user_id": "alice",           # whose memory it is (null: a user not named)
       "embedding": {"model_id": "sentence-transformers/all-MiniLM-L6-v2", "dimension": 384},
       "next_index": 812,            # the index the next archived message gets
       "evicted_count": 12,          # messages evicted by the limits so far
       "forgotten_count": 1,         # messages deleted on request (their indices are simply absent)
       "records": [{"index": 12, "message": {...}, "vectors": 1, "pending": false,
-                   "archived_at": 1763884800.0, "said_at": null}, ...],
+                   "archived_at": 1763884800.0, "said_at": null, "session_id": "s-1"}, ...],
       "vectors": {"dtype": "<f4", "ids": "<base64 little-endian int64>", "data": "<base64 little-endian float32>"},
       "options": {"top_k": 3, ...}  # the engine's MemoryOptions, restored unless overridden
     }
@@ -35,14 +36,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from strands_semantic_memory.errors import (
-    StateError,
-)
+from strands_semantic_memory._validation import MAX_IDENTIFIER_CHARS, check_identifier
+from strands_semantic_memory.errors import ConfigurationError, StateError
 from strands_semantic_memory.messages._codec import MAX_CHUNKS, MAX_INDEX, encode_json
 
 STATE_FORMAT = "strands-semantic-memory/archive"
-STATE_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+STATE_VERSION = 1
+"""The saved archive state's version (see the module docstring): written, and the only one read."""
 
 MAX_HOLES = 1 << 20
 """Holes (forgotten indices) a restore fills in any case: about 60 MB of record and lexical slots at most."""
@@ -92,7 +92,7 @@ def check_holes(next_index: int, first: int | None, held: int) -> None:
 
 @dataclass
 class SavedRecord:
-    """One record as saved: its index, message JSON, vector count, pending flag and times."""
+    """One record as saved: its index, message JSON, vector count, pending flag, times and session."""
 
     index: int
     data: bytes
@@ -100,6 +100,7 @@ class SavedRecord:
     pending: bool
     archived_at: float = 0.0
     said_at: float | None = None
+    session_id: str | None = None
 
 
 @dataclass
@@ -112,6 +113,7 @@ class SavedArchive:
     evicted_count: int
     records: list[SavedRecord] = field(default_factory=list)
     forgotten_count: int = 0
+    user_id: str | None = None
     vector_ids: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     vectors: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
@@ -132,6 +134,7 @@ def dump_state(archive: SavedArchive) -> dict[str, Any]:
     return {
         "format": STATE_FORMAT,
         "version": STATE_VERSION,
+        "user_id": archive.user_id,
         "embedding": {"model_id": archive.model_id, "dimension": archive.dimension},
         "next_index": archive.next_index,
         "evicted_count": archive.evicted_count,
@@ -144,6 +147,7 @@ def dump_state(archive: SavedArchive) -> dict[str, Any]:
                 "pending": r.pending,
                 "archived_at": r.archived_at,
                 "said_at": r.said_at,
+                "session_id": r.session_id,
             }
             for r in archive.records
         ],
@@ -196,7 +200,7 @@ def _plain_record(raw: Any, previous: int, next_index: int) -> SavedRecord | Non
     if type(raw) is not dict:
         return None
     index, message, vectors, pending = raw.get("index"), raw.get("message"), raw.get("vectors"), raw.get("pending")
-    archived_at, said_at = raw.get("archived_at"), raw.get("said_at")
+    archived_at, said_at, session_id = raw.get("archived_at"), raw.get("said_at"), raw.get("session_id")
     if (
         type(index) is int
         and previous < index < next_index
@@ -209,12 +213,14 @@ def _plain_record(raw: Any, previous: int, next_index: int) -> SavedRecord | Non
         and type(archived_at) is float
         and math.isfinite(archived_at)
         and (said_at is None or (type(said_at) is float and math.isfinite(said_at)))
+        and (session_id is None or (type(session_id) is str and 0 < len(session_id) <= MAX_IDENTIFIER_CHARS))
+        and (session_id is None or session_id.isprintable())
     ):
-        return SavedRecord(index, encode_json(message), vectors, pending, archived_at, said_at)
+        return SavedRecord(index, encode_json(message), vectors, pending, archived_at, said_at, session_id)
     return None
 
 
-def _record(raw: Any, position: int, previous: int, next_index: int, version: int) -> SavedRecord:
+def _record(raw: Any, position: int, previous: int, next_index: int) -> SavedRecord:
     """One record of the state, checked field by field.
 
     Raises:
@@ -233,7 +239,8 @@ def _record(raw: Any, position: int, previous: int, next_index: int, version: in
         raise StateError(f"saved state field '{where}index' ({index}) is out of order or out of range")
     if not 0 <= vectors <= MAX_CHUNKS:
         raise StateError(f"saved state field '{where}vectors' ({vectors}) is out of range 0..{MAX_CHUNKS}")
-    archived_at = _time(raw, "archived_at", where, optional=version == 1) or 0.0
+    archived_at = _time(raw, "archived_at", where, optional=False)
+    assert archived_at is not None
     said_at = _time(raw, "said_at", where, optional=True)
     return SavedRecord(
         index=index,
@@ -242,24 +249,37 @@ def _record(raw: Any, position: int, previous: int, next_index: int, version: in
         pending=pending,
         archived_at=archived_at,
         said_at=said_at,
+        session_id=_identifier(raw, "session_id", where),
     )
 
 
-def _refuse_reference(store: Any) -> None:
+def _identifier(raw: Mapping[str, Any], key: str, where: str) -> str | None:
+    """A user or session id of the state (absent or null: None).
+
+    Raises:
+        StateError: If it is not an id (see ``check_identifier``).
+    """
+    try:
+        return check_identifier(f"saved state field '{where}{key}'", raw.get(key))
+    except ConfigurationError as error:
+        raise StateError(str(error)) from None
+
+
+def _refuse_reference(reference: Any) -> None:
     """A state that references a durable archive holds no messages: say which archive it names.
 
     Raises:
-        StateError: If ``store`` is such a reference.
+        StateError: If ``reference`` is such a reference.
     """
-    if store is None:
+    if reference is None:
         return
-    kind = store.get("kind") if isinstance(store, Mapping) else None
+    kind = reference.get("kind") if isinstance(reference, Mapping) else None
     if kind == "sqlite":
-        where = f"the archive file {store.get('path')!r}: build the memory with archive_path= that file"
+        where = f"the archive file {reference.get('path')!r}: build the memory with archive_path= that file"
     elif kind == "pgvector":
-        where = f"the PostgreSQL namespace {store.get('namespace')!r}: build the memory with a PostgresArchive on it"
+        where = f"PostgreSQL user {reference.get('user_id')!r}: build the memory with a PostgresArchive for that user"
     else:
-        where = f"a {kind!r} store"
+        where = f"a {kind!r} archive"
     raise StateError(f"this state holds no messages, it references {where}; this archive is in process")
 
 
@@ -288,9 +308,10 @@ def _load_state(state: Any) -> SavedArchive:
     if state.get("format") != STATE_FORMAT:
         raise StateError(f"not a strands-semantic-memory archive (format={state.get('format')!r})")
     version = state.get("version")
-    if version not in READABLE_VERSIONS or isinstance(version, bool):
-        raise StateError(f"unsupported archive state version {version!r}; this release reads {READABLE_VERSIONS}")
-    _refuse_reference(state.get("store"))
+    if version != STATE_VERSION or isinstance(version, bool):
+        raise StateError(f"unsupported archive state version {version!r}; this release reads version {STATE_VERSION}")
+    _refuse_reference(state.get("archive"))
+    user_id = _identifier(state, "user_id", "")
     embedding = _require(state, "embedding", Mapping, "")
     model_id = _require(embedding, "model_id", str, "embedding.")
     dimension = embedding.get("dimension")
@@ -298,24 +319,20 @@ def _load_state(state: Any) -> SavedArchive:
         raise StateError(f"saved state field 'embedding.dimension' is invalid: {dimension!r}")
     next_index = _require(state, "next_index", int, "")
     evicted_count = _require(state, "evicted_count", int, "")
-    forgotten_count = state.get("forgotten_count", 0 if version > 1 else None)
+    forgotten_count = _require(state, "forgotten_count", int, "")
     if not 0 <= next_index <= MAX_INDEX + 1:
         raise StateError(f"saved state field 'next_index' ({next_index}) is out of range 0..{MAX_INDEX + 1}")
     if evicted_count < 0:
         raise StateError(f"saved state field 'evicted_count' is negative ({evicted_count})")
-    if forgotten_count is not None and (
-        not isinstance(forgotten_count, int) or isinstance(forgotten_count, bool) or forgotten_count < 0
-    ):
-        raise StateError(f"saved state field 'forgotten_count' is invalid: {forgotten_count!r}")
+    if forgotten_count < 0:
+        raise StateError(f"saved state field 'forgotten_count' is negative ({forgotten_count})")
     raw_records = _require(state, "records", list, "")
-    if forgotten_count is None:  # version 1 did not count them: the indices it does not account for
-        forgotten_count = max(next_index - len(raw_records) - evicted_count, 0)
     check_counters(next_index, len(raw_records), evicted_count, forgotten_count)
 
     records: list[SavedRecord] = []
     previous = -1
     for position, raw in enumerate(raw_records):
-        record = _plain_record(raw, previous, next_index) or _record(raw, position, previous, next_index, version)
+        record = _plain_record(raw, previous, next_index) or _record(raw, position, previous, next_index)
         records.append(record)
         previous = record.index
     check_holes(next_index, records[0].index if records else None, len(records))
@@ -348,4 +365,23 @@ def _load_state(state: Any) -> SavedArchive:
         forgotten_count=forgotten_count,
         vector_ids=ids,
         vectors=matrix,
+        user_id=user_id,
     )
+
+
+def check_user(saved_user: str | None, user_id: str | None, where: str) -> None:
+    """Refuse a saved archive of another named user.
+
+    Args:
+        saved_user: The user the state was saved for.
+        user_id: The user of the archive it would be restored into.
+        where: The archive, for the message.
+
+    Raises:
+        StateError: If both are named and differ.
+    """
+    if saved_user is not None and user_id is not None and saved_user != user_id:
+        raise StateError(
+            f"this state was saved for user {saved_user!r}, but {where} is user {user_id!r}'s: a memory is one "
+            "user's, and one user's messages are never restored into another's"
+        )

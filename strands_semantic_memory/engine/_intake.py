@@ -2,7 +2,8 @@
 
 Every message is validated first (a bad one raises, naming its position, and nothing is archived), then encoded
 exactly (``encode_message``), rendered to searchable text, keyed for idempotency
-(``record_key``) and stamped with when it was archived and, if the caller says, when it was said.
+(``record_key``) and stamped with when it was archived (the memory's clock), the session it was said in and, if the
+caller says, when it was said.
 After the store's ``add``, ``AddedCounter`` tells the new messages from those already archived without asking
 the store again.
 """
@@ -79,11 +80,24 @@ def validate(
 
 
 def new_records(
-    messages: Sequence[Message], timestamps: Sequence[TimeBound] | None = None, roles: Sequence[str] = ROLES
+    messages: Sequence[Message],
+    timestamps: Sequence[TimeBound] | None = None,
+    roles: Sequence[str] = ROLES,
+    *,
+    session_id: str | None = None,
+    now: float | None = None,
 ) -> list[NewRecord]:
-    """Validated, encoded, rendered and keyed records for ``messages`` (see the module docstring)."""
+    """Validated, encoded, rendered and keyed records for ``messages`` (see the module docstring).
+
+    Args:
+        messages: The messages, oldest first.
+        timestamps: When each was said (see ``said_at``).
+        roles: The roles accepted.
+        session_id: The session every one of them was said in (checked by the caller).
+        now: When they are archived (default: ``time.time()``).
+    """
     said = validate(messages, timestamps, roles)
-    now = time.time()
+    now = time.time() if now is None else now
     records = []
     for message, said_at_ in zip(messages, said, strict=True):
         data = encode_message(message)
@@ -97,9 +111,29 @@ def new_records(
                 key=record_key(tracking_id, data),
                 archived_at=now,
                 said_at=said_at_,
+                session_id=session_id,
             )
         )
     return records
+
+
+def record_keys(messages: Sequence[Any]) -> list[str | None]:
+    """The idempotency key ``add`` would give each message, where one can find it again.
+
+    A message with a tracking id is keyed by it and its exact bytes (``record_key``), as ``new_records`` keys it;
+    one without (or one that is not a message that encodes) has no key that repeats: None.
+    """
+    keys: list[str | None] = []
+    for message in messages:
+        tracking_id = message.get("tracking_id") if isinstance(message, Mapping) else None
+        if not tracking_id or not isinstance(message.get("content"), list):
+            keys.append(None)
+            continue
+        try:
+            keys.append(record_key(tracking_id, encode_message(message)))
+        except (TypeError, ValueError, RecursionError):
+            keys.append(None)
+    return keys
 
 
 class AddedCounter:

@@ -27,23 +27,25 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import reprlib
 import threading
+import time
 import weakref
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypedDict
 
 from strands.types.content import Message
 from typing_extensions import Unpack
 
-from strands_semantic_memory._validation import check_members
+from strands_semantic_memory._validation import check_identifier, check_members
 from strands_semantic_memory.archives import resolve_archive
 from strands_semantic_memory.archives._protocol import Archive, NewRecord, StoredRecord
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from strands_semantic_memory.embeddings._checked import CheckedEmbedder
-from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records
+from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records, record_keys
 from strands_semantic_memory.engine._memory_state import (
     check_compatibility,
     constructor_arguments,
@@ -80,12 +82,14 @@ __all__ = ["MemoryArguments", "MemorySources", "SearchHit", "SemanticMemory", "r
 
 
 class MemorySources(TypedDict, total=False):
-    """The ``SemanticMemory`` keywords that are not options: the model, the archive, the reranker."""
+    """The ``SemanticMemory`` keywords that are not options: the model, the archive and its user, the reranker."""
 
     embedding_model: str
     embedder: Embedder | None
     archive: Archive | None
     archive_path: str | os.PathLike[str] | None
+    user_id: str | None
+    clock: Callable[[], float] | None
     reranker: Reranker | None
     aws_region: str | None
     embedding_dimensions: int | None
@@ -114,6 +118,8 @@ class SemanticMemory:
         embedder: Embedder | None = None,
         archive: Archive | None = None,
         archive_path: str | os.PathLike[str] | None = None,
+        user_id: str | None = None,
+        clock: Callable[[], float] | None = None,
         reranker: Reranker | None = None,
         aws_region: str | None = None,
         embedding_dimensions: int | None = None,
@@ -131,14 +137,21 @@ class SemanticMemory:
             embedder: A ready ``Embedder``, instead of a model name.
             archive: Where the messages are kept (an ``Archive`` from ``archives``; default: in process).
             archive_path: A file for a durable archive (``SqliteArchive``); not together with ``archive``.
+            user_id: Whose memory it is (a person, or an actor such as an agent id): a non-empty string of at most
+                256 characters. The archive is built for that user (a file records it and refuses another); a
+                ready ``archive=`` must be that user's. None: the archive's user, or a user not named.
+            clock: What "now" is, in seconds since the epoch (default ``time.time``): every record's
+                ``archived_at``. A benchmark or an importer passes the dates of the conversations it replays. Not
+                saved with the state.
             reranker: A ``Reranker`` to reorder candidates; default none.
             aws_region: Bedrock only: the region (default: the AWS SDK's resolution).
             embedding_dimensions: Bedrock only: the output dimension, for models that offer a choice.
             **options: Further ``MemoryOptions`` fields (``retrieval``, ``ranking``, ``chunk_chars``, ...).
 
         Raises:
-            ConfigurationError: If an option is unknown or out of range (the message names it).
-            EmbeddingModelMismatchError: If a shared store's namespace was built by another embedding model.
+            ConfigurationError: If an option is unknown or out of range (the message names it), or the archive is
+                another user's.
+            EmbeddingModelMismatchError: If a shared archive was built by another embedding model.
         """
         self._options = MemoryOptions.from_arguments(
             top_k=top_k,
@@ -148,9 +161,12 @@ class SemanticMemory:
             max_memory_archived_messages=max_memory_archived_messages,
             **options,
         )
+        if clock is not None and not callable(clock):
+            raise ConfigurationError(f"clock must be a callable returning seconds since the epoch, got {clock!r}")
+        self._clock: Callable[[], float] = clock or time.time
         check_members("embedder", embedder, EMBEDDER_MEMBERS, "an Embedder")
         check_members("reranker", reranker, ("rerank",), "a Reranker (an object with rerank(query, texts))")
-        archive = resolve_archive(archive, archive_path)
+        archive = resolve_archive(archive, archive_path, user_id)
         self.embedder: Embedder = embedder or resolve_embedder(
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
         )
@@ -158,15 +174,15 @@ class SemanticMemory:
         self._archive = archive
         self._lock = threading.RLock()
         """Guards the counters and a restore; it is also the store lock of a store that is not thread-safe."""
-        self._store_lock: AbstractContextManager[object] = (
+        self._archive_lock: AbstractContextManager[object] = (
             contextlib.nullcontext() if archive.thread_safe else self._lock
         )
         self._checked = CheckedEmbedder(self.embedder, lambda: archive.dimension, self._options.query_cache_size)
-        self._queue = EmbeddingQueue(archive, self._store_lock, self._checked.documents, self._options, self._changed)
+        self._queue = EmbeddingQueue(archive, self._archive_lock, self._checked.documents, self._options, self._changed)
         # A memory dropped without close(): its embedding thread stops after its batch (the thread holds the queue
         # during a batch, never the memory).
         weakref.finalize(self, self._queue.request_stop).atexit = False
-        self._recall = Recall(archive, self._checked, self._store_lock, lambda: self._options, reranker)
+        self._recall = Recall(archive, self._checked, self._archive_lock, lambda: self._options, reranker)
         self._added = AddedCounter()
         self._version = 0
         self._searches = 0
@@ -216,17 +232,38 @@ class SemanticMemory:
         """Where the messages are kept verbatim (an ``Archive``: in process, SQLite or PostgreSQL)."""
         return self._archive
 
+    @property
+    def user_id(self) -> str | None:
+        """Whose memory this is (the archive's user; None: a user not named)."""
+        return self._archive.user_id
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """What "now" is for this memory (seconds since the epoch): ``time.time`` unless one was given."""
+        return self._clock
+
+    def _now(self) -> float:
+        """The clock's time, checked.
+
+        Raises:
+            ConfigurationError: If the clock returned anything but a finite number.
+        """
+        now = self._clock()
+        if isinstance(now, bool) or not isinstance(now, (int, float)) or not math.isfinite(now):
+            raise ConfigurationError(f"clock must return seconds since the epoch (a finite number), returned {now!r}")
+        return float(now)
+
     # ------------------------------------------------------------------------------------------- reading
 
     def __len__(self) -> int:
         """Number of archived messages."""
-        with self._store_lock:
+        with self._archive_lock:
             return len(self._archive)
 
     @property
     def indices(self) -> list[int]:
         """The live archive indices, oldest first (forgotten messages leave holes)."""
-        with self._store_lock:
+        with self._archive_lock:
             return sorted(self._live_records(None, None))
 
     def get(self, index: int) -> Message:
@@ -239,12 +276,12 @@ class SemanticMemory:
         return self.record(index).message
 
     def record(self, index: int) -> StoredRecord:
-        """The archived record at ``index`` (``.message`` decodes it; ``.role``, ``.archived_at``, ``.said_at``).
+        """The archived record at ``index`` (``.message`` decodes it; its role, times and session are fields).
 
         Raises:
             MessageNotFoundError: If no message has that index (a ``KeyError`` too).
         """
-        with self._store_lock:
+        with self._archive_lock:
             found = self._archive.get([index]).get(index)
         if found is None:
             raise MessageNotFoundError(index)
@@ -252,7 +289,7 @@ class SemanticMemory:
 
     def messages(self, start: int | None = None, end: int | None = None) -> list[tuple[int, Message]]:
         """Archived ``(index, message)`` pairs with ``start <= index <= end``, oldest first, each a fresh copy."""
-        with self._store_lock:
+        with self._archive_lock:
             records = self._live_records(start, end)
         return [(i, decode_message(r.data)) for i, r in sorted(records.items())]
 
@@ -270,28 +307,41 @@ class SemanticMemory:
 
     # ------------------------------------------------------------------------------------------- writing
 
-    def add(self, messages: Sequence[Message], *, timestamps: Sequence[TimeBound] | None = None) -> list[int]:
+    def add(
+        self,
+        messages: Sequence[Message],
+        *,
+        timestamps: Sequence[TimeBound] | None = None,
+        session_id: str | None = None,
+    ) -> list[int]:
         """Archive messages verbatim in one commit (again: the existing index), then embed them if possible.
 
         Args:
             messages: Strands message dicts, oldest first (copied: later changes do not reach the archive).
             timestamps: When each was said (epoch seconds or datetimes); default: ``metadata.custom.timestamp``.
+            session_id: The Strands session they were said in (``agent.session_id``), stamped on every record of
+                the call; searches can be scoped to sessions (``sessions=``). None: no session.
 
         Returns:
-            The archive index of each message, same order.
+            The archive index of each message, same order. A message archived before keeps its first index and
+            session.
 
         Raises:
-            InvalidMessageError, InvalidMessageTypeError, StoreError: Nothing is archived.
+            ConfigurationError: If ``session_id`` is not a valid id (nothing is archived).
+            InvalidMessageError, InvalidMessageTypeError, ArchiveError: Nothing is archived.
         """
-        return self._archive_records(new_records(messages, timestamps))
+        check_identifier("session_id", session_id)
+        return self._archive_records(new_records(messages, timestamps, session_id=session_id, now=self._now()))
 
-    def _archive_entries(self, messages: Sequence[Message]) -> list[int]:
+    def _archive_entries(self, messages: Sequence[Message], *, session_id: str | None = None) -> list[int]:
         """``add`` for ``SemanticStorage``: its entries have the storage role, which ``add`` refuses."""
-        return self._archive_records(new_records(messages, None, (*ROLES, STORAGE_ROLE)))
+        check_identifier("session_id", session_id)
+        records = new_records(messages, None, (*ROLES, STORAGE_ROLE), session_id=session_id, now=self._now())
+        return self._archive_records(records)
 
     def _archive_records(self, records: Sequence[NewRecord]) -> list[int]:
         """Commit checked records, then embed what is due and enforce the limits (the second half of ``add``)."""
-        with self._store_lock:
+        with self._archive_lock:
             indices, added = self._commit(records)
         self._changed(len(added))
         # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
@@ -361,7 +411,7 @@ class SemanticMemory:
 
     def evict_oldest(self, count: int = 1) -> list[int]:
         """Evict the ``count`` oldest messages from the archive and the indexes together; returns their indices."""
-        with self._store_lock:
+        with self._archive_lock:
             evicted = self._archive.evict_oldest(count)
         return self._removed(evicted)
 
@@ -390,7 +440,7 @@ class SemanticMemory:
             raise InvalidMessageTypeError("forget() takes integer archive indices")
         if query is not None and (not isinstance(query, str) or not query.strip()):
             raise InvalidMessageError("forget(query=...) needs a non-empty string")
-        with self._store_lock:
+        with self._archive_lock:
             if query is not None:
                 targets = [*targets, *self._archive.find_text(query)]
             removed = self._archive.forget(sorted(set(targets))) if targets else []
@@ -398,13 +448,35 @@ class SemanticMemory:
             logger.info("forgotten=<%d> | archived messages deleted on request", len(removed))
         return self._removed(removed)
 
+    def forget_all(self) -> int:
+        """Delete every message of the memory's user for good, on every archive, in one call; returns how many.
+
+        Every message, vector, lexical term and storage entry goes: in process everything is cleared; an SQLite
+        file's rows are deleted and overwritten (``secure_delete``), the file is rebuilt (``VACUUM``) and its WAL
+        checkpointed and truncated, so its bytes hold nothing of them; in PostgreSQL every row of the user, its row
+        in ``ssm_users`` included, is deleted in one transaction. As after a restore, the embedding queue forgets
+        its claims (vectors computed meanwhile are dropped) and cached query vectors are cleared. The memory stays
+        usable for the same user; indices are not handed out again.
+
+        Raises:
+            ArchiveError: If the archive cannot complete the deletion (nothing is deleted).
+        """
+        with self._lock, self._archive_lock:
+            removed = self._archive.forget_all()
+            self._queue.reset()
+            self._checked.clear()
+            self._added.reset()
+            self._changed()
+        logger.info("forgotten=<%d> | every archived message of the user deleted on request", removed)
+        return removed
+
     def _enforce_limits(self) -> None:
         """Evict the oldest messages while either size limit is exceeded, and count them as one change.
 
         The newest message is kept even when it alone exceeds ``max_memory_archived_messages`` (a warning says so).
         """
         limit = self._options.max_memory_archived_messages
-        with self._store_lock:
+        with self._archive_lock:
             evicted = self._archive.enforce_limits(self._options.max_num_archived_messages, limit)
             over = limit is not None and self._archive.stats().total_bytes > limit
         if over:
@@ -440,7 +512,7 @@ class SemanticMemory:
         """
         if not isinstance(text, str) or not text.strip():
             raise InvalidMessageError("find_text() needs a non-empty string")
-        with self._store_lock:
+        with self._archive_lock:
             return sorted(self._archive.find_text(text))
 
     def search(
@@ -452,6 +524,8 @@ class SemanticMemory:
         roles: Collection[str] | None = None,
         since: TimeBound = None,
         until: TimeBound = None,
+        sessions: Collection[str | None] | str | None = None,
+        exclude: Iterable[int] = (),
     ) -> list[SearchHit]:
         """Find the archived messages most relevant to ``query`` (empty for an empty query or archive).
 
@@ -469,12 +543,19 @@ class SemanticMemory:
             roles: Only messages of these roles.
             since: Only messages said (else archived) at or after this time (epoch seconds or datetime).
             until: Only messages said (else archived) at or before this time.
+            sessions: Only messages said in these sessions (a session id, or several; ``None`` among them admits
+                messages archived without a session). A scope: nothing outside it is read, neither hits nor the
+                neighbours the ranking and the passages look at. None (default): every session.
+            exclude: Archive indices that must not be hits (what the model call already holds, see
+                ``indices_of``); they may still be read as a hit's neighbours.
 
         Raises:
             ConfigurationError: If ``top_k`` or ``min_score`` breaks its option's rule (``top_k >= 1``; -1..1).
+            InvalidMessageTypeError: If a time, session or index to exclude is of the wrong type.
             EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
         """
-        return self._recall_for(query, min_score).search(query, top_k, min_score, make_filter(roles, since, until))
+        search_filter = make_filter(roles, since, until, sessions, exclude)
+        return self._recall_for(query, min_score).search(query, top_k, min_score, search_filter)
 
     def retrieve(
         self,
@@ -486,13 +567,33 @@ class SemanticMemory:
         roles: Collection[str] | None = None,
         since: TimeBound = None,
         until: TimeBound = None,
+        sessions: Collection[str | None] | str | None = None,
+        exclude: Iterable[int] = (),
     ) -> list[Passage]:
         """Search, widen each hit by ``context_radius`` (default: the option), merge into scored passages.
 
-        Arguments and errors as in ``search``; passages come in conversation order.
+        Arguments and errors as in ``search``; passages come in conversation order. A passage holds no message
+        outside ``sessions``.
         """
+        search_filter = make_filter(roles, since, until, sessions, exclude)
         recall = self._recall_for(query, min_score)
-        return recall.passages(query, top_k, context_radius, min_score, make_filter(roles, since, until))
+        return recall.passages(query, top_k, context_radius, min_score, search_filter)
+
+    def indices_of(self, messages: Sequence[Message]) -> dict[int, int]:
+        """Which of ``messages`` are archived, and at which index: ``{position in messages: archive index}``.
+
+        Each message's idempotency key is computed exactly as ``add`` computes it (its tracking id and its exact
+        bytes) and looked up in one archive call, so a message that was changed since it was archived, or that
+        carries no tracking id, is not found. The hook passes the messages of a model call, and excludes what it
+        holds from the search (``exclude=``).
+        """
+        keys = record_keys(messages)
+        wanted = sorted({k for k in keys if k is not None})
+        if not wanted:
+            return {}
+        with self._archive_lock:
+            found = self._archive.find_keys(wanted)
+        return {position: found[key] for position, key in enumerate(keys) if key is not None and key in found}
 
     def _recall_for(self, query: object, min_score: float | None) -> Recall:
         """Count a search and return the recall path it reads through.
@@ -516,17 +617,17 @@ class SemanticMemory:
         if found is None:
             return self._recall
         view = PendingView(self._archive, found).as_archive()
-        return Recall(view, self._checked, self._store_lock, lambda: self._options, self._recall.reranker)
+        return Recall(view, self._checked, self._archive_lock, lambda: self._options, self._recall.reranker)
 
     # ------------------------------------------------------------------------------------------- stats and state
 
     def stats(self) -> MemoryStats:
         """Typed usage statistics (see ``MemoryStats``)."""
-        with self._store_lock:
+        with self._archive_lock:
             figures = self._archive.stats()
-        store = type(self._archive).__name__
+        archive = type(self._archive).__name__
         return build_stats(
-            figures, self._options, self.embedder.model_id, store, self._queue, self._checked, self._searches
+            figures, self._options, self.embedder.model_id, archive, self._queue, self._checked, self._searches
         )
 
     def get_memory_usage_stats(self) -> dict[str, Any]:
@@ -535,7 +636,7 @@ class SemanticMemory:
 
     def to_state(self) -> dict[str, Any]:
         """What restores this memory, JSON types only, versioned: the archive (or a reference) and the options."""
-        with self._store_lock:
+        with self._archive_lock:
             return export_memory(self._archive, self.embedder.model_id, self._options)
 
     def load_state(self, state: Mapping[str, Any], *, reembed: bool = False) -> None:
@@ -558,7 +659,7 @@ class SemanticMemory:
         """
         known = getattr(self.embedder, "configured_dimension", None)
         mismatch = check_compatibility(state, self.embedder.model_id, known, reembed=reembed)
-        with self._lock, self._store_lock:
+        with self._lock, self._archive_lock:
             restore_archive(self._archive, state, reembed=mismatch)
             self._queue.reset()
             self._checked.clear()

@@ -80,7 +80,7 @@ def constructor_arguments(state: Mapping[str, Any], overrides: Mapping[str, Any]
             arguments.update(MemoryOptions.from_dict(saved).to_dict())
         except (ConfigurationError, TypeError) as error:
             raise StateError(f"saved state has invalid options: {error}") from error
-    reference = state.get("store")
+    reference = state.get("archive")
     if (
         isinstance(reference, Mapping)
         and reference.get("kind") == "sqlite"
@@ -89,6 +89,9 @@ def constructor_arguments(state: Mapping[str, Any], overrides: Mapping[str, Any]
         and "archive_path" not in overrides
     ):
         arguments["archive_path"] = reference["path"]  # a durable archive: reopen its file
+    saved_user = state.get("user_id")
+    if isinstance(saved_user, str) and "archive" not in overrides and "user_id" not in overrides:
+        arguments["user_id"] = saved_user  # the memory is built for the user whose state it is
     if "embedder" not in overrides and "embedding_model" not in overrides:
         arguments["embedding_model"] = model_id
         if model_id.startswith("bedrock:") and "embedding_dimensions" not in overrides:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from strands_semantic_memory.archives._protocol import StoreStats
+    from strands_semantic_memory.archives._protocol import ArchiveStats
     from strands_semantic_memory.embeddings._checked import CheckedEmbedder
     from strands_semantic_memory.engine._options import MemoryOptions
     from strands_semantic_memory.engine.embedding import EmbeddingQueue
@@ -28,7 +28,7 @@ class MemoryStats:
         embedding_dimension: Vector length, once known.
         embedding_model: The embedder's model id.
         retrieval: The retrieval mode.
-        store: The archive's class name.
+        archive: The archive's class name.
         pending_embedding_count: Messages waiting for their vectors.
         last_embedding_error: The last embedding failure, until an embedding succeeds again.
         evicted_count: Messages evicted by the limits so far.
@@ -59,7 +59,7 @@ class MemoryStats:
     embedding_dimension: int | None
     embedding_model: str
     retrieval: Retrieval
-    store: str
+    archive: str
     pending_embedding_count: int
     last_embedding_error: str | None
     evicted_count: int
@@ -82,15 +82,15 @@ class MemoryStats:
 
 
 def build_stats(
-    stats: StoreStats,
+    stats: ArchiveStats,
     options: MemoryOptions,
     embedding_model: str,
-    store: str,
+    archive: str,
     queue: EmbeddingQueue,
     checked: CheckedEmbedder,
     searches: int,
 ) -> MemoryStats:
-    """Combine a store's own figures with the engine's counters and options."""
+    """Combine an archive's own figures with the engine's counters and options."""
     embedding_bytes = stats.vector_count * (stats.dimension or 0) * 4
     limit = options.max_memory_archived_messages
     return MemoryStats(
@@ -103,7 +103,7 @@ def build_stats(
         embedding_dimension=stats.dimension,
         embedding_model=embedding_model,
         retrieval=options.retrieval,
-        store=store,
+        archive=archive,
         pending_embedding_count=stats.pending_count,
         last_embedding_error=queue.last_error,
         evicted_count=stats.evicted_count,

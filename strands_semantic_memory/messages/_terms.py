@@ -25,8 +25,8 @@ from strands_semantic_memory.messages._stopwords import STOPWORDS_EN_PLUS
 
 __all__ = ["TOKENIZER_VERSION", "count_terms", "stem", "tokenize"]
 
-TOKENIZER_VERSION = 2
-"""Changes whenever ``tokenize`` does (2: Snowball stems). A store that persists terms re-indexes on a change."""
+TOKENIZER_VERSION = 1
+"""Changes whenever ``tokenize`` does. An archive that persists terms (SQLite, PostgreSQL) re-indexes on a change."""
 
 _WORD = re.compile(r"\w+(?:[-./:#]\w+)*")
 _SPLIT = re.compile(r"[-_./:#]")

@@ -56,6 +56,7 @@ def build_passages(
                 hit_scores=[hit_scores[i] for i in span.hit_indices],
                 roles=[r.role for r in inside],
                 timestamps=[r.time for r in inside],
+                session_ids=[r.session_id for r in inside],
             )
         )
     return passages

@@ -46,6 +46,7 @@ class Passage:
         roles: The role of each entry of ``messages``.
         timestamps: The time of each entry of ``messages`` (seconds since the epoch): when it was said if the
             caller gave that time, else when it was archived.
+        session_ids: The session each entry of ``messages`` was said in (None: unknown).
     """
 
     start: int
@@ -57,6 +58,7 @@ class Passage:
     hit_scores: list[float] = field(default_factory=list)
     roles: list[str] = field(default_factory=list)
     timestamps: list[float | None] = field(default_factory=list)
+    session_ids: list[str | None] = field(default_factory=list)
 
 
 def expand_and_merge(hit_indices: Iterable[int], radius: int, lowest: int, highest: int) -> list[IndexRange]:
@@ -134,6 +136,7 @@ def subset_passage(passage: Passage, positions: Sequence[int], *, score: float |
     messages = _take(passage.messages, positions, run) if len(passage.messages) == count else []
     roles = _take(passage.roles, positions, run) if len(passage.roles) == count else []
     timestamps = _take(passage.timestamps, positions, run) if len(passage.timestamps) == count else []
+    session_ids = _take(passage.session_ids, positions, run) if len(passage.session_ids) == count else []
     hit_indices: list[int] = []
     hit_scores: list[float] = []
     if passage.hit_indices:
@@ -152,6 +155,7 @@ def subset_passage(passage: Passage, positions: Sequence[int], *, score: float |
         hit_scores=hit_scores,
         roles=roles,
         timestamps=timestamps,
+        session_ids=session_ids,
     )
 
 

@@ -1,20 +1,20 @@
 """Recall: one query in, ranked hits and passages out.
 
-The path: the query is embedded (cached), the store answers with dense and lexical candidates in one call
+The path: the query is embedded (cached), the archive answers with dense and lexical candidates in one call
 (``candidates``), the ranking orders them (``_ranking``, pure), ``min_score`` and an optional reranker apply, and
 for passages the hits are widened and merged (``_assembly``).
 
-Store calls per search: ``candidates`` also answers the neighbours the ranking scores (a
-``ContextRequest``), so a search is one call and a passage
-search two (``candidates``, then ``get`` for the passages' records). A store may leave that request unanswered: the
-neighbours it did not cover are then read with ``similarities`` and, for a lexical or filtered search, ``get``.
+Archive calls per search: ``candidates`` also answers the neighbours the ranking scores (a ``ContextRequest``), so
+a search is one call and a passage search two (``candidates``, then ``get`` for the passages' records). An archive
+may leave that request unanswered: the neighbours it did not cover are then read with ``similarities`` and, for a
+lexical or filtered search, ``get``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -89,6 +89,7 @@ class SearchHit:
         role: The message's role.
         archived_at: When it was archived (seconds since the epoch).
         said_at: When it was said, if the caller gave that time.
+        session_id: The session it was said in, if known.
     """
 
     index: int
@@ -98,16 +99,39 @@ class SearchHit:
     role: str = ""
     archived_at: float = 0.0
     said_at: float | None = None
+    session_id: str | None = None
 
 
-def make_filter(roles: Collection[str] | None, since: TimeBound, until: TimeBound) -> SearchFilter | None:
-    """The store filter for a search's keyword arguments (None when nothing is filtered)."""
+def make_filter(
+    roles: Collection[str] | None,
+    since: TimeBound,
+    until: TimeBound,
+    sessions: Collection[str | None] | str | None = None,
+    exclude: Iterable[int] = (),
+) -> SearchFilter | None:
+    """The archive filter for a search's keyword arguments (None when nothing is filtered).
+
+    Raises:
+        InvalidMessageTypeError: If a time is not a time, an index to exclude not an integer, or a session not a
+            string or None.
+    """
     if isinstance(roles, str):
         roles = [roles]
+    if isinstance(sessions, str):
+        sessions = [sessions]
+    if sessions is not None:
+        sessions = list(sessions)
+        if any(s is not None and not isinstance(s, str) for s in sessions):
+            raise InvalidMessageTypeError(f"sessions must hold session ids (strings) or None, got {sessions!r}")
+    excluded = list(exclude)
+    if any(not isinstance(i, int) or isinstance(i, bool) for i in excluded):
+        raise InvalidMessageTypeError("exclude takes integer archive indices")
     search_filter = SearchFilter(
         roles=frozenset(roles) if roles is not None else None,
         since=to_epoch(since, "since"),
         until=to_epoch(until, "until"),
+        sessions=frozenset(sessions) if sessions is not None else None,
+        exclude=frozenset(excluded),
     )
     return None if search_filter.is_empty else search_filter
 
@@ -132,7 +156,7 @@ def per_call(
 
 
 def split_covered(candidates: Candidates, needed: list[int]) -> tuple[list[int], list[int]]:
-    """``(covered, missing)``: the needed indices the store answered in ``candidates.context``, and the others."""
+    """``(covered, missing)``: the needed indices the archive answered in ``candidates.context``, and the others."""
     context = candidates.context
     if context is None or not context.around or not needed:
         return [], needed
@@ -149,18 +173,18 @@ def split_covered(candidates: Candidates, needed: list[int]) -> tuple[list[int],
 
 
 class Recall:
-    """Runs searches against one store, under the store lock its ``SemanticMemory`` passes in."""
+    """Runs searches against one archive, under the archive lock its ``SemanticMemory`` passes in."""
 
     def __init__(
         self,
-        store: Archive,
+        archive: Archive,
         checked: CheckedEmbedder,
         lock: AbstractContextManager[object],
         options: Callable[[], RecallOptions],
         reranker: Reranker | None,
     ) -> None:
-        """Create the recall path over a store."""
-        self._store = store
+        """Create the recall path over an archive."""
+        self._archive = archive
         self._checked = checked
         self._lock = lock
         self._options = options
@@ -203,7 +227,7 @@ class Recall:
         vector = self._query_vector(query, mode, threshold)
         request = context_request(mode, want, ranking)
         with self._lock:
-            candidates = self._store.candidates(
+            candidates = self._archive.candidates(
                 vector,
                 query,
                 dense_k=0 if mode == "lexical" or vector is None else depth,
@@ -238,9 +262,11 @@ class Recall:
     ) -> tuple[Candidates, set[int] | None]:
         """The candidates with the needed neighbours' similarities added, and which neighbours may be ranked.
 
-        Neighbours the store answered with the candidates are taken from there; the others are asked for (the
-        store's similarities are unfiltered: neighbours are context). Which neighbours may be ranked is only
-        needed for a filtered or lexical search (None otherwise: those with a similarity).
+        Neighbours the archive answered with the candidates are taken from there; the others are asked for (the
+        archive's similarities are unfiltered: neighbours are context, whatever the filter says of hits). A scoped
+        search (``sessions``) first reads the records it asks about and drops those outside its scope: they are
+        neither scored nor ranked. Which neighbours may be ranked is only needed for a filtered or lexical search
+        (None otherwise: those with a similarity).
         """
         if not needed:
             return candidates, None
@@ -255,15 +281,21 @@ class Recall:
                 similarity = {i: context.similarity[i] for i in covered if i in context.similarity}
             if eligible is not None:
                 eligible.update(context.live.intersection(covered))
-        if missing:
+        if missing and search_filter is not None and search_filter.scoped:
+            found = self._archive.get(missing)
+            in_scope = {i: r for i, r in found.items() if search_filter.in_scope(r.session_id)}
+            seen.update(in_scope)
+            if vector is not None and in_scope:
+                similarity.update(self._archive.similarities(vector, sorted(in_scope)))
+            assert eligible is not None
+            eligible.update(i for i, r in in_scope.items() if search_filter.accepts_record(r))
+        elif missing:
             if vector is not None:
-                similarity.update(self._store.similarities(vector, missing))
+                similarity.update(self._archive.similarities(vector, missing))
             if eligible is not None:
-                found = self._store.get(missing)
+                found = self._archive.get(missing)
                 seen.update(found)
-                eligible.update(
-                    i for i, r in found.items() if search_filter is None or search_filter.accepts(r.role, r.time)
-                )
+                eligible.update(i for i, r in found.items() if search_filter is None or search_filter.accepts_record(r))
         if similarity:
             candidates = dataclasses.replace(candidates, similarity={**candidates.similarity, **similarity})
         return candidates, eligible
@@ -278,7 +310,7 @@ class Recall:
         missing = [i for i, _, _ in ranked if i not in records]
         if missing:
             with self._lock:
-                records.update(self._store.get(missing))
+                records.update(self._archive.get(missing))
         hits = [
             SearchHit(
                 index=i,
@@ -288,6 +320,7 @@ class Recall:
                 role=records[i].role,
                 archived_at=records[i].archived_at,
                 said_at=records[i].said_at,
+                session_id=records[i].session_id,
             )
             for i, s, sim in ranked
             if i in records
@@ -308,10 +341,7 @@ class Recall:
         scores = self.reranker.rerank(query, [render_message(h.message) for h in hits])
         if len(scores) != len(hits):
             raise SemanticMemoryError(f"reranker returned {len(scores)} scores for {len(hits)} passages")
-        rescored = [
-            SearchHit(h.index, float(s), h.message, h.similarity, h.role, h.archived_at, h.said_at)
-            for h, s in zip(hits, scores, strict=True)
-        ]
+        rescored = [dataclasses.replace(h, score=float(s)) for h, s in zip(hits, scores, strict=True)]
         return sorted(rescored, key=lambda h: (-h.score, h.index))
 
     def passages(
@@ -344,7 +374,9 @@ class Recall:
             if wanted:
                 asked.update(wanted)
                 with self._lock:
-                    records.update(self._store.get(wanted))
+                    records.update(self._archive.get(wanted))
+            if search_filter is not None and search_filter.scoped:  # a passage shows nothing outside the scope
+                records = {i: r for i, r in records.items() if search_filter.in_scope(r.session_id)}
             gone = {i for i in best if i not in records}
             if not gone:
                 return build_passages(ranges, records, best, {i: s for i, s in ranked if i in records})

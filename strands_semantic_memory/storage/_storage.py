@@ -162,7 +162,7 @@ class SemanticStorage:
             memory: The memory to keep the entries in (it may be shared, e.g. with a conversation manager: its
                 other messages are not entries). Not together with the arguments that build one.
             archive_path: A file for a durable archive (``SqliteArchive``).
-            archive: Where the messages are kept, e.g. ``PostgresArchive(dsn, namespace)``; default: in process.
+            archive: Where the messages are kept, e.g. ``PostgresArchive(dsn, user_id)``; default: in process.
             embedder: A ready ``Embedder`` instead of the bundled model.
             max_results: Results one ``search`` returns at most.
             min_similarity: Cosine similarity from which an entry that shares no word with the query matches.

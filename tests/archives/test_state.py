@@ -74,6 +74,10 @@ def _corruptions(state):
     yield "not a dict", [1, 2, 3]
     yield "foreign format", {"format": "something-else", "version": 1}
     yield "future version", mutate(lambda s: s.update(version=99))
+    yield "another version", mutate(lambda s: s.update(version=2))
+    yield "version as text", mutate(lambda s: s.update(version="1"))
+    yield "no forgotten count", mutate(lambda s: s.pop("forgotten_count"))
+    yield "a record without its archive time", mutate(lambda s: s["records"][0].pop("archived_at"))
     yield "missing records", mutate(lambda s: s.pop("records"))
     yield "record not a message", mutate(lambda s: s["records"][0].update(message={"x": 1}))
     yield "unsorted indices", mutate(lambda s: s["records"].reverse())

@@ -248,6 +248,7 @@ def spoken(manager):
 
 def test_a_session_naming_another_archive_file_is_refused_and_nothing_is_written(embedder, tmp_path):
     theirs, ours = tmp_path / "theirs" / "archive.sqlite3", tmp_path / "ours" / "archive.sqlite3"
+    theirs.parent.mkdir(), ours.parent.mkdir()
     other = SemanticSummarizingConversationManager(embedder=embedder, archive_path=theirs)
     other.memory.add([{"role": "user", "content": [{"text": "another user's secret"}]}])
     session = other.get_state()
@@ -269,14 +270,14 @@ def test_a_session_naming_another_archive_file_is_refused_and_nothing_is_written
 
 def test_a_session_naming_another_namespace_is_refused(embedder, pg_uri):
     from strands_semantic_memory.archives.postgres import PostgresArchive
-    from tests.support.archives import new_namespace
+    from tests.support.archives import new_user_id
 
-    theirs, ours = new_namespace("theirs"), new_namespace("ours")
+    theirs, ours = new_user_id("theirs"), new_user_id("ours")
     other = SemanticSummarizingConversationManager(embedder=embedder, archive=PostgresArchive(pg_uri, theirs))
     other.memory.add([{"role": "user", "content": [{"text": "another user's secret"}]}])
     manager = SemanticSummarizingConversationManager(embedder=embedder, archive=PostgresArchive(pg_uri, ours))
     manager.memory.add([{"role": "user", "content": [{"text": "our own message"}]}])
-    with pytest.raises(StateError, match="namespace"):
+    with pytest.raises(StateError, match="references user"):
         manager.restore_from_session(other.get_state())
     assert spoken(manager) == ["our own message"] and spoken(other) == ["another user's secret"]
 
@@ -292,9 +293,9 @@ def durable_manager(kind, embedder, tmp_path, request):
     if kind == "sqlite":
         return SemanticSummarizingConversationManager(embedder=embedder, archive_path=tmp_path / "archive.sqlite3")
     from strands_semantic_memory.archives.postgres import PostgresArchive
-    from tests.support.archives import new_namespace
+    from tests.support.archives import new_user_id
 
-    store = PostgresArchive(request.getfixturevalue("pg_uri"), new_namespace("restore"))
+    store = PostgresArchive(request.getfixturevalue("pg_uri"), new_user_id("restore"))
     return SemanticSummarizingConversationManager(embedder=embedder, archive=store)
 
 

@@ -171,8 +171,8 @@ def test_a_batch_still_embedding_when_close_stops_waiting_is_dropped_and_the_clo
     if type(store).__name__ == "PostgresArchive":
         from strands_semantic_memory.archives.postgres import PostgresArchive
 
-        assert store._connections._pool is None, "the thread reopened no connection pool"
-        store = PostgresArchive(store.dsn, store.namespace)
+        assert store._connections._shared is None, "the thread took no reference to a connection pool again"
+        store = PostgresArchive(store.dsn, store.user_id)
     elif type(store).__name__ == "SqliteArchive":
         from strands_semantic_memory.archives import SqliteArchive
 
@@ -186,13 +186,13 @@ def test_a_batch_still_embedding_when_close_stops_waiting_is_dropped_and_the_clo
     reopened.close()
 
 
-def test_close_called_while_holding_the_store_lock_returns_and_the_thread_then_stops(embedder):
+def test_close_called_while_holding_the_archive_lock_returns_and_the_thread_then_stops(embedder):
     held = RecordingEmbedder(embedder, hold=True)
     memory = SemanticMemory(embedder=held, embedding="background")
     memory.add([text_message("user", "my locker code is QX-5521")])
     assert held.started.wait(60)
     queue, worker = memory._queue, memory._queue.thread
-    with memory._store_lock:  # e.g. a caller inside a write transaction: the thread's store call must wait
+    with memory._archive_lock:  # e.g. a caller inside a write transaction: the thread's store call must wait
         held.release.set()
         closer = threading.Thread(target=queue.close, kwargs={"timeout": 0})
         closer.start()
@@ -290,11 +290,11 @@ threading.Event().wait()
 def test_a_process_killed_before_embedding_loses_nothing_and_the_archive_is_embedded_at_open(
     kind, tmp_path, request, embedder
 ):
-    from tests.support.archives import durable_archive, new_namespace
+    from tests.support.archives import durable_archive, new_user_id
 
     path = str(tmp_path / "archive.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
-    namespace = new_namespace("killed")
+    namespace = new_user_id("killed")
     script = KILLED_BEFORE_EMBEDDING.format(kind=kind, path=path, uri=uri, namespace=namespace)
     lines = killed_after(script, 2)  # archived, and the thread is embedding
     assert {"archived": 5} in lines and {"embedding": 5} in lines

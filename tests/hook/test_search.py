@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 
 from strands_semantic_memory import SemanticMemory, SemanticMemoryHook
-from tests.support.archives import new_namespace
+from tests.support.archives import new_user_id
 from tests.support.conversations import distractor_conversation
 from tests.support.postgres import RoundTrips, pg_memory
 
@@ -16,7 +16,7 @@ def test_an_archive_opened_from_postgresql_is_counted_once_then_a_turn_is_two_ro
     """A process that opens an archive and has not archived yet counts it once, not on every turn."""
     from strands_semantic_memory.archives.postgres import PostgresArchive
 
-    namespace = new_namespace("hook")
+    namespace = new_user_id("hook")
     writer = pg_memory(pg_uri, embedder, namespace)
     connection = psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0)  # as the pool's connections are
     reader = SemanticMemory(embedder=embedder, archive=PostgresArchive(pg_uri, namespace, connection=connection))

@@ -17,7 +17,7 @@ from strands_semantic_memory import SemanticMemory, SemanticSummarizingConversat
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.memory_store import KEEP_TOOL_TRAFFIC, SemanticMemoryStore
 from strands_semantic_memory.messages._text import render_message
-from tests.support.archives import durable_archive, new_namespace
+from tests.support.archives import durable_archive, new_user_id
 from tests.support.context_manager import FACT, QUESTION, planning_turns
 from tests.support.conversations import PLANTED_TURN, REFERENCE, distractor_conversation, text_message
 from tests.support.embedders import CountingEmbedder, RecordingEmbedder
@@ -228,7 +228,7 @@ def test_a_process_killed_before_the_vectors_land_loses_nothing_and_they_are_emb
 ):
     path = str(tmp_path / "archive.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
-    namespace = new_namespace("killed-store")
+    namespace = new_user_id("killed-store")
     batch = [("user", FACT), ("assistant", "Noted."), *(("user", turn) for turn in planning_turns(1)[:4])]
     script = KILLED_STORE.format(kind=kind, path=path, uri=uri, namespace=namespace, batch=batch)
     lines = killed_after(script, 2)

@@ -10,11 +10,11 @@ import pytest
 from strands_semantic_memory import SemanticMemory, SemanticMemoryError
 from strands_semantic_memory.archives import InMemoryArchive
 from strands_semantic_memory.errors import (
+    ArchiveError,
     EmbeddingError,
     InvalidMessageError,
     InvalidMessageTypeError,
     StateError,
-    StoreError,
 )
 from tests.support.archives import restored as restored_memory
 from tests.support.conversations import distractor_conversation, text_message
@@ -118,7 +118,7 @@ class FailingVectorsArchive(InMemoryArchive):
     def set_vectors(self, vectors):
         if self.fail_next:
             self.fail_next = False
-            raise StoreError("vector write failed after the commit")
+            raise ArchiveError("vector write failed after the commit")
         return super().set_vectors(vectors)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from strands_semantic_memory.storage import SemanticStorage
-from tests.support.archives import store_for
+from tests.support.archives import archive_for
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def make_storage(store_kind, request, embedder):
         if "memory" in kwargs:
             kwargs.pop("embedder")
         elif "archive" not in kwargs and "archive_path" not in kwargs:
-            store = store_for(store_kind, request)
+            store = archive_for(store_kind, request)
             if store is not None:
                 kwargs["archive"] = store
         storage = cls(**kwargs)

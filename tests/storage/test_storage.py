@@ -20,7 +20,7 @@ from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.messages import render_message
 from strands_semantic_memory.storage import SemanticStorage
 from strands_semantic_memory.tools._conversation_tools import forget_text, search_text
-from tests.support.archives import durable_archive, new_namespace, vector_owners
+from tests.support.archives import durable_archive, new_user_id, vector_owners
 from tests.support.embedders import RecordingEmbedder
 from tests.support.processes import killed_after
 
@@ -139,8 +139,8 @@ def test_forgetting_removes_the_bytes_and_every_index_entry(make_storage, reques
     if make_storage.kind == "pgvector":
         with psycopg.connect(request.getfixturevalue("pg_uri")) as connection:
             rows = connection.execute(
-                "SELECT count(*) FROM ssm_archive WHERE namespace = %s AND convert_from(data, 'UTF8') LIKE %s",
-                (store.namespace, f"%{SECRET}%"),
+                "SELECT count(*) FROM ssm_archive WHERE user_id = %s AND convert_from(data, 'UTF8') LIKE %s",
+                (store.user_id, f"%{SECRET}%"),
             ).fetchone()
         assert rows == (0,)
 
@@ -183,9 +183,9 @@ def test_a_durable_archive_keeps_entries_across_processes(store_kind, embedder, 
             return SemanticStorage(embedder=embedder, archive_path=tmp_path / "stash.sqlite3")
     else:
         from strands_semantic_memory.archives.postgres import PostgresArchive
-        from tests.support.archives import new_namespace
+        from tests.support.archives import new_user_id
 
-        namespace = new_namespace("storage")
+        namespace = new_user_id("storage")
 
         def open_storage():
             store = PostgresArchive(request.getfixturevalue("pg_uri"), namespace)
@@ -267,7 +267,7 @@ def test_close_waits_for_the_batch_in_hand_and_the_thread_never_reopens_the_arch
     if make_storage.kind == "pgvector":
         assert store._connections._pool is None, "no pool was reopened after close"
         reopened = SemanticStorage(
-            embedder=RecordingEmbedder(embedder), archive=PostgresArchive(store.dsn, store.namespace)
+            embedder=RecordingEmbedder(embedder), archive=PostgresArchive(store.dsn, store.user_id)
         )
     else:
         reopened = SemanticStorage(embedder=RecordingEmbedder(embedder), archive_path=store.path)
@@ -311,7 +311,7 @@ def test_a_process_killed_before_the_vectors_land_loses_no_entry_and_they_are_em
 ):
     path = str(tmp_path / "stash.sqlite3")
     uri = request.getfixturevalue("pg_uri") if kind == "pgvector" else ""
-    namespace = new_namespace("killed-storage")
+    namespace = new_user_id("killed-storage")
     entries = [("notes/home", FACT), *((f"notes/{n}", text) for n, text in enumerate(FILLER))]
     script = KILLED_STORAGE.format(kind=kind, path=path, uri=uri, namespace=namespace, entries=entries)
     lines = killed_after(script, 2)

@@ -1,4 +1,4 @@
-"""Store factories for the behavioural suite that runs over every archive store."""
+"""Archive factories for the behavioural suite that runs over every archive."""
 
 from __future__ import annotations
 
@@ -6,39 +6,54 @@ import itertools
 import os
 from typing import Any
 
-STORES = ["in_memory", "sqlite", "pgvector"]
+ARCHIVES = ["in_memory", "sqlite", "pgvector"]
 
-_namespace_counter = itertools.count()
-
-
-def new_namespace(prefix: str = "test") -> str:
-    """A namespace no other test uses."""
-    return f"{prefix}-{os.getpid()}-{next(_namespace_counter)}"
+_user_counter = itertools.count()
 
 
-def store_for(kind: str, request: Any) -> Any:
-    """A fresh archive store of the given kind (None means the default in-process archive)."""
+def new_user_id(prefix: str = "test") -> str:
+    """A user id no other test uses."""
+    return f"{prefix}-{os.getpid()}-{next(_user_counter)}"
+
+
+def archive_for(kind: str, request: Any, user_id: str | None = None) -> Any:
+    """A fresh archive of the given kind for ``user_id`` (None means the default in-process archive, built by the
+    memory for ``user_id``; a PostgreSQL archive always has a user: a new one when none is given)."""
     if kind == "in_memory":
         return None
     if kind == "sqlite":
         from strands_semantic_memory.archives.sqlite import SqliteArchive
 
-        return SqliteArchive(request.getfixturevalue("tmp_path") / f"{new_namespace('archive')}.sqlite3")
+        path = request.getfixturevalue("tmp_path") / f"{new_user_id('archive')}.sqlite3"
+        return SqliteArchive(path, user_id=user_id)
     from strands_semantic_memory.archives.postgres import PostgresArchive
 
-    return PostgresArchive(request.getfixturevalue("pg_uri"), new_namespace())
+    return PostgresArchive(request.getfixturevalue("pg_uri"), user_id or new_user_id())
 
 
-def durable_archive(kind: str, path: str, uri: str, namespace: str) -> Any:
+def reopened(archive: Any) -> Any:
+    """Another handle on a durable archive's data, as a new process would open it (the SQLite file is closed
+    first: it has one owner)."""
+    if type(archive).__name__ == "SqliteArchive":
+        from strands_semantic_memory.archives.sqlite import SqliteArchive
+
+        archive.close()
+        return SqliteArchive(archive.path)
+    from strands_semantic_memory.archives.postgres import PostgresArchive
+
+    return PostgresArchive(archive.dsn, archive.user_id)
+
+
+def durable_archive(kind: str, path: str, uri: str, user_id: str) -> Any:
     """The archive that outlives its process: the SQLite file at ``path`` (``kind`` "sqlite"), else the PostgreSQL
-    namespace at ``uri``. A child process and the test that reopens after it name the same one."""
+    user ``user_id`` at ``uri``. A child process and the test that reopens after it name the same one."""
     if kind == "sqlite":
         from strands_semantic_memory.archives.sqlite import SqliteArchive
 
         return SqliteArchive(path)
     from strands_semantic_memory.archives.postgres import PostgresArchive
 
-    return PostgresArchive(uri, namespace)
+    return PostgresArchive(uri, user_id)
 
 
 def vector_owners(memory: Any) -> tuple[set[int], int]:
@@ -54,10 +69,10 @@ def vector_owners(memory: Any) -> tuple[set[int], int]:
         ids, _ = vectors.export()
         assert len(ids) == len(vectors)
         return {message_index(i) for i in ids.tolist()}, len(ids)
-    if hasattr(store, "_transaction"):  # PostgresArchive: ask the database
-        with store._transaction() as connection:
+    if hasattr(store, "connection"):  # PostgresArchive: ask the database
+        with store.connection() as connection:
             rows = connection.execute(
-                "SELECT idx FROM ssm_archive WHERE namespace = %s AND embedding IS NOT NULL", (store.namespace,)
+                "SELECT idx FROM ssm_archive WHERE user_id = %s AND embedding IS NOT NULL", (store.user_id,)
             ).fetchall()
         return {int(i) for (i,) in rows}, len(rows)
     return set(), 0
@@ -65,7 +80,7 @@ def vector_owners(memory: Any) -> tuple[set[int], int]:
 
 def restored(memory: Any) -> Any:
     """A new memory restored from ``memory``'s saved state, as a new process would (the original is closed when its
-    store persists itself: a durable file has one owner; PostgreSQL is reopened on the same namespace)."""
+    store persists itself: a durable file has one owner; PostgreSQL is reopened on the same user_id)."""
     import json
 
     from strands_semantic_memory import SemanticMemory
@@ -79,6 +94,6 @@ def restored(memory: Any) -> Any:
         from strands_semantic_memory.archives.postgres import PostgresArchive
 
         return SemanticMemory.from_state(
-            state, embedder=memory.embedder, archive=PostgresArchive(store.dsn, store.namespace)
+            state, embedder=memory.embedder, archive=PostgresArchive(store.dsn, store.user_id)
         )
     return SemanticMemory.from_state(state, embedder=memory.embedder)

@@ -10,7 +10,7 @@ from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.archives._protocol import NewRecord
 from strands_semantic_memory.archives.postgres import PostgresArchive
 from strands_semantic_memory.messages._codec import encode_message, record_key, searchable_text
-from tests.support.archives import new_namespace
+from tests.support.archives import new_user_id
 from tests.support.conversations import text_message
 
 HOSTILE_TEXTS = {
@@ -21,7 +21,9 @@ HOSTILE_TEXTS = {
 }
 
 
-def make_record(text, *, role="user", tracking_id=None, said_at=None, archived_at=None, data=None, clean=True):
+def make_record(
+    text, *, role="user", tracking_id=None, said_at=None, archived_at=None, data=None, clean=True, session_id=None
+):
     """A NewRecord as the engine builds it (``clean=False`` passes the raw text, as a careless engine would)."""
     message = text_message(role, text)
     if tracking_id is not None:
@@ -35,6 +37,7 @@ def make_record(text, *, role="user", tracking_id=None, said_at=None, archived_a
         key=record_key(tracking_id, data),
         archived_at=time.time() if archived_at is None else archived_at,
         said_at=said_at,
+        session_id=session_id,
     )
 
 
@@ -42,8 +45,8 @@ def embed(embedder, texts):
     return {i: vectors[None, :] for i, vectors in enumerate(embedder.embed_documents(texts))}
 
 
-def pg_memory(pg_uri, embedder, namespace=None, **kwargs):
-    return SemanticMemory(embedder=embedder, archive=PostgresArchive(pg_uri, namespace or new_namespace()), **kwargs)
+def pg_memory(pg_uri, embedder, user_id=None, **kwargs):
+    return SemanticMemory(embedder=embedder, archive=PostgresArchive(pg_uri, user_id or new_user_id()), **kwargs)
 
 
 class RoundTrips:

@@ -8,16 +8,17 @@ from typing import Any
 
 import numpy as np
 
+from strands_semantic_memory._validation import check_identifier
 from strands_semantic_memory.archives._protocol import (
+    ArchiveStats,
     Candidates,
     ContextRequest,
     NewRecord,
     SearchFilter,
     StoredRecord,
-    StoreStats,
 )
 from strands_semantic_memory.archives._scoring import strongest
-from strands_semantic_memory.archives._state import SavedArchive, dump_state, load_state
+from strands_semantic_memory.archives._state import SavedArchive, check_user, dump_state, load_state
 from strands_semantic_memory.archives.in_process._columns import Columns, columns_of_saved, fill, to_saved
 from strands_semantic_memory.archives.in_process._records import RecordTable, TextOf, default_text_of
 from strands_semantic_memory.archives.in_process._search import (
@@ -48,13 +49,18 @@ class InMemoryArchive:
     thread-safe on its own: the engine holds its lock around every call.
     """
 
-    def __init__(self, *, text_of: TextOf = default_text_of) -> None:
+    def __init__(self, *, user_id: str | None = None, text_of: TextOf = default_text_of) -> None:
         """Create an empty archive.
 
         Args:
+            user_id: Whose memory it is (None: a user not named); see ``check_identifier``.
             text_of: The searchable text of an archived message's bytes (re-derived when embedding and
                 restoring, so the text is never stored twice).
+
+        Raises:
+            ConfigurationError: If ``user_id`` is not a valid id.
         """
+        self._user_id = check_identifier("user_id", user_id)
         self._text_of = text_of
         self._vectors: FaissIndex | None = None
         self._lexical = LexicalIndex()
@@ -65,6 +71,11 @@ class InMemoryArchive:
     def __len__(self) -> int:
         """Number of live archived messages."""
         return self._table.live
+
+    @property
+    def user_id(self) -> str | None:
+        """Whose memory this archive is (None: a user not named)."""
+        return self._user_id
 
     @property
     def dimension(self) -> int | None:
@@ -126,7 +137,7 @@ class InMemoryArchive:
                 indices.append(table.by_key[key])
                 continue
             terms = self._lexical.add(table.next_index, new.text, counted[n] if counted is not None else None)
-            index = table.append(new.data, new.role, key, new.archived_at, new.said_at, terms)
+            index = table.append(new.data, new.role, key, new.archived_at, new.said_at, new.session_id, terms)
             if new.text.strip():
                 table.pending.add(index)
             indices.append(index)
@@ -194,6 +205,29 @@ class InMemoryArchive:
             self._lexical.evict_before(table.next_index)
         return targets
 
+    def forget_all(self) -> int:
+        """Delete every message, its vectors and terms: the record table, lexical index and vector store are new.
+
+        The counters go on (the next message gets the index it would have got), so an index is never reused.
+        """
+        table = self._table
+        removed = table.live
+        fresh = RecordTable(base=table.next_index)
+        fresh.evicted_count = table.evicted_count
+        fresh.forgotten_count = table.forgotten_count + removed
+        self._table, self._lexical, self._vectors = fresh, LexicalIndex(), None
+        return removed
+
+    def find_keys(self, keys: Sequence[str]) -> dict[str, int]:
+        """The live index of each record whose idempotency key is among ``keys``."""
+        found = {}
+        for key in keys:
+            number = key_number(key)
+            index = self._table.by_key.get(number) if number is not None else None
+            if index is not None:
+                found[key] = index
+        return found
+
     def enforce_limits(self, max_count: int | None, max_bytes: int | None) -> list[int]:
         """Evict oldest-first while a limit is exceeded (one message is always kept for the byte limit)."""
         table = self._table
@@ -252,10 +286,10 @@ class InMemoryArchive:
         """Oldest and newest live index."""
         return self._table.bounds()
 
-    def stats(self) -> StoreStats:
+    def stats(self) -> ArchiveStats:
         """Counts and bytes (bytes as defined in ``_codec``)."""
         table, bounds = self._table, self._table.bounds()
-        return StoreStats(
+        return ArchiveStats(
             message_count=table.live,
             total_bytes=table.total_bytes(self._vector_bytes()),
             message_bytes=table.message_bytes,
@@ -274,7 +308,7 @@ class InMemoryArchive:
     def saved_archive(self, model_id: str) -> SavedArchive:
         """The archive as a ``SavedArchive`` (vectors included)."""
         ids, vectors = self._vectors.export() if self._vectors is not None else (None, None)
-        return to_saved(self._table, model_id, self.dimension, ids, vectors)
+        return to_saved(self._table, model_id, self.dimension, ids, vectors, self._user_id)
 
     def export_state(self, model_id: str) -> dict[str, Any]:
         """The full archive, vectors included (see ``_state``)."""
@@ -283,8 +317,10 @@ class InMemoryArchive:
     def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
         """Replace the content with a saved archive; everything is validated before anything changes.
 
+        A state saved for another named user is refused; an archive whose user is not named takes the state's.
+
         Raises:
-            StateError: If the state is corrupt or inconsistent.
+            StateError: If the state is corrupt or inconsistent, or another user's.
         """
         self.load_saved(load_state(state), reembed)
 
@@ -292,9 +328,12 @@ class InMemoryArchive:
         """Replace the content with a decoded archive (validated and built aside, then swapped in).
 
         Raises:
-            StateError: If the archive is inconsistent.
+            StateError: If the archive is inconsistent, or another user's.
         """
+        check_user(saved.user_id, self._user_id, "this archive")
         self.load_columns(columns_of_saved(saved, reembed, self._text_of))
+        if self._user_id is None:
+            self._user_id = saved.user_id
 
     def load_columns(self, columns: Columns) -> None:
         """Replace the content with records given as columns, in bulk (validated and built aside, then swapped in).

@@ -43,6 +43,7 @@ class Columns:
         keys: Each message's compact idempotency key (None: none).
         archived_at: When each was archived.
         said_at: When each was said, if known.
+        session_ids: The session each was said in, if known.
         has_text: Whether each has text to embed.
         pending: Whether each waits for its vectors.
         vector_counts: Each message's number of vectors, as claimed by the saved archive.
@@ -66,6 +67,7 @@ class Columns:
     keys: list[int | None] = field(default_factory=list)
     archived_at: list[float] = field(default_factory=list)
     said_at: list[float | None] = field(default_factory=list)
+    session_ids: list[str | None] = field(default_factory=list)
     has_text: list[bool] = field(default_factory=list)
     pending: list[bool] = field(default_factory=list)
     vector_counts: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -79,7 +81,12 @@ class Columns:
 
 
 def to_saved(
-    table: RecordTable, model_id: str, dimension: int | None, ids: Ids | None, vectors: Vectors | None
+    table: RecordTable,
+    model_id: str,
+    dimension: int | None,
+    ids: Ids | None,
+    vectors: Vectors | None,
+    user_id: str | None = None,
 ) -> SavedArchive:
     """The archive as a ``SavedArchive`` (vectors included)."""
     records = []
@@ -93,6 +100,7 @@ def to_saved(
                 pending=index in table.pending,
                 archived_at=stored.archived_at,
                 said_at=stored.said_at,
+                session_id=stored.session_id,
             )
         )
     return SavedArchive(
@@ -104,6 +112,7 @@ def to_saved(
         records=records,
         vector_ids=ids if ids is not None else np.zeros(0, dtype=np.int64),
         vectors=vectors if vectors is not None else np.zeros((0, 0), dtype=np.float32),
+        user_id=user_id,
     )
 
 
@@ -144,6 +153,7 @@ def columns_of_saved(saved: SavedArchive, reembed: bool, text_of: TextOf = defau
         columns.keys.append(key_number(record_key(tracking_id, raw.data)) if tracking_id else None)
         columns.archived_at.append(raw.archived_at)
         columns.said_at.append(raw.said_at)
+        columns.session_ids.append(raw.session_id)
         columns.has_text.append(bool(text.strip()))
         columns.pending.append(raw.pending)
         counted, length = count_terms(text)
@@ -211,6 +221,7 @@ def fill(columns: Columns) -> tuple[RecordTable, LexicalIndex, FaissIndex | None
         columns.keys,
         columns.archived_at,
         columns.said_at,
+        columns.session_ids,
         columns.vector_counts,
         columns.sizes,
     )

@@ -1,10 +1,11 @@
 """The in-process archive's record table: one column per field, addressed by archive index.
 
 A record is a slot in parallel columns rather than a Python object per message: the message bytes in a list, the
-role as a small code, the idempotency key, counts and times in typed arrays: 32 bytes of columns and an 8-byte list
-slot per record, where a slotted record object took 64 bytes, its list slot 8 and its key ``int`` 32 more. With
-the lexical index's uint32 postings, process memory per message at 100k messages fell by about 100 bytes
-(1,787 -> 1,685 bytes of RSS beyond the text, 384-dim vectors, measured on the 2-core test machine).
+role and the session as small codes, the idempotency key, counts and times in typed arrays: 36 bytes of columns and
+an 8-byte list slot per record, where a slotted record object took 64 bytes, its list slot 8 and its key ``int`` 32
+more. With the lexical index's uint32 postings, process memory per message at 100k messages fell by about 100 bytes
+(1,787 -> 1,685 bytes of RSS beyond the text, 384-dim vectors, measured on the 2-core test machine, before the
+session column's 4 bytes).
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ class RecordTable:
         self._roles = array("H")  # code into self._role_names
         self._role_names: list[str] = []
         self._role_codes: dict[str, int] = {}
+        self._sessions = array("I")  # code into self._session_names (0: no session)
+        self._session_names: list[str | None] = [None]
+        self._session_codes: dict[str | None, int] = {None: 0}
         self._keys = array("Q")
         self.vector_counts = array("H")  # at most MAX_CHUNKS (256) per message
         self._terms = array("I")
@@ -95,6 +99,10 @@ class RecordTable:
         said = self.said_at[index - self.base]
         return self.archived_at[index - self.base] if math.isnan(said) else said
 
+    def session(self, index: int) -> str | None:
+        """The session a live record was said in (None: unknown)."""
+        return self._session_names[self._sessions[index - self.base]]
+
     def stored(self, index: int) -> StoredRecord:
         """A live record as stores return it."""
         slot = index - self.base
@@ -107,6 +115,7 @@ class RecordTable:
             role=self._role_names[self._roles[slot]],
             archived_at=self.archived_at[slot],
             said_at=None if math.isnan(said) else said,
+            session_id=self._session_names[self._sessions[slot]],
         )
 
     def live_indices(self) -> list[int]:
@@ -146,7 +155,14 @@ class RecordTable:
     # ------------------------------------------------------------------ writing
 
     def append(
-        self, data: bytes, role: str, key: int | None, archived_at: float, said_at: float | None, terms: int
+        self,
+        data: bytes,
+        role: str,
+        key: int | None,
+        archived_at: float,
+        said_at: float | None,
+        session_id: str | None,
+        terms: int,
     ) -> int:
         """Add a record at ``next_index`` (not pending; see ``pending``) and return its index."""
         index = self.next_index
@@ -158,6 +174,7 @@ class RecordTable:
             self._role_names.append(role)
         self.data.append(data)
         self._roles.append(code)
+        self._sessions.append(self._session_code(session_id))
         self._keys.append(_NO_KEY if key is None else key)
         self.vector_counts.append(0)
         self._terms.append(terms)
@@ -171,10 +188,18 @@ class RecordTable:
             self.by_key[key] = index
         return index
 
+    def _session_code(self, session_id: str | None) -> int:
+        code = self._session_codes.get(session_id)
+        if code is None:
+            code = self._session_codes[session_id] = len(self._session_names)
+            self._session_names.append(session_id)
+        return code
+
     def skip(self) -> None:
         """Leave ``next_index`` empty (a forgotten record, when restoring)."""
         self.data.append(None)
         self._roles.append(0)
+        self._sessions.append(0)
         self._keys.append(_NO_KEY)
         self.vector_counts.append(0)
         self._terms.append(0)
@@ -217,6 +242,7 @@ class RecordTable:
             for column in (
                 self.data,
                 self._roles,
+                self._sessions,
                 self._keys,
                 self.vector_counts,
                 self._terms,
@@ -235,6 +261,7 @@ class RecordTable:
         keys: Sequence[int | None],
         archived_at: Sequence[float],
         said_at: Sequence[float | None],
+        session_ids: Sequence[str | None],
         vector_counts: npt.NDArray[np.int64],
         terms: npt.NDArray[np.int64],
     ) -> None:
@@ -254,6 +281,9 @@ class RecordTable:
         self._role_names = list(dict.fromkeys(roles))
         self._role_codes = {role: code for code, role in enumerate(self._role_names)}
         self._roles = _column("H", span, slots, [self._role_codes[r] for r in roles])
+        self._session_names = [None, *dict.fromkeys(s for s in session_ids if s is not None)]
+        self._session_codes = {session: code for code, session in enumerate(self._session_names)}
+        self._sessions = _column("I", span, slots, [self._session_codes[s] for s in session_ids])
         self._keys = _column("Q", span, slots, [0 if k is None else k for k in keys])
         self.vector_counts = _column("H", span, slots, vector_counts)
         self._terms = _column("I", span, slots, terms)

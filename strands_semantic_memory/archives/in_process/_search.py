@@ -23,12 +23,12 @@ from strands_semantic_memory.messages._codec import CHUNK_BITS, message_index
 
 
 def accepts(table: RecordTable, search_filter: SearchFilter | None, index: int) -> bool:
-    """Whether ``index`` is live and passes the filter."""
+    """Whether ``index`` is live and the filter accepts it as a hit."""
     if index not in table:
         return False
     if search_filter is None or search_filter.is_empty:
         return True
-    return search_filter.accepts(table.role(index), table.time(index))
+    return search_filter.accepts(index, table.role(index), table.time(index), table.session(index))
 
 
 def dense_hits(
@@ -153,7 +153,8 @@ def neighbour_context(
 ) -> NeighbourContext:
     """The neighbours of the ``leading`` candidates, answered from the record table (see the protocol).
 
-    ``candidates`` (the search's own) are left out: what the ranking needs of them is in the answer already.
+    ``candidates`` (the search's own) are left out: what the ranking needs of them is in the answer already. A
+    neighbour outside the filter's scope (``sessions``) is not read: neither live nor given a similarity.
     """
     around = frozenset(leading)
     radius = request.radius
@@ -164,8 +165,10 @@ def neighbour_context(
         found = unique_ascending(np.fromiter(candidates, dtype=np.int64, count=len(candidates)))
         spread = spread[lookup_mask(found, spread, present=False)]
     live = _live(table, spread)
+    if search_filter is not None and search_filter.scoped:
+        live = live[np.array([search_filter.in_scope(table.session(i)) for i in live.tolist()], dtype=bool)]
     if search_filter is not None and not search_filter.is_empty:
-        accepted = [i for i in live.tolist() if search_filter.accepts(table.role(i), table.time(i))]
+        accepted = [i for i in live.tolist() if accepts(table, search_filter, i)]
     else:
         accepted = live.tolist()
     similarity = {} if vector is None or store is None else _best_chunk_similarities(table, store, vector, live)

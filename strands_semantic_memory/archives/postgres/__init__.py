@@ -1,12 +1,12 @@
 """The PostgreSQL + pgvector archive: ``PostgresArchive`` and the modules behind it.
 
 - ``_archive``: ``PostgresArchive`` itself (the ``Archive`` protocol);
-- ``_schema``: tables, indexes, versions and the migration from schema version 1;
-- ``_namespace``: opening a namespace on first use (schema check, model binding), re-embedding, dropping it;
+- ``_schema``: tables, indexes and versions;
+- ``_partition``: opening a user on first use (schema check, model binding), re-embedding, dropping it;
 - ``_queries``: the one-statement search;
 - ``_reads``: searches and reads, each one statement, and what the archive remembers between them;
 - ``_writes``: archiving, vectors, eviction and forgetting, each one transaction;
-- ``_hnsw``: when a namespace wants its dimension's HNSW index, and building it in one pass;
+- ``_hnsw``: when a user wants its dimension's HNSW index, and building it in one pass;
 - ``_connections``: the connection pool, bounded waits, errors;
 - ``_text_search``: what PostgreSQL's text search can hold (NUL, lone surrogates, huge tokens).
 """

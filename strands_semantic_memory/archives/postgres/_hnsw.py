@@ -1,14 +1,14 @@
-"""The HNSW index of each dimension: when a namespace wants it, and building it in one pass.
+"""The HNSW index of each dimension: when a user wants it, and building it in one pass.
 
-Each dimension has one partial index on ``embedding::vector(d)`` shared by every namespace of that dimension.
-It is built when a *search* first finds its namespace at or over ``exact_search_below`` embedded messages, in a
+Each dimension has one partial index on ``embedding::vector(d)`` shared by every user of that dimension.
+It is built when a *search* first finds its user at or over ``exact_search_below`` embedded messages, in a
 background thread (searches stay exact meanwhile), not when the vectors arrive: a bulk load that crossed the
 threshold built the graph half-way and then inserted the rest row by row (100k messages archived in batches of
 5,000 with precomputed vectors, load average 7-10 on 2 cores: 533 s with the build at 50k, 194 s without it,
 135 s once vectors were also sent in binary; the build over 100k afterwards took 126 s in the background).
 See ``build_hnsw`` for the build itself.
 
-The index is shared: once it exists, every vector written in any namespace of its dimension is inserted into the
+The index is shared: once it exists, every vector written in any user of its dimension is inserted into the
 graph row by row (20k vectors into a table whose index already held 100k: 108 s on the same loaded machine,
 vectors then still sent as text), so bulk loads into a database that already has the index are several times
 slower than into one without.
@@ -23,7 +23,7 @@ from typing import Any
 
 from strands_semantic_memory.archives.postgres._connections import Connections
 from strands_semantic_memory.archives.postgres._reads import View
-from strands_semantic_memory.errors import StoreError
+from strands_semantic_memory.errors import ArchiveError
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def build_hnsw(connection: Any, dimension: int) -> bool:
 
     Building the graph in one pass is several times faster than growing it row by row (2,000 vectors of 384
     dimensions: 2.3 s to build against 30 s of per-row inserts on the same loaded machine), so the index is created
-    only when a namespace first needs it. One process builds at a time (a session advisory lock; the others keep
+    only when a user first needs it. One process builds at a time (a session advisory lock; the others keep
     searching exactly meanwhile); an invalid index left by a builder that died is dropped and built again.
 
     Args:
@@ -85,7 +85,7 @@ def build_hnsw(connection: Any, dimension: int) -> bool:
             )
         finally:
             connection.execute("RESET maintenance_work_mem")
-        # Fresh statistics, or the planner may still think the namespace is small and scan it by primary key.
+        # Fresh statistics, or the planner may still think the user is small and scan it by primary key.
         connection.execute("ANALYZE ssm_archive")
         elapsed = time.perf_counter() - started
         logger.info("dimension=<%d>, seconds=<%.1f> | HNSW index built", dimension, elapsed)
@@ -95,7 +95,7 @@ def build_hnsw(connection: Any, dimension: int) -> bool:
 
 
 def wants_hnsw(live: int, pending: int, exact_search_below: int) -> bool:
-    """Whether a namespace should have its HNSW index now.
+    """Whether a user should have its HNSW index now.
 
     It should once it reached the threshold and a bulk load has (nearly) finished embedding: one pass over the
     vectors instead of a graph insert per row (a few poison messages left pending do not stop it).
@@ -114,7 +114,7 @@ def ensure_hnsw(connections: Connections, view: View, dimension: int) -> None:
     try:
         with connections.maintenance("building the HNSW index") as connection:
             built = build_hnsw(connection, dimension)
-    except StoreError as error:
+    except ArchiveError as error:
         logger.warning("dimension=<%d>, error=<%s> | HNSW index not built; searching exactly", dimension, error)
         built = False
     if built:
@@ -124,7 +124,7 @@ def ensure_hnsw(connections: Connections, view: View, dimension: int) -> None:
 
 
 class Builder:
-    """Starts at most one background build per store (see the module docstring)."""
+    """Starts at most one background build per archive (see the module docstring)."""
 
     def __init__(self, connections: Connections) -> None:
         """Remember where connections come from."""
@@ -133,7 +133,7 @@ class Builder:
         self._lock = threading.Lock()
 
     def maybe_start(self, view: View, exact_search_below: int) -> None:
-        """Start building the namespace's index in the background if it wants one and none is being built."""
+        """Start building the user's index in the background if it wants one and none is being built."""
         dimension = view.dimension
         if dimension is None or dimension in view.hnsw or time.monotonic() < view.hnsw_retry_at:
             return

@@ -1,7 +1,7 @@
-"""Reads of the PostgreSQL store, each one statement, and what the store remembers between them.
+"""Reads of the PostgreSQL archive, each one statement, and what the archive remembers between them.
 
-A ``View`` holds what the last statements reported about the namespace (live count, dimension, which HNSW
-indexes exist, whether messages are pending), so the store chooses the exact or HNSW plan and answers
+A ``View`` holds what the last statements reported about the user (live count, dimension, which HNSW
+indexes exist, whether messages are pending), so the archive chooses the exact or HNSW plan and answers
 ``has_pending`` without another round trip. Every read is on an autocommit connection: one statement, one round
 trip, one transaction.
 """
@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from strands_semantic_memory.archives._protocol import (
+    ArchiveStats,
     Candidates,
     ContextRequest,
     NeighbourContext,
     SearchFilter,
     StoredRecord,
-    StoreStats,
 )
 from strands_semantic_memory.archives.postgres._connections import Connections
 from strands_semantic_memory.archives.postgres._queries import (
@@ -43,21 +43,27 @@ from strands_semantic_memory.archives.postgres._queries import (
     STATS_SQL,
     Plan,
     candidates_sql,
+    filter_params,
 )
-from strands_semantic_memory.archives.postgres._text_search import query_lexemes, quoted, storable, tsquery_literal
+from strands_semantic_memory.archives.postgres._text_search import (
+    query_lexemes,
+    quoted,
+    storable,
+    storable_key,
+    tsquery_literal,
+)
 from strands_semantic_memory.embeddings._base import Vectors
 
 
 @dataclass
 class View:
-    """What the store last learned about its namespace.
+    """What the archive last learned about its user.
 
     Attributes:
         dimension: The vector length, once known.
         live: The live message count (chooses the exact or HNSW plan; a hint, refreshed by every search).
         hnsw: Dimensions whose HNSW index exists and is valid.
         pending: Whether messages were waiting for vectors, and when that was seen (monotonic seconds).
-        legacy: Whether the namespace holds messages archived under schema version 1.
         hnsw_retry_at: Monotonic time before which a failed index build is not tried again.
         pending_count: Messages waiting for vectors as last counted (at opening and by each vector write).
     """
@@ -66,7 +72,6 @@ class View:
     live: int = 0
     hnsw: set[int] = field(default_factory=set)
     pending: tuple[bool, float] | None = None
-    legacy: bool = False
     hnsw_retry_at: float = 0.0
     pending_count: int = 0
 
@@ -92,7 +97,7 @@ def _ranked(scores: dict[int, float]) -> dict[int, float]:
 
 def candidates(
     connections: Connections,
-    namespace: str,
+    user_id: str,
     view: View,
     search: tuple[Vectors | None, str, int, int, SearchFilter | None],
     exact_search_below: int,
@@ -102,7 +107,7 @@ def candidates(
 
     Args:
         connections: Where connections come from.
-        namespace: The namespace.
+        user_id: The user.
         view: Updated with what the statement reports.
         search: ``(vector, query, dense_k, lexical_k, search_filter)`` as in the protocol.
         exact_search_below: Namespaces with fewer messages are searched exactly.
@@ -115,14 +120,13 @@ def candidates(
         search_filter = None
     hnsw = dense and view.dimension in view.hnsw and view.live >= exact_search_below
     fetch = min(HNSW_MAX_EF, max(40, dense_k * (8 if search_filter is not None else 2)))
-    params: dict[str, Any] = {"ns": namespace, "tsq": tsquery, "dense_k": dense_k, "lexical_k": lexical_k}
+    params: dict[str, Any] = {"user": user_id, "tsq": tsquery, "dense_k": dense_k, "lexical_k": lexical_k}
     if tsquery is not None:
         lexemes = query_lexemes(query)
         params.update(terms=lexemes, literals=[quoted(t) for t in lexemes], budget=LEXICAL_SCAN_BUDGET)
     if vector is not None:
         params["q"] = np.asarray(vector[0], dtype=np.float32)
-    if search_filter is not None:
-        params.update(roles=sorted(search_filter.roles or ()), since=search_filter.since, until=search_filter.until)
+    params.update(filter_params(search_filter))
     floor = True
     if context is not None:
         floor = context.dense_floor
@@ -169,8 +173,8 @@ def candidates(
                 view.hnsw.add(view.dimension)
         short = dense and len(found[DENSE]) < min(dense_k, view.live)
         # The exact scan came back short only if several chunks of one message filled it; the HNSW scan also when
-        # other namespaces' or filtered-out rows took its ``ef_search`` places (they are removed after the scan,
-        # so ``fetched`` counts only this namespace's rows).
+        # other users' or filtered-out rows took its ``ef_search`` places (they are removed after the scan,
+        # so ``fetched`` counts only this user's rows).
         if short and (fetched >= fetch or hnsw):
             # Look further; once the HNSW index cannot return more, scan exactly.
             hnsw = hnsw and fetch < HNSW_MAX_EF
@@ -187,57 +191,69 @@ def candidates(
         )
 
 
-def live_count(connection: Any, namespace: str) -> int:
-    """Live messages of the namespace, from its counters (one indexed row)."""
+def live_count(connection: Any, user_id: str) -> int:
+    """Live messages of the user, from its counters (one indexed row)."""
     row = connection.execute(
-        "SELECT next_index - evicted_count - forgotten_count FROM ssm_namespaces WHERE namespace = %s", (namespace,)
+        "SELECT next_index - evicted_count - forgotten_count FROM ssm_users WHERE user_id = %s", (user_id,)
     ).fetchone()
     return int(row[0])
 
 
-def any_pending(connection: Any, namespace: str) -> bool:
-    """Whether any message of the namespace waits for vectors (a partial-index lookup)."""
+def any_pending(connection: Any, user_id: str) -> bool:
+    """Whether any message of the user waits for vectors (a partial-index lookup)."""
     row = connection.execute(
-        "SELECT EXISTS (SELECT 1 FROM ssm_archive WHERE namespace = %s AND pending)", (namespace,)
+        "SELECT EXISTS (SELECT 1 FROM ssm_archive WHERE user_id = %s AND pending)", (user_id,)
     ).fetchone()
     return bool(row[0])
 
 
-def pending(connection: Any, namespace: str, exclude: set[int], limit: int | None) -> list[tuple[int, str]]:
+def pending(connection: Any, user_id: str, exclude: set[int], limit: int | None) -> list[tuple[int, str]]:
     """``(index, searchable text)`` of messages waiting for vectors, oldest first."""
     rows = connection.execute(
-        "SELECT idx, body FROM ssm_archive WHERE namespace = %s AND chunk = 0 AND pending "
+        "SELECT idx, body FROM ssm_archive WHERE user_id = %s AND chunk = 0 AND pending "
         "AND NOT (idx = ANY(%s::bigint[])) ORDER BY idx LIMIT %s",
-        (namespace, sorted(exclude), limit),
+        (user_id, sorted(exclude), limit),
     ).fetchall()
     return [(int(i), body or "") for i, body in rows]
 
 
-def similarities(connection: Any, namespace: str, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
+def similarities(connection: Any, user_id: str, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
     """Best-chunk cosine similarity of the query to each given message that has vectors."""
-    params = {"q": np.asarray(vector[0], dtype=np.float32), "ns": namespace, "indices": list(indices)}
+    params = {"q": np.asarray(vector[0], dtype=np.float32), "user": user_id, "indices": list(indices)}
     return {int(i): float(s) for i, s in connection.execute(SIMILARITIES_SQL, params).fetchall()}
 
 
-def get(connection: Any, namespace: str, indices: Sequence[int]) -> dict[int, StoredRecord]:
+def get(connection: Any, user_id: str, indices: Sequence[int]) -> dict[int, StoredRecord]:
     """Live records by index, with the archived bytes exactly as they were given."""
-    rows = connection.execute(GET_SQL, {"ns": namespace, "indices": sorted(set(indices))}).fetchall()
+    rows = connection.execute(GET_SQL, {"user": user_id, "indices": sorted(set(indices))}).fetchall()
     return {
-        int(i): StoredRecord(index=int(i), data=bytes(data), role=role, archived_at=float(at), said_at=said)
-        for i, data, role, at, said in rows
+        int(i): StoredRecord(
+            index=int(i), data=bytes(data), role=role, archived_at=float(at), said_at=said, session_id=session
+        )
+        for i, data, role, at, said, session in rows
     }
+
+
+def find_keys(connection: Any, user_id: str, keys: Sequence[str]) -> dict[str, int]:
+    """The live index of each record whose idempotency key is among ``keys`` (the unique key index)."""
+    stored = {storable_key(k): k for k in keys}
+    rows = connection.execute(
+        "SELECT key, idx FROM ssm_archive WHERE user_id = %s AND chunk = 0 AND key = ANY(%s::text[])",
+        (user_id, sorted(stored)),
+    ).fetchall()
+    return {stored[str(k)]: int(i) for k, i in rows}
 
 
 FIND_TEXT_BATCH = 5000
 """Messages read per statement by ``find_text``."""
 
 
-def find_text(connection: Any, namespace: str, needle: str) -> list[int]:
+def find_text(connection: Any, user_id: str, needle: str) -> list[int]:
     """Live indices whose searchable text contains ``needle`` under Python's ``str.casefold``, ascending.
 
-    The comparison runs here, not in SQL, so that it is exactly the in-process stores' (``casefold`` maps ``ß`` to
+    The comparison runs here, not in SQL, so that it is exactly the in-process archives' (``casefold`` maps ``ß`` to
     ``ss`` and final sigma to sigma; PostgreSQL's ``lower()`` does neither, and folds only ASCII under the ``C``
-    ctype). The namespace's searchable texts are read in pages of ``FIND_TEXT_BATCH`` by index: deletion by
+    ctype). The user's searchable texts are read in pages of ``FIND_TEXT_BATCH`` by index: deletion by
     text reads them all (a privacy operation, not a search).
     """
     wanted = storable(needle).casefold()
@@ -245,8 +261,8 @@ def find_text(connection: Any, namespace: str, needle: str) -> list[int]:
     last = -1
     while True:
         rows = connection.execute(
-            "SELECT idx, body FROM ssm_archive WHERE namespace = %s AND chunk = 0 AND idx > %s ORDER BY idx LIMIT %s",
-            (namespace, last, FIND_TEXT_BATCH),
+            "SELECT idx, body FROM ssm_archive WHERE user_id = %s AND chunk = 0 AND idx > %s ORDER BY idx LIMIT %s",
+            (user_id, last, FIND_TEXT_BATCH),
         ).fetchall()
         found.extend(int(i) for i, body in rows if wanted in (body or "").casefold())
         if len(rows) < FIND_TEXT_BATCH:
@@ -254,19 +270,19 @@ def find_text(connection: Any, namespace: str, needle: str) -> list[int]:
         last = int(rows[-1][0])
 
 
-def bounds(connection: Any, namespace: str) -> tuple[int, int] | None:
+def bounds(connection: Any, user_id: str) -> tuple[int, int] | None:
     """Oldest and newest live index (the two ends of the primary key)."""
     low, high = connection.execute(
-        "SELECT min(idx), max(idx) FROM ssm_archive WHERE namespace = %s AND chunk = 0", (namespace,)
+        "SELECT min(idx), max(idx) FROM ssm_archive WHERE user_id = %s AND chunk = 0", (user_id,)
     ).fetchone()
     return None if low is None else (int(low), int(high))
 
 
-def stats(connection: Any, namespace: str) -> StoreStats:
-    """Counts and bytes of the namespace."""
-    row = connection.execute(STATS_SQL, (namespace,)).fetchone()
+def stats(connection: Any, user_id: str) -> ArchiveStats:
+    """Counts and bytes of the user."""
+    row = connection.execute(STATS_SQL, (user_id,)).fetchone()
     dimension, next_index, evicted, forgotten, count, total, message_bytes, pending, low, high, vectors = row
-    return StoreStats(
+    return ArchiveStats(
         message_count=int(count),
         total_bytes=int(total),
         message_bytes=int(message_bytes),

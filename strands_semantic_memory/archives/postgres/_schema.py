@@ -1,41 +1,37 @@
-"""The PostgreSQL schema: created on first use, migrated from older versions, under an advisory lock.
+"""The PostgreSQL schema: created on first use, under an advisory lock.
 
-Schema version 2::
+Schema version 1::
 
     ssm_meta(key PK, value)                                   -- schema_version, tokenizer_version
-    ssm_namespaces(namespace PK, model_id, dimension, next_index, evicted_count, forgotten_count, legacy_keys)
-    ssm_archive(namespace, idx, chunk, data bytea, role, tracking_id, key, archived_at, said_at, body, tsv,
-                pending, nbytes, lexical_terms, dimension, embedding vector, PRIMARY KEY (namespace, idx, chunk))
+    ssm_users(user_id PK, model_id, dimension, next_index, evicted_count, forgotten_count)
+    ssm_archive(user_id, idx, chunk, data bytea, role, tracking_id, key, archived_at, said_at, session_id, body,
+                tsv, pending, nbytes, lexical_terms, dimension, embedding vector, PRIMARY KEY (user_id, idx, chunk))
 
 Row ``chunk = 0`` of an archive index holds the message (``data``: the engine's bytes, exactly), its searchable
 text (``body``) and its ``tsvector``; its vectors are rows ``chunk = 1, 2, ...`` (one per text chunk). Keeping
-vectors out of the message row keeps that row narrow: full-text ranking over 11k matches of a 100k namespace read
-9,500 pages with the vector inline. (Schema-1 rows hold their first vector in ``chunk = 0``; every query groups
-vector rows by ``idx``, so both layouts answer alike.)
-Every row carries ``role``, ``archived_at`` and ``said_at``, so filtered searches need no join. ``key`` is the
-engine's idempotency key (unique per namespace among live messages). ``embedding`` is an untyped ``vector`` so
-namespaces with different models can share the table; it is stored ``MAIN`` (in the row unless the row cannot fit
+vectors out of the message row keeps that row narrow: full-text ranking over 11k matches of a 100k-message user read
+9,500 pages with the vector inline.
+Every row carries ``role``, ``archived_at``, ``said_at`` and ``session_id``, so filtered and scoped searches need no
+join. One user is a partition of the two tables: every row names its ``user_id``, and every statement names one.
+``key`` is the engine's idempotency key (unique per user among live messages). ``embedding`` is an untyped ``vector`` so
+users with different models can share the table; it is stored ``MAIN`` (in the row unless the row cannot fit
 a page otherwise: pgvector's default, ``EXTERNAL``, moved most 384-dimension vectors out of line and made an exact
 scan read seven times the pages); each dimension gets a partial HNSW index on
-``embedding::vector(d)`` (pgvector's documented pattern), built when a search first finds a namespace of that
-dimension at the store's ``exact_search_below`` (see ``_hnsw``).
+``embedding::vector(d)`` (pgvector's documented pattern), built when a search first finds a user of that
+dimension at the archive's ``exact_search_below`` (see ``_hnsw``).
 
-Migration from version 1 (run once, by the first process of version 2 that opens the database, in one
-transaction): ``data`` becomes ``bytea`` (the same UTF-8 bytes), the time and key columns are added (messages
-archived before the migration get the migration time as ``archived_at``, an upper bound, and no ``said_at``),
-the unique index on ``tracking_id`` (which dropped a second message carrying the same id) is replaced by one on
-``key``, and v1 messages with a tracking id get a ``legacy:`` key so that archiving them again is still
-recognised. The table is rewritten once (``ALTER COLUMN ... TYPE``); version 1 processes refuse the database
-afterwards (they check the version), so upgrade every worker together.
+A database of another schema version is refused (nothing released wrote another one, so there is nothing to
+migrate).
 
 Terms: the ``tsvector`` holds ``tokenize``'s terms, so when the tokenizer
-changes (``TOKENIZER_VERSION``; 2 added stemming) the first newer process re-indexes every message from its
+changes (``TOKENIZER_VERSION``, recorded in ``ssm_meta``) the first newer process re-indexes every message from its
 stored searchable text, once, under the same lock (other processes opening meanwhile wait up to their
-``lock_timeout``, then fail with ``StoreError`` and can retry).
+``lock_timeout``, then fail with ``ArchiveError`` and can retry).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping
@@ -44,27 +40,27 @@ from typing import Any
 
 from strands_semantic_memory.archives._state import STATE_FORMAT, STATE_VERSION
 from strands_semantic_memory.archives.postgres._writes import reindex_terms
-from strands_semantic_memory.errors import StateError, StoreError
+from strands_semantic_memory.errors import ArchiveError, StateError
 from strands_semantic_memory.messages._terms import TOKENIZER_VERSION
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 1
+"""The schema version this release creates and reads (see the module docstring)."""
 
 _SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtext('strands_semantic_memory_schema'))"
 
 _CREATE = """
-CREATE TABLE IF NOT EXISTS ssm_namespaces (
-    namespace text PRIMARY KEY,
+CREATE TABLE IF NOT EXISTS ssm_users (
+    user_id text PRIMARY KEY,
     model_id text,
     dimension integer,
     next_index bigint NOT NULL DEFAULT 0,
     evicted_count bigint NOT NULL DEFAULT 0,
-    forgotten_count bigint NOT NULL DEFAULT 0,
-    legacy_keys boolean NOT NULL DEFAULT false
+    forgotten_count bigint NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS ssm_archive (
-    namespace text NOT NULL,
+    user_id text NOT NULL,
     idx bigint NOT NULL,
     chunk integer NOT NULL,
     data bytea,
@@ -73,6 +69,7 @@ CREATE TABLE IF NOT EXISTS ssm_archive (
     key text,
     archived_at double precision,
     said_at double precision,
+    session_id text,
     body text,
     tsv tsvector,
     pending boolean NOT NULL DEFAULT false,
@@ -80,46 +77,23 @@ CREATE TABLE IF NOT EXISTS ssm_archive (
     lexical_terms integer NOT NULL DEFAULT 0,
     dimension integer,
     embedding vector,
-    PRIMARY KEY (namespace, idx, chunk)
+    PRIMARY KEY (user_id, idx, chunk)
 );
 ALTER TABLE ssm_archive ALTER COLUMN embedding SET STORAGE MAIN;
-CREATE UNIQUE INDEX IF NOT EXISTS ssm_archive_key ON ssm_archive (namespace, key) WHERE chunk = 0 AND key IS NOT NULL;
-CREATE INDEX IF NOT EXISTS ssm_archive_pending ON ssm_archive (namespace, idx) WHERE pending;
+CREATE UNIQUE INDEX IF NOT EXISTS ssm_archive_key ON ssm_archive (user_id, key) WHERE chunk = 0 AND key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS ssm_archive_pending ON ssm_archive (user_id, idx) WHERE pending;
 CREATE INDEX IF NOT EXISTS ssm_archive_tsv ON ssm_archive USING gin (tsv) WITH (gin_pending_list_limit = {limit});
-"""
-
-_MIGRATE_1_TO_2 = """
-ALTER TABLE ssm_archive ALTER COLUMN embedding SET STORAGE MAIN;
-ALTER TABLE ssm_archive
-    ALTER COLUMN data TYPE bytea USING convert_to(data, 'UTF8'),
-    ADD COLUMN key text,
-    ADD COLUMN archived_at double precision DEFAULT {now},
-    ADD COLUMN said_at double precision;
-ALTER TABLE ssm_archive ALTER COLUMN archived_at DROP DEFAULT;
-UPDATE ssm_archive SET key = 'legacy:' || tracking_id || ':' || encode(sha256(data), 'hex')
-    WHERE chunk = 0 AND tracking_id IS NOT NULL;
-UPDATE ssm_archive AS c SET role = m.role FROM ssm_archive AS m
-    WHERE c.chunk > 0 AND m.chunk = 0 AND m.namespace = c.namespace AND m.idx = c.idx;
-DROP INDEX IF EXISTS ssm_archive_tracking;
-CREATE UNIQUE INDEX ssm_archive_key ON ssm_archive (namespace, key) WHERE chunk = 0 AND key IS NOT NULL;
-ALTER TABLE ssm_namespaces
-    ADD COLUMN forgotten_count bigint NOT NULL DEFAULT 0,
-    ADD COLUMN legacy_keys boolean NOT NULL DEFAULT false;
-UPDATE ssm_namespaces AS n SET legacy_keys = EXISTS (
-    SELECT 1 FROM ssm_archive AS a WHERE a.namespace = n.namespace AND a.chunk = 0 AND a.key IS NOT NULL
-);
 """
 
 
 @dataclass(frozen=True)
-class NamespaceInfo:
-    """What a store learns about its namespace when it first connects.
+class PartitionInfo:
+    """What an archive learns about its user when it first connects.
 
     Attributes:
-        model_id: The embedding model bound to the namespace, if any.
+        model_id: The embedding model bound to the user, if any.
         dimension: Its vector length, once known.
         live: Its number of live messages.
-        legacy_keys: Whether it holds messages archived under schema version 1 (their keys have the legacy form).
         hnsw_dimensions: Dimensions that already have an HNSW index.
         pending: Messages waiting for vectors (counted up to 100,000).
         reindexed: Whether this opening re-indexed the terms (the table then wants a VACUUM).
@@ -128,7 +102,6 @@ class NamespaceInfo:
     model_id: str | None
     dimension: int | None
     live: int
-    legacy_keys: bool
     hnsw_dimensions: frozenset[int]
     pending: int = 0
     reindexed: bool = False
@@ -144,48 +117,15 @@ messages per turn cost the same within the noise (3.9-4.8 ms) and a 15k bulk loa
 2 cores); bulk writes also flush the list when they end (``flush_lexical_pending``).
 """
 
-_GIN_LIMITED = (
-    "SELECT coalesce(reloptions, '{}'::text[]) @> ARRAY[%s] FROM pg_class WHERE oid = 'ssm_archive_tsv'::regclass"
-)
 
+def _check_tokenizer(connection: Any) -> bool:
+    """Re-index the stored terms if the tokenizer changed since they were written (``ssm_meta.tokenizer_version``).
 
-def _limit_gin_pending_list(connection: Any) -> None:
-    """Give a full-text index created before ``GIN_PENDING_LIST_KB`` existed that limit (best effort).
-
-    ``ALTER INDEX ... SET`` takes a lock that writers do not conflict with; if it cannot (``lock_timeout`` behind an
-    index build, no ownership) the store still opens, with the old limit, and says so in the log.
-    """
-    import psycopg
-
-    (limited,) = connection.execute(_GIN_LIMITED, (f"gin_pending_list_limit={GIN_PENDING_LIST_KB}",)).fetchone()
-    if limited:
-        return
-    try:
-        with connection.transaction():
-            connection.execute(
-                f"ALTER INDEX ssm_archive_tsv SET (gin_pending_list_limit = {GIN_PENDING_LIST_KB})", prepare=False
-            )
-    except psycopg.Error as error:
-        logger.info("error=<%s> | the full-text index keeps its pending-list limit", error)
-
-
-def _migrate(connection: Any, version: int) -> None:
-    if version == 1:
-        started = time.perf_counter()
-        connection.execute(_MIGRATE_1_TO_2.format(now=repr(time.time())), prepare=False)
-        elapsed = time.perf_counter() - started
-        logger.info("seconds=<%.2f> | PostgreSQL archive schema migrated from version 1 to 2", elapsed)
-        version = 2
-    connection.execute("UPDATE ssm_meta SET value = %s WHERE key = 'schema_version'", (str(version),))
-
-
-def _check_tokenizer(connection: Any, *, fresh: bool) -> bool:
-    """Re-index the stored terms if the tokenizer changed since they were written.
-
-    The version is ``ssm_meta.tokenizer_version``; databases from before it was recorded used version 1.
+    Returns:
+        Whether the terms were re-indexed.
     """
     row = connection.execute("SELECT value FROM ssm_meta WHERE key = 'tokenizer_version'").fetchone()
-    stored = int(row[0]) if row is not None else (TOKENIZER_VERSION if fresh else 1)
+    stored = int(row[0]) if row is not None else TOKENIZER_VERSION
     if stored > TOKENIZER_VERSION:
         logger.warning(
             "stored=<%d>, library=<%d> | the archive's terms come from a newer tokenizer: lexical matches may be "
@@ -208,34 +148,39 @@ def _check_tokenizer(connection: Any, *, fresh: bool) -> bool:
     return stored < TOKENIZER_VERSION
 
 
-def bind_model(connection: Any, namespace: str, model_id: str) -> str:
-    """Bind the namespace to ``model_id`` unless it is bound already; returns the model it is bound to."""
+def bind_model(connection: Any, user_id: str, model_id: str) -> str:
+    """Bind the user to ``model_id`` unless it is bound already; returns the model it is bound to."""
     # The UPDATE only touches (and waits to lock) an unbound row; a bound one is just read.
     (stored,) = connection.execute(
-        "WITH claimed AS (UPDATE ssm_namespaces SET model_id = %(model)s WHERE namespace = %(ns)s "
+        "WITH claimed AS (UPDATE ssm_users SET model_id = %(model)s WHERE user_id = %(user)s "
         "AND model_id IS NULL RETURNING model_id) "
         "SELECT model_id FROM claimed UNION ALL "
-        "(SELECT model_id FROM ssm_namespaces WHERE namespace = %(ns)s AND NOT EXISTS (SELECT 1 FROM claimed))",
-        {"model": model_id, "ns": namespace},
+        "(SELECT model_id FROM ssm_users WHERE user_id = %(user)s AND NOT EXISTS (SELECT 1 FROM claimed))",
+        {"model": model_id, "user": user_id},
     ).fetchone()
     return str(stored)
 
 
-def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceInfo:
-    """Create or migrate the schema and register the namespace, in one transaction under an advisory lock.
+Counters = tuple[int, int, int]
+"""A user's ``next_index``, ``evicted_count`` and ``forgotten_count``."""
+
+
+def prepare(connection: Any, user_id: str, model_id: str | None, counters: Counters | None = None) -> PartitionInfo:
+    """Create the schema if it is missing and register the user, in one transaction under an advisory lock.
 
     The multi-statement scripts run unprepared (a connection with ``prepare_threshold=0`` would refuse them).
 
-    DDL runs only when the schema is missing or older (a ``CREATE INDEX IF NOT EXISTS`` would take a table lock
-    that waits behind every writer).
+    DDL runs only when the schema is missing (a ``CREATE INDEX IF NOT EXISTS`` would take a table lock that waits
+    behind every writer).
 
     Args:
         connection: A psycopg connection (autocommit or not; the work is one transaction).
-        namespace: The store's namespace.
-        model_id: The model to bind the namespace to if it has none, when already known.
+        user_id: The archive's user.
+        model_id: The model to bind the user to if it has none, when already known.
+        counters: The counters a user registered anew starts from (see ``register``).
 
     Raises:
-        StoreError: If the database holds a newer schema version.
+        ArchiveError: If the database holds another schema version.
         EmbeddingModelMismatchError: Not here; the caller compares the returned ``model_id``.
     """
     with connection.transaction():
@@ -248,61 +193,100 @@ def prepare(connection: Any, namespace: str, model_id: str | None) -> NamespaceI
             connection.execute(_CREATE.format(limit=GIN_PENDING_LIST_KB), prepare=False)
             version = str(SCHEMA_VERSION)
             connection.execute("INSERT INTO ssm_meta (key, value) VALUES ('schema_version', %s)", (version,))
-        elif int(row[0]) > SCHEMA_VERSION:
-            raise StoreError(
-                f"the database holds schema version {row[0]}, newer than this library's {SCHEMA_VERSION}: "
-                "upgrade strands-semantic-memory"
-            )
-        elif int(row[0]) < SCHEMA_VERSION:
-            _migrate(connection, int(row[0]))
-        reindexed = _check_tokenizer(connection, fresh=row is None)
-        _limit_gin_pending_list(connection)
-        connection.execute("INSERT INTO ssm_namespaces (namespace) VALUES (%s) ON CONFLICT DO NOTHING", (namespace,))
-        stored_model, dimension, live, legacy = connection.execute(
-            "SELECT model_id, dimension, next_index - evicted_count - forgotten_count, legacy_keys "
-            "FROM ssm_namespaces WHERE namespace = %s",
-            (namespace,),
-        ).fetchone()
-        if stored_model is None and model_id is not None:
-            stored_model = bind_model(connection, namespace, model_id)
-        indexes = connection.execute(
-            "SELECT c.relname FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid "
-            "WHERE c.relname LIKE 'ssm_archive_hnsw_%' AND i.indisvalid"
-        ).fetchall()
-        (pending,) = connection.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM ssm_archive WHERE namespace = %s AND pending LIMIT 100000) AS p",
-            (namespace,),
-        ).fetchone()
+        elif row[0] != str(SCHEMA_VERSION):
+            raise ArchiveError(_other_version(row[0]))
+        reindexed = _check_tokenizer(connection)
+        info = _register(connection, user_id, model_id, counters)
+    return dataclasses.replace(info, reindexed=reindexed)
+
+
+def register(connection: Any, user_id: str, model_id: str | None, counters: Counters | None = None) -> PartitionInfo:
+    """Register the user in a database whose schema was checked already, in one transaction.
+
+    Args:
+        connection: A psycopg connection (a pooled one: autocommit).
+        user_id: The archive's user.
+        model_id: The model to bind the user to if it has none, when already known.
+        counters: The counters of a user registered anew (its row is missing): what this process counted when it
+            forgot the user, so its indices are not handed out again (None: from 0).
+    """
+    with connection.transaction():
+        return _register(connection, user_id, model_id, counters)
+
+
+def _register(connection: Any, user_id: str, model_id: str | None, counters: Counters | None) -> PartitionInfo:
+    """``register`` inside the caller's transaction.
+
+    Raises:
+        ArchiveError: If the database holds another schema version (changed since this process checked it).
+    """
+    row = connection.execute("SELECT value FROM ssm_meta WHERE key = 'schema_version'").fetchone()
+    if row is None or row[0] != str(SCHEMA_VERSION):
+        raise ArchiveError(_other_version(None if row is None else row[0]))
+    next_index, evicted, forgotten = counters or (0, 0, 0)
+    connection.execute(
+        "INSERT INTO ssm_users (user_id, next_index, evicted_count, forgotten_count) VALUES (%s, %s, %s, %s) "
+        "ON CONFLICT DO NOTHING",
+        (user_id, next_index, evicted, forgotten),
+    )
+    stored_model, dimension, live = connection.execute(
+        "SELECT model_id, dimension, next_index - evicted_count - forgotten_count FROM ssm_users WHERE user_id = %s",
+        (user_id,),
+    ).fetchone()
+    if stored_model is None and model_id is not None:
+        stored_model = bind_model(connection, user_id, model_id)
+    indexes = connection.execute(
+        "SELECT c.relname FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid "
+        "WHERE c.relname LIKE 'ssm_archive_hnsw_%' AND i.indisvalid"
+    ).fetchall()
+    (pending,) = connection.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM ssm_archive WHERE user_id = %s AND pending LIMIT 100000) AS p",
+        (user_id,),
+    ).fetchone()
     hnsw = frozenset(int(name.rsplit("_", 1)[1]) for (name,) in indexes if name.rsplit("_", 1)[1].isdigit())
-    return NamespaceInfo(stored_model, dimension, int(live), bool(legacy), hnsw, int(pending), reindexed)
+    return PartitionInfo(stored_model, dimension, int(live), hnsw, int(pending))
 
 
-def reference(namespace: str, model_id: str, dimension: int | None) -> dict[str, Any]:
-    """The saved state of a PostgreSQL archive: a reference to its namespace (the database is the persistence)."""
+def _other_version(version: str | None) -> str:
+    """Why a database of schema ``version`` is refused."""
+    if version is not None and version.isdigit() and int(version) > SCHEMA_VERSION:
+        return (
+            f"the database holds schema version {version}, newer than this library's {SCHEMA_VERSION}: "
+            "upgrade strands-semantic-memory"
+        )
+    return (
+        f"the database holds schema version {version!r}; this library reads version {SCHEMA_VERSION} only. "
+        "Nothing was changed"
+    )
+
+
+def reference(user_id: str, model_id: str, dimension: int | None) -> dict[str, Any]:
+    """The saved state of a PostgreSQL archive: a reference to its user (the database is the persistence)."""
     return {
         "format": STATE_FORMAT,
         "version": STATE_VERSION,
         "embedding": {"model_id": model_id, "dimension": dimension},
-        "store": {"kind": "pgvector", "namespace": namespace, "schema_version": SCHEMA_VERSION},
+        "archive": {"kind": "pgvector", "user_id": user_id, "schema_version": SCHEMA_VERSION},
+        "user_id": user_id,
     }
 
 
-def check_reference(state: Any, namespace: str) -> None:
-    """Validate a saved reference to ``namespace`` completely.
+def check_reference(state: Any, user_id: str) -> None:
+    """Validate a saved reference to ``user_id`` completely.
 
     Raises:
-        StateError: If it is an in-process archive, references another namespace, or is malformed.
+        StateError: If it is an in-process archive, references another user, or is malformed.
     """
-    store = state.get("store") if isinstance(state, Mapping) else None
-    if not isinstance(store, Mapping) or store.get("kind") != "pgvector":
+    reference = state.get("archive") if isinstance(state, Mapping) else None
+    if not isinstance(reference, Mapping) or reference.get("kind") != "pgvector":
         raise StateError(
-            "this state holds an in-process archive; a PostgresArchive restores only states that reference a "
-            "namespace (load it into an in-process SemanticMemory and archive its messages to migrate)"
+            "this state holds an in-process archive; a PostgresArchive restores only states that reference its "
+            "user (load it into an in-process SemanticMemory and archive its messages to migrate)"
         )
-    if store.get("namespace") != namespace:
+    if reference.get("user_id") != user_id:
         raise StateError(
-            f"this state references namespace {store.get('namespace')!r}, but the store is configured for {namespace!r}"
+            f"this state references user {reference.get('user_id')!r}, but the archive is user {user_id!r}'s"
         )
-    version = store.get("schema_version", 1)
-    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
-        raise StateError(f"store.schema_version must be an integer from 1 to {SCHEMA_VERSION}, got {version!r}")
+    version = reference.get("schema_version")
+    if isinstance(version, bool) or version != SCHEMA_VERSION:
+        raise StateError(f"archive.schema_version must be {SCHEMA_VERSION}, got {version!r}")

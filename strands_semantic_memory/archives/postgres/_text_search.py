@@ -48,11 +48,6 @@ def storable_key(key: str) -> str:
     return "h:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def legacy_key(tracking_id: str, data: bytes) -> str:
-    """The key given to a message archived under schema version 1 (tracking id and bytes, as the engine's are)."""
-    return f"legacy:{tracking_id}:{hashlib.sha256(data).hexdigest()}"
-
-
 def index_term(term: str) -> str:
     """The lexeme stored for a term: the term, or ``#`` and a digest when it is over PostgreSQL's lexeme limit.
 

@@ -1,8 +1,8 @@
 """Writes of ``PostgresArchive``, each one transaction.
 
-Every write first locks the namespace's row in ``ssm_namespaces`` (``SELECT ... FOR UPDATE``): index allocation,
-eviction, forgetting and the counters are then serialized between all writers of the namespace (threads or
-processes), and the lock order is always namespace row first, so writers never deadlock. A writer that cannot get
+Every write first locks the user's row in ``ssm_users`` (``SELECT ... FOR UPDATE``): index allocation,
+eviction, forgetting and the counters are then serialized between all writers of the user (threads or
+processes), and the lock order is always the user's row first, so writers never deadlock. A writer that cannot get
 the lock within ``lock_timeout`` fails with nothing committed.
 
 Small writes send their statements in a pipeline (two round trips); ``add_records`` writes large batches with
@@ -20,9 +20,9 @@ import numpy as np
 from strands_semantic_memory.archives._protocol import NewRecord
 from strands_semantic_memory.archives.postgres._connections import Connections
 from strands_semantic_memory.archives.postgres._reads import View
-from strands_semantic_memory.archives.postgres._text_search import legacy_key, storable, storable_key, tsvector_literal
+from strands_semantic_memory.archives.postgres._text_search import storable, storable_key, tsvector_literal
 from strands_semantic_memory.embeddings._base import Vectors
-from strands_semantic_memory.errors import DimensionMismatchError, StoreError
+from strands_semantic_memory.errors import ArchiveError, DimensionMismatchError
 from strands_semantic_memory.messages._codec import LEXICAL_ENTRY_BYTES, RECORD_OVERHEAD, record_nbytes
 
 logger = logging.getLogger(__name__)
@@ -36,27 +36,28 @@ COPY_SLICE = 5000
 PENDING_COUNT_CAP = 100_000
 """Pending messages are counted up to this (a partial-index scan; the count decides when to build HNSW)."""
 
-LOCK_NAMESPACE = (
-    "SELECT next_index, dimension, next_index - evicted_count - forgotten_count FROM ssm_namespaces "
-    "WHERE namespace = %s FOR UPDATE"
+LOCK_USER = (
+    "SELECT next_index, dimension, next_index - evicted_count - forgotten_count FROM ssm_users "
+    "WHERE user_id = %s FOR UPDATE"
 )
 
 _COLUMNS = (
-    "namespace, idx, chunk, data, role, tracking_id, key, archived_at, said_at, body, tsv, pending, nbytes, "
+    "user_id, idx, chunk, data, role, tracking_id, key, archived_at, said_at, session_id, body, tsv, pending, nbytes, "
     "lexical_terms"
 )
 _INSERT = (
-    f"INSERT INTO ssm_archive ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s, %s)"
+    f"INSERT INTO ssm_archive ({_COLUMNS}) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s, %s)"
 )
 _REMOVED = (
     "SELECT idx FROM gone WHERE chunk = 0 ORDER BY idx"  # the messages (chunk 0 rows) a DELETE ... RETURNING removed
 )
 
 
-def archive(connections: Connections, namespace: str, view: View, records: Sequence[NewRecord]) -> list[int]:
+def archive(connections: Connections, user_id: str, view: View, records: Sequence[NewRecord]) -> list[int]:
     """Archive records in one transaction (``add_records``: COPY for large batches) and note what is pending."""
     with connections.write("archiving", pipeline=len(records) < COPY_FROM) as connection:
-        indices, pending = add_records(connection, namespace, records, view.legacy)
+        indices, pending = add_records(connection, user_id, records)
     if pending:
         view.saw_pending(True)
     if len(records) >= COPY_FROM:
@@ -81,7 +82,7 @@ def refresh_statistics(connections: Connections, added: int) -> None:
             ).fetchone()
             if known < 4 * added:
                 connection.execute("ANALYZE ssm_archive", prepare=False)
-    except StoreError as error:
+    except ArchiveError as error:
         logger.debug("error=<%s> | could not refresh the planner statistics", error)
     flush_lexical_pending(connections)
 
@@ -97,15 +98,15 @@ def flush_lexical_pending(connections: Connections) -> None:
     try:
         with connections.write("flushing the full-text index", pipeline=False) as connection:
             connection.execute("SELECT gin_clean_pending_list('ssm_archive_tsv'::regclass)", prepare=False)
-    except StoreError as error:
+    except ArchiveError as error:
         logger.debug("error=<%s> | could not flush the full-text index's pending list", error)
 
 
-def store_vectors(connections: Connections, namespace: str, view: View, vectors: Mapping[int, Vectors]) -> int:
-    """Store chunk vectors in one transaction (``set_vectors``) and note what the namespace reported.
+def store_vectors(connections: Connections, user_id: str, view: View, vectors: Mapping[int, Vectors]) -> int:
+    """Store chunk vectors in one transaction (``set_vectors``) and note what the user reported.
 
     Raises:
-        DimensionMismatchError: If their length differs from the namespace's as last seen (checked before
+        DimensionMismatchError: If their length differs from the user's as last seen (checked before
             connecting) or as stored.
     """
     for offered in {int(v.shape[1]) for v in vectors.values() if len(v)}:
@@ -113,47 +114,38 @@ def store_vectors(connections: Connections, namespace: str, view: View, vectors:
             raise DimensionMismatchError(view.dimension, offered)
     chunks = sum(len(v) for v in vectors.values())
     with connections.write("storing vectors", pipeline=chunks < COPY_FROM) as connection:
-        updated, dimension, pending, live = set_vectors(connection, namespace, vectors)
+        updated, dimension, pending, live = set_vectors(connection, user_id, vectors)
     view.dimension, view.live, view.pending_count = dimension, live, pending
     view.saw_pending(pending > 0)
     return updated
 
 
-def add_records(connection: Any, namespace: str, records: Sequence[NewRecord], legacy: bool) -> tuple[list[int], bool]:
+def add_records(connection: Any, user_id: str, records: Sequence[NewRecord]) -> tuple[list[int], bool]:
     """Archive records in order; a record whose key is live (or repeated in the batch) gets the existing index.
 
     Must run inside a transaction (a pipeline is fine below ``COPY_FROM`` records).
 
     Args:
         connection: The connection.
-        namespace: The namespace.
+        user_id: The user_id.
         records: The records.
-        legacy: Whether the namespace holds schema-1 messages (their keys have the legacy form).
 
     Returns:
         The index of each record, and whether any record added is waiting for vectors.
     """
     keys = [storable_key(r.key) for r in records]
     lookup = set(keys)
-    legacy_keys: dict[int, str] = {}
-    if legacy:
-        for position, record in enumerate(records):
-            if record.tracking_id:
-                legacy_keys[position] = legacy_key(record.tracking_id, record.data)
-        lookup.update(legacy_keys.values())
-    locked = connection.execute(LOCK_NAMESPACE, (namespace,))
+    locked = connection.execute(LOCK_USER, (user_id,))
     found = connection.execute(
-        "SELECT key, idx FROM ssm_archive WHERE namespace = %s AND chunk = 0 AND key = ANY(%s::text[])",
-        (namespace, sorted(lookup)),
+        "SELECT key, idx FROM ssm_archive WHERE user_id = %s AND chunk = 0 AND key = ANY(%s::text[])",
+        (user_id, sorted(lookup)),
     )
     (next_index, _, _) = locked.fetchone()
     known: dict[str, int] = {str(k): int(i) for k, i in found.fetchall()}
     indices: list[int] = []
     rows: list[tuple[Any, ...]] = []
-    for position, (record, key) in enumerate(zip(records, keys, strict=True)):
+    for record, key in zip(records, keys, strict=True):
         existing = known.get(key)
-        if existing is None and position in legacy_keys:
-            existing = known.get(legacy_keys[position])
         if existing is not None:
             indices.append(existing)
             continue
@@ -163,15 +155,16 @@ def add_records(connection: Any, namespace: str, records: Sequence[NewRecord], l
         body = storable(record.text)
         tsv, terms = tsvector_literal(body)
         tracking_id = storable(record.tracking_id) if record.tracking_id is not None else None
-        row = (namespace, index, 0, record.data, storable(record.role), tracking_id, key, record.archived_at)
+        row = (user_id, index, 0, record.data, storable(record.role), tracking_id, key, record.archived_at)
         pending = bool(body.strip())
         nbytes = record_nbytes(len(record.data), 0, 0, terms)
-        rows.append((*row, record.said_at, body, tsv, pending, nbytes, terms))
+        session_id = storable(record.session_id) if record.session_id is not None else None
+        rows.append((*row, record.said_at, session_id, body, tsv, pending, nbytes, terms))
         indices.append(index)
     if rows:
         _insert(connection, rows)
-        connection.execute("UPDATE ssm_namespaces SET next_index = %s WHERE namespace = %s", (next_index, namespace))
-    return indices, any(row[11] for row in rows)
+        connection.execute("UPDATE ssm_users SET next_index = %s WHERE user_id = %s", (next_index, user_id))
+    return indices, any(row[12] for row in rows)
 
 
 def _insert(connection: Any, rows: list[tuple[Any, ...]]) -> None:
@@ -185,8 +178,8 @@ def _insert(connection: Any, rows: list[tuple[Any, ...]]) -> None:
                     copy.write_row(row)
 
 
-_VECTOR_COLUMNS = "namespace, idx, chunk, dimension, embedding, role, archived_at, said_at"
-_VECTOR_TYPES = ["text", "int8", "int4", "int4", "vector", "text", "float8", "float8"]
+_VECTOR_COLUMNS = "user_id, idx, chunk, dimension, embedding, role, archived_at, said_at, session_id"
+_VECTOR_TYPES = ["text", "int8", "int4", "int4", "vector", "text", "float8", "float8", "text"]
 
 
 def _insert_vectors(connection: Any, rows: list[tuple[Any, ...]]) -> None:
@@ -194,7 +187,7 @@ def _insert_vectors(connection: Any, rows: list[tuple[Any, ...]]) -> None:
         if len(rows) < COPY_FROM:
             if rows:
                 cursor.executemany(
-                    f"INSERT INTO ssm_archive ({_VECTOR_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows
+                    f"INSERT INTO ssm_archive ({_VECTOR_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", rows
                 )
             return
         for start in range(0, len(rows), COPY_SLICE):
@@ -205,26 +198,26 @@ def _insert_vectors(connection: Any, rows: list[tuple[Any, ...]]) -> None:
                     copy.write_row(row)
 
 
-def set_vectors(connection: Any, namespace: str, vectors: Mapping[int, Vectors]) -> tuple[int, int | None, int, int]:
+def set_vectors(connection: Any, user_id: str, vectors: Mapping[int, Vectors]) -> tuple[int, int | None, int, int]:
     """Store the chunk vectors of still-pending messages (another worker may have stored them already).
 
     Returns:
-        How many messages were updated, the namespace's dimension, how many messages still wait for vectors
-        (counted up to ``PENDING_COUNT_CAP``), and how many messages the namespace holds.
+        How many messages were updated, the user's dimension, how many messages still wait for vectors
+        (counted up to ``PENDING_COUNT_CAP``), and how many messages the user holds.
 
     Raises:
-        DimensionMismatchError: If the vectors' length differs from the namespace's (nothing is written).
+        DimensionMismatchError: If the vectors' length differs from the user's (nothing is written).
     """
-    locked = connection.execute(LOCK_NAMESPACE, (namespace,))
+    locked = connection.execute(LOCK_USER, (user_id,))
     live_rows = connection.execute(
-        "SELECT idx, octet_length(data), lexical_terms, role, archived_at, said_at FROM ssm_archive "
-        "WHERE namespace = %s AND chunk = 0 AND pending AND idx = ANY(%s::bigint[]) FOR UPDATE",
-        (namespace, list(vectors)),
+        "SELECT idx, octet_length(data), lexical_terms, role, archived_at, said_at, session_id FROM ssm_archive "
+        "WHERE user_id = %s AND chunk = 0 AND pending AND idx = ANY(%s::bigint[]) FOR UPDATE",
+        (user_id, list(vectors)),
     )
     (_, dimension, live_count) = locked.fetchone()
     for offered in {int(v.shape[1]) for v in vectors.values() if len(v)}:
         if dimension is None:
-            connection.execute("UPDATE ssm_namespaces SET dimension = %s WHERE namespace = %s", (offered, namespace))
+            connection.execute("UPDATE ssm_users SET dimension = %s WHERE user_id = %s", (offered, user_id))
             dimension = offered
         elif offered != dimension:
             raise DimensionMismatchError(dimension, offered)
@@ -232,100 +225,122 @@ def set_vectors(connection: Any, namespace: str, vectors: Mapping[int, Vectors])
     indices: list[int] = []
     sizes: list[int] = []
     rows: list[tuple[Any, ...]] = []
-    for index, data_len, terms, role, archived_at, said_at in live:
+    for index, data_len, terms, role, archived_at, said_at, session_id in live:
         chunks = np.asarray(vectors[int(index)], dtype=np.float32)
         indices.append(int(index))
         sizes.append(record_nbytes(int(data_len), len(chunks), dimension or 0, int(terms)))
         # Vector n of a message is row chunk n + 1: the message row (chunk 0) stays narrow, so full-text ranking
         # reads few pages, and storing vectors never rewrites it beyond its flag.
-        row = (namespace, index)
-        rows.extend((*row, n + 1, dimension, vector, role, archived_at, said_at) for n, vector in enumerate(chunks))
+        # Each vector row carries the message's role, times and session, so a filtered or scoped scan needs no join.
+        row = (user_id, index)
+        times = (archived_at, said_at, session_id)
+        rows.extend((*row, n + 1, dimension, vector, role, *times) for n, vector in enumerate(chunks))
     if indices:
         connection.execute(
             "UPDATE ssm_archive AS a SET pending = false, nbytes = u.nbytes "
             "FROM unnest(%s::bigint[], %s::bigint[]) AS u(idx, nbytes) "
-            "WHERE a.namespace = %s AND a.idx = u.idx AND a.chunk = 0",
-            (indices, sizes, namespace),
+            "WHERE a.user_id = %s AND a.idx = u.idx AND a.chunk = 0",
+            (indices, sizes, user_id),
         )
     _insert_vectors(connection, rows)
     (pending,) = connection.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM ssm_archive WHERE namespace = %s AND pending LIMIT %s) AS waiting",
-        (namespace, PENDING_COUNT_CAP),
+        "SELECT count(*) FROM (SELECT 1 FROM ssm_archive WHERE user_id = %s AND pending LIMIT %s) AS waiting",
+        (user_id, PENDING_COUNT_CAP),
     ).fetchone()
     return len(live), dimension, int(pending), int(live_count)
 
 
-def _delete_where(connection: Any, namespace: str, condition: str, params: dict[str, Any], counter: str) -> list[int]:
+def _delete_where(connection: Any, user_id: str, condition: str, params: dict[str, Any], counter: str) -> list[int]:
     """Delete every row of the messages matching ``condition`` and count them in ``counter``; one statement."""
     rows = connection.execute(
-        f"WITH gone AS (DELETE FROM ssm_archive WHERE namespace = %(ns)s AND {condition} RETURNING idx, chunk), "
-        f"counted AS (UPDATE ssm_namespaces SET {counter} = {counter} + (SELECT count(*) FROM gone WHERE chunk = 0) "
-        f"WHERE namespace = %(ns)s) {_REMOVED}",
-        {"ns": namespace, **params},
+        f"WITH gone AS (DELETE FROM ssm_archive WHERE user_id = %(user)s AND {condition} RETURNING idx, chunk), "
+        f"counted AS (UPDATE ssm_users SET {counter} = {counter} + (SELECT count(*) FROM gone WHERE chunk = 0) "
+        f"WHERE user_id = %(user)s) {_REMOVED}",
+        {"user": user_id, **params},
     ).fetchall()
     return [int(i) for (i,) in rows]
 
 
-def forget(connection: Any, namespace: str, indices: Sequence[int]) -> list[int]:
+def forget(connection: Any, user_id: str, indices: Sequence[int]) -> list[int]:
     """Delete these messages for good (every row: message, vectors, lexical entry). Returns them, ascending."""
-    connection.execute(LOCK_NAMESPACE, (namespace,))
+    connection.execute(LOCK_USER, (user_id,))
     return _delete_where(
-        connection, namespace, "idx = ANY(%(indices)s::bigint[])", {"indices": list(indices)}, "forgotten_count"
+        connection, user_id, "idx = ANY(%(indices)s::bigint[])", {"indices": list(indices)}, "forgotten_count"
     )
 
 
-def evict_oldest(connection: Any, namespace: str, count: int) -> list[int]:
+def forget_user(connection: Any, user_id: str) -> tuple[int, tuple[int, int, int]]:
+    """Delete every row of the user: its messages, vectors and terms, and its row in ``ssm_users``.
+
+    Returns:
+        How many messages were deleted, and the counters to register the user with again (every index so far
+        counted as evicted or forgotten).
+    """
+    row = connection.execute(
+        "SELECT next_index, evicted_count FROM ssm_users WHERE user_id = %s FOR UPDATE", (user_id,)
+    ).fetchone()
+    (removed,) = connection.execute(
+        "WITH gone AS (DELETE FROM ssm_archive WHERE user_id = %s RETURNING chunk) "
+        "SELECT count(*) FILTER (WHERE chunk = 0) FROM gone",
+        (user_id,),
+    ).fetchone()
+    connection.execute("DELETE FROM ssm_users WHERE user_id = %s", (user_id,))
+    next_index, evicted = (0, 0) if row is None else (int(row[0]), int(row[1]))
+    return int(removed), (next_index, evicted, next_index - evicted)
+
+
+def evict_oldest(connection: Any, user_id: str, count: int) -> list[int]:
     """Evict the ``count`` oldest live messages."""
-    connection.execute(LOCK_NAMESPACE, (namespace,))
+    connection.execute(LOCK_USER, (user_id,))
     condition = (
-        "idx < coalesce((SELECT idx FROM ssm_archive WHERE namespace = %(ns)s AND chunk = 0 "
+        "idx < coalesce((SELECT idx FROM ssm_archive WHERE user_id = %(user)s AND chunk = 0 "
         "ORDER BY idx OFFSET %(count)s LIMIT 1), 9223372036854775807)"
     )
-    return _delete_where(connection, namespace, condition, {"count": count}, "evicted_count")
+    return _delete_where(connection, user_id, condition, {"count": count}, "evicted_count")
 
 
-def enforce_limits(connection: Any, namespace: str, max_count: int | None, max_bytes: int | None) -> list[int]:
+def enforce_limits(connection: Any, user_id: str, max_count: int | None, max_bytes: int | None) -> list[int]:
     """Evict oldest-first while a limit is exceeded (the newest message is kept whatever its size)."""
-    connection.execute(LOCK_NAMESPACE, (namespace,))
+    connection.execute(LOCK_USER, (user_id,))
     if max_count is not None and max_count <= 0:
-        return _delete_where(connection, namespace, "true", {}, "evicted_count")
+        return _delete_where(connection, user_id, "true", {}, "evicted_count")
     if max_bytes is None:
         # Keep the newest max_count: everything below the max_count-th newest goes (an index scan, no sum).
         cutoff = (
-            "(SELECT idx FROM ssm_archive WHERE namespace = %(ns)s AND chunk = 0 "
+            "(SELECT idx FROM ssm_archive WHERE user_id = %(user)s AND chunk = 0 "
             "ORDER BY idx DESC OFFSET greatest(%(max_count)s - 1, 0) LIMIT 1)"
         )
     else:
         # For each message, newest first: how many messages and bytes from it to the newest.
         cutoff = """(SELECT min(idx) FROM (
                 SELECT idx, row_number() OVER w AS kept, sum(nbytes) OVER w AS kept_bytes
-                FROM ssm_archive WHERE namespace = %(ns)s AND chunk = 0 WINDOW w AS (ORDER BY idx DESC)
+                FROM ssm_archive WHERE user_id = %(user)s AND chunk = 0 WINDOW w AS (ORDER BY idx DESC)
             ) AS suffix
             WHERE (%(max_count)s::bigint IS NULL OR kept <= %(max_count)s::bigint)
               AND (kept_bytes <= %(max_bytes)s::bigint OR kept = 1))"""
     params = {"max_count": max_count, "max_bytes": max_bytes}
-    return _delete_where(connection, namespace, f"idx < {cutoff}", params, "evicted_count")
+    return _delete_where(connection, user_id, f"idx < {cutoff}", params, "evicted_count")
 
 
-def reembed(connection: Any, namespace: str, model_id: str | None) -> None:
-    """Drop every vector of the namespace and mark each message with text pending (restore with another model)."""
-    connection.execute(LOCK_NAMESPACE, (namespace,))
-    connection.execute("DELETE FROM ssm_archive WHERE namespace = %s AND chunk > 0", (namespace,))
+def reembed(connection: Any, user_id: str, model_id: str | None) -> None:
+    """Drop every vector of the user and mark each message with text pending (restore with another model)."""
+    connection.execute(LOCK_USER, (user_id,))
+    connection.execute("DELETE FROM ssm_archive WHERE user_id = %s AND chunk > 0", (user_id,))
     connection.execute(
         "UPDATE ssm_archive SET embedding = NULL, dimension = NULL, pending = coalesce(body ~ '[^[:space:]]', false), "
-        "nbytes = octet_length(data) + lexical_terms * %s + %s WHERE namespace = %s",
-        (LEXICAL_ENTRY_BYTES, RECORD_OVERHEAD, namespace),
+        "nbytes = octet_length(data) + lexical_terms * %s + %s WHERE user_id = %s",
+        (LEXICAL_ENTRY_BYTES, RECORD_OVERHEAD, user_id),
     )
     connection.execute(
-        "UPDATE ssm_namespaces SET dimension = NULL, model_id = coalesce(%s, model_id) WHERE namespace = %s",
-        (model_id, namespace),
+        "UPDATE ssm_users SET dimension = NULL, model_id = coalesce(%s, model_id) WHERE user_id = %s",
+        (model_id, user_id),
     )
 
 
 def reindex_terms(connection: Any) -> int:
     """Rebuild every message's ``tsvector`` from its stored searchable text (the tokenizer changed).
 
-    Runs inside the caller's transaction (the schema lock's), without ``statement_timeout``; every namespace of the
+    Runs inside the caller's transaction (the schema lock's), without ``statement_timeout``; every user of the
     table is re-indexed at once, in batches through a temporary table. HNSW indexes are dropped first and built
     again later in one pass (see ``build_hnsw``).
 
@@ -334,28 +349,28 @@ def reindex_terms(connection: Any) -> int:
     """
     connection.execute("SET LOCAL statement_timeout = 0", prepare=False)
     # Every updated row would otherwise be inserted into the HNSW graphs again, one by one (far slower than a new
-    # build): drop them; the next store to open a large namespace builds its index again in one pass.
+    # build): drop them; the next archive to open a large user builds its index again in one pass.
     for (name,) in connection.execute(
         "SELECT c.relname FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid "
         "WHERE c.relname LIKE 'ssm_archive_hnsw_%'"
     ).fetchall():
         connection.execute(f'DROP INDEX IF EXISTS "{name}"', prepare=False)
     connection.execute(
-        "CREATE TEMP TABLE ssm_terms (namespace text, idx bigint, tsv text, terms integer) ON COMMIT DROP",
+        "CREATE TEMP TABLE ssm_terms (user_id text, idx bigint, tsv text, terms integer) ON COMMIT DROP",
         prepare=False,
     )
     count = 0
     with connection.cursor(name="ssm_reindex") as source, connection.cursor() as sink:
-        source.execute("SELECT namespace, idx, body FROM ssm_archive WHERE chunk = 0 AND body IS NOT NULL")
+        source.execute("SELECT user_id, idx, body FROM ssm_archive WHERE chunk = 0 AND body IS NOT NULL")
         while rows := source.fetchmany(COPY_SLICE):
-            with sink.copy("COPY ssm_terms (namespace, idx, tsv, terms) FROM STDIN") as copy:
-                for namespace, index, body in rows:
-                    copy.write_row((namespace, index, *tsvector_literal(body)))
+            with sink.copy("COPY ssm_terms (user_id, idx, tsv, terms) FROM STDIN") as copy:
+                for user_id, index, body in rows:
+                    copy.write_row((user_id, index, *tsvector_literal(body)))
             count += len(rows)
     connection.execute(
         "UPDATE ssm_archive AS a SET tsv = t.tsv::tsvector, lexical_terms = t.terms, "
         "nbytes = a.nbytes + (t.terms - a.lexical_terms) * %s "
-        "FROM ssm_terms AS t WHERE a.namespace = t.namespace AND a.idx = t.idx AND a.chunk = 0",
+        "FROM ssm_terms AS t WHERE a.user_id = t.user_id AND a.idx = t.idx AND a.chunk = 0",
         (LEXICAL_ENTRY_BYTES,),
         prepare=False,
     )

@@ -9,7 +9,7 @@ centroids and each vector's list). Each change writes only the rows it concerns,
 Strands session stays as cheap with 100k archived messages as with none: the session state holds only a reference
 to the file (``export_state``).
 
-The file's layout and its migrations: ``_schema``; what opening reads: ``_loading``.
+The file's layout: ``_schema``; what opening reads: ``_loading``.
 
 Durability: WAL journal, ``synchronous=NORMAL`` by default. A commit has written its pages to the WAL file before
 it returns, so a process killed at any point (``kill -9``) loses nothing that was committed, and the file is always
@@ -17,8 +17,11 @@ consistent (tested with a killed child process). Only an operating-system crash 
 last commits; ``synchronous="FULL"`` closes that window with an fsync per commit, which cost 4 ms at the median and
 12 ms at p90 per commit on the 2-core test machine (a turn commits two or three times), against 0.01 ms.
 
+A file holds one user's memory: its meta records the user id (``user_id``), and opening it for another user is
+refused before anything is written (``ConfigurationError``); a file that records none takes the first one given.
+
 One process owns the file: it is opened in SQLite's exclusive locking mode, so a second process (or a second
-``SqliteArchive`` on the same path) fails to open it with ``StoreError``
+``SqliteArchive`` on the same path) fails to open it with ``ArchiveError``
 instead of writing behind the first one's in-memory indexes.
 """
 
@@ -32,19 +35,20 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from strands_semantic_memory.archives._protocol import NewRecord, StoredRecord, StoreStats
-from strands_semantic_memory.archives._state import STATE_FORMAT, STATE_VERSION, SavedArchive, load_state
+from strands_semantic_memory._validation import check_identifier
+from strands_semantic_memory.archives._protocol import ArchiveStats, NewRecord, StoredRecord
+from strands_semantic_memory.archives._state import STATE_FORMAT, STATE_VERSION, SavedArchive, check_user, load_state
 from strands_semantic_memory.archives.in_process._archive import InMemoryArchive
 from strands_semantic_memory.archives.in_process._columns import columns_of_saved
 from strands_semantic_memory.archives.in_process._records import TextOf, default_text_of
 from strands_semantic_memory.archives.in_process.faiss._approximate import ApproximateIndex
 from strands_semantic_memory.archives.sqlite import _writes as writes
-from strands_semantic_memory.archives.sqlite._file import STORE_KIND, ArchiveFile, referenced_path
+from strands_semantic_memory.archives.sqlite._file import ARCHIVE_KIND, ArchiveFile, referenced_path
 from strands_semantic_memory.archives.sqlite._loading import open_memory, readable_message
 from strands_semantic_memory.archives.sqlite._reads import InProcessReads
 from strands_semantic_memory.archives.sqlite._schema import SCHEMA_VERSION, set_meta
 from strands_semantic_memory.embeddings._base import Vectors
-from strands_semantic_memory.errors import ConfigurationError, EmbeddingModelMismatchError, StateError, StoreError
+from strands_semantic_memory.errors import ArchiveError, ConfigurationError, EmbeddingModelMismatchError, StateError
 from strands_semantic_memory.messages._codec import vector_id
 from strands_semantic_memory.messages._terms import count_terms
 
@@ -59,7 +63,7 @@ class SqliteArchive(InProcessReads):
     Writes go to the in-process archive, which decides (indices, duplicates, what the limits evict), and are then
     committed to the file in one transaction: only the rows that changed. If the commit fails, the in-process
     archive is rebuilt from the file (as at open), so a failed call changes nothing and raises
-    ``StoreError``. The in-process archive decides rather than SQL because it
+    ``ArchiveError``. The in-process archive decides rather than SQL because it
     owns the rules (idempotency keys, the byte accounting of the limits): the file records exactly what it decided.
     Reads are answered by the in-process archive (``InProcessReads``).
 
@@ -75,6 +79,7 @@ class SqliteArchive(InProcessReads):
         self,
         path: str | os.PathLike[str],
         *,
+        user_id: str | None = None,
         synchronous: str = "NORMAL",
         timeout: float = 5.0,
         text_of: TextOf = default_text_of,
@@ -82,17 +87,24 @@ class SqliteArchive(InProcessReads):
         """Open (or create) the archive file and rebuild the search indexes from it.
 
         Args:
-            path: The file. Created with its folder if missing; ``~`` is expanded.
+            path: The file, created if missing (its folder must exist: a mistyped folder is refused rather than
+                becoming a new, empty archive); ``~`` is expanded.
+            user_id: Whose memory the file holds. A new file records it; a file that records another user is
+                refused; a file that records none records it; None takes the user the file records.
             synchronous: ``"NORMAL"`` (survives the process being killed) or ``"FULL"`` (also survives power loss,
                 at one fsync per commit). See the module docstring.
             timeout: Seconds to wait for another connection to release the file before failing.
             text_of: The searchable text of an archived message's bytes (as for ``InMemoryArchive``).
 
         Raises:
-            ConfigurationError: If ``synchronous`` or ``timeout`` is invalid.
-            StoreError: If the file cannot be opened, is not an archive, is newer than this release, or is open in
-                another process.
+            ConfigurationError: If ``path``, ``user_id``, ``synchronous`` or ``timeout`` is invalid, the folder does
+                not exist, or the file holds another user's memory.
+            ArchiveError: If the file or its folder is read-only, or the file cannot be opened, is not an archive,
+                has another schema version, or is open in another process.
         """
+        check_identifier("user_id", user_id)
+        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+            raise ConfigurationError(f"path must be a file path (a str or os.PathLike), got {path!r}")
         mode = str(synchronous).upper()
         if mode not in ("NORMAL", "FULL"):
             raise ConfigurationError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
@@ -108,7 +120,7 @@ class SqliteArchive(InProcessReads):
         self._training: ApproximateIndex | None = None  # the approximate index whose training the file holds
         self._damaged: dict[int, str] = {}  # rows that cannot be read (see damaged_rows)
         self._unchecked_below, self._checked = 0, bytearray()  # see get
-        self._file = ArchiveFile(self._path, mode, self._timeout)
+        self._file = ArchiveFile(self._path, mode, self._timeout, user_id)
         self._memory = InMemoryArchive(text_of=text_of)
         try:
             self._rebuild()
@@ -122,6 +134,11 @@ class SqliteArchive(InProcessReads):
     def path(self) -> str:
         """The absolute path of the archive file."""
         return self._path
+
+    @property
+    def user_id(self) -> str | None:
+        """Whose memory the file holds (None: a user not named)."""
+        return self._file.user_id
 
     def _conn(self) -> sqlite3.Connection:
         return self._file.connection
@@ -140,7 +157,7 @@ class SqliteArchive(InProcessReads):
     def damaged_rows(self) -> dict[int, str]:
         """Rows of the file that cannot be read, left out of searches and reads: ``{index: what is wrong}``.
 
-        They stay in the file as they are (restore them from a backup); reading one alone raises ``StoreError``.
+        They stay in the file as they are (restore them from a backup); reading one alone raises ``ArchiveError``.
         """
         return dict(self._damaged)
 
@@ -181,7 +198,7 @@ class SqliteArchive(InProcessReads):
 
         Raises:
             EmbeddingModelMismatchError: If the file holds vectors of another model.
-            StoreError: If the file cannot be written.
+            ArchiveError: If the file cannot be written.
         """
         with self._lock:
             if self._model_id == model_id:
@@ -227,7 +244,7 @@ class SqliteArchive(InProcessReads):
 
             def persist(connection: sqlite3.Connection, updated: int) -> None:
                 if updated != len(waiting):
-                    raise StoreError(
+                    raise ArchiveError(
                         f"the in-process archive updated {updated} messages where the file has {len(waiting)} pending"
                     )
                 connection.executemany(writes.INSERT_VECTORS, [(i, len(a), a.tobytes()) for i, a in arrays.items()])
@@ -281,6 +298,33 @@ class SqliteArchive(InProcessReads):
         with self._lock, self._file.erasing():
             return self._apply(lambda: self._memory.forget(indices), persist)
 
+    def forget_all(self) -> int:
+        """Delete every message of the file for good, and every vector, term and training with them.
+
+        The rows are deleted with ``secure_delete`` (overwritten with zeros), the file is rebuilt without its free
+        pages (``VACUUM``) and the WAL checkpointed and truncated, so the file's bytes hold nothing of the messages
+        once this returns. Damaged rows are deleted too. The file keeps its user, model and counters (indices are
+        not handed out again).
+
+        Returns:
+            How many messages were deleted.
+        """
+
+        def change() -> int:
+            return self._memory.forget_all() + len(self._damaged)
+
+        def persist(connection: sqlite3.Connection, _: int) -> None:
+            stats = self._memory.stats()
+            writes.delete_all(connection, writes.counters(stats))
+            self._training = None
+            self._damaged = {}
+
+        with self._lock, self._file.erasing():
+            removed = self._apply(change, persist)
+            self._file.vacuum()
+        logger.info("path=<%s>, messages=<%d> | every archived message deleted", self._path, removed)
+        return removed
+
     # ------------------------------------------------------------------ reading (the rest: InProcessReads)
 
     def get(self, indices: Sequence[int]) -> dict[int, StoredRecord]:
@@ -292,7 +336,7 @@ class SqliteArchive(InProcessReads):
         remembers those that decoded.
 
         Raises:
-            StoreError: If every row found is damaged (the message names the file and the row).
+            ArchiveError: If every row found is damaged (the message names the file and the row).
         """
         with self._lock:
             found = self._memory.get(indices)
@@ -311,13 +355,13 @@ class SqliteArchive(InProcessReads):
                 damaged = sorted({int(i) for i in indices if i in self._damaged})
                 if damaged:
                     index = damaged[0]
-                    raise StoreError(
+                    raise ArchiveError(
                         f"the archive file '{self._path}' has a damaged row {index}: {self._damaged[index]}. The "
                         "rest of the archive is readable; restore this row from a backup or forget it"
                     )
             return found
 
-    def stats(self) -> StoreStats:
+    def stats(self) -> ArchiveStats:
         """Counts and bytes (of the in-process indexes; the file is about the size of the messages and vectors)."""
         stats = self._memory.stats()
         if stats.dimension is None and self._dimension is not None:
@@ -331,8 +375,9 @@ class SqliteArchive(InProcessReads):
         return {
             "format": STATE_FORMAT,
             "version": STATE_VERSION,
+            "user_id": self.user_id,
             "embedding": {"model_id": model_id, "dimension": self.dimension},
-            "store": {"kind": STORE_KIND, "path": self._path, "schema_version": SCHEMA_VERSION},
+            "archive": {"kind": ARCHIVE_KIND, "path": self._path, "schema_version": SCHEMA_VERSION},
         }
 
     def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
@@ -350,19 +395,24 @@ class SqliteArchive(InProcessReads):
             reembed: Drop every vector and mark every message with text pending (another embedding model).
 
         Raises:
-            StateError: If the state is invalid, references another file or another kind of store, or would
-                replace messages the file holds.
-            StoreError: If the file cannot be read or written.
+            StateError: If the state is invalid, another user's, references another file or another kind of
+                archive, or would replace messages the file holds.
+            ArchiveError: If the file cannot be read or written.
         """
         path = referenced_path(state)
         if path is None:
             saved = load_state(state)
+            check_user(saved.user_id, self.user_id, f"the archive file '{self._path}'")
             if self._holds_all(saved):
                 if reembed:
                     self._drop_vectors()
                 return
             self._import(saved, reembed)
             return
+        saved_user = state.get("user_id")
+        check_user(
+            saved_user if isinstance(saved_user, str) else None, self.user_id, f"the archive file '{self._path}'"
+        )
         if not self._file.same_file(path):
             raise StateError(
                 f"this state references another archive file, '{path}', but this memory's archive is "
@@ -418,8 +468,12 @@ class SqliteArchive(InProcessReads):
         with self._lock:
             with self._file.transaction() as connection:
                 writes.replace_all(connection, saved, reembed, self._text_of)
+                if self.user_id is None and saved.user_id is not None:
+                    set_meta(connection, {"user_id": saved.user_id})
+            if self.user_id is None:
+                self._file.user_id = saved.user_id
             self._recover_or_raise()
         logger.info("path=<%s>, messages=<%d> | in-process archive state imported into the file", self._path, len(self))
 
 
-__all__ = ["STORE_KIND", "SqliteArchive"]
+__all__ = ["ARCHIVE_KIND", "SqliteArchive"]

@@ -10,12 +10,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from strands_semantic_memory.archives.sqlite._schema import connect
-from strands_semantic_memory.errors import StateError, StoreError
+from strands_semantic_memory.errors import ArchiveError, StateError
 
 logger = logging.getLogger(__name__)
 
-STORE_KIND = "sqlite"
-"""The ``store.kind`` of the state that references a file (see ``SqliteArchive.export_state``)."""
+ARCHIVE_KIND = "sqlite"
+"""The ``archive.kind`` of the state that references a file (see ``SqliteArchive.export_state``)."""
 
 _BATCH = 500  # parameters per IN (...) list, below SQLite's limit
 
@@ -23,24 +23,26 @@ _BATCH = 500  # parameters per IN (...) list, below SQLite's limit
 class ArchiveFile:
     """One archive file, opened exclusively (see ``connect``)."""
 
-    def __init__(self, path: str, synchronous: str, timeout: float) -> None:
-        """Open (or create) the file at the absolute ``path``.
+    def __init__(self, path: str, synchronous: str, timeout: float, user_id: str | None) -> None:
+        """Open (or create) the file at the absolute ``path`` for a user (None: whoever it records).
 
         Raises:
-            StoreError: If it cannot be opened (see ``connect``).
+            ConfigurationError: If the file holds another user's memory.
+            ArchiveError: If it cannot be opened (see ``connect``).
         """
         self.path = path
-        self._connection: sqlite3.Connection | None = connect(path, synchronous, timeout)
+        self._connection: sqlite3.Connection | None
+        self._connection, self.user_id = connect(path, synchronous, timeout, user_id)
 
     @property
     def connection(self) -> sqlite3.Connection:
         """The open connection.
 
         Raises:
-            StoreError: If the file is closed.
+            ArchiveError: If the file is closed.
         """
         if self._connection is None:
-            raise StoreError(f"the archive file '{self.path}' is closed")
+            raise ArchiveError(f"the archive file '{self.path}' is closed")
         return self._connection
 
     @property
@@ -53,7 +55,7 @@ class ArchiveFile:
         """One write transaction; rolled back if the block raises.
 
         Raises:
-            StoreError: If SQLite fails.
+            ArchiveError: If SQLite fails.
         """
         connection = self.connection
         try:
@@ -66,7 +68,16 @@ class ArchiveFile:
                     connection.execute("ROLLBACK")
                 raise
         except sqlite3.Error as error:
-            raise StoreError(f"writing the archive file '{self.path}' failed: {error}") from error
+            raise ArchiveError(f"writing the archive file '{self.path}' failed: {error}") from error
+
+    def vacuum(self) -> None:
+        """Rebuild the file without its free pages (after a deletion of everything); a failure is logged."""
+        try:
+            self.connection.execute("VACUUM")
+        except sqlite3.Error as error:
+            logger.warning(
+                "path=<%s>, error=<%s> | VACUUM after erasing failed; the deleted rows are zeroed", self.path, error
+            )
 
     @contextmanager
     def erasing(self) -> Iterator[None]:
@@ -77,13 +88,13 @@ class ArchiveFile:
         file until the next checkpoint: the next forget, or closing the archive.
 
         Raises:
-            StoreError: If erasing cannot be switched on (nothing was deleted).
+            ArchiveError: If erasing cannot be switched on (nothing was deleted).
         """
         connection = self.connection
         try:
             connection.execute("PRAGMA secure_delete=ON")
         except sqlite3.Error as error:
-            raise StoreError(f"writing the archive file '{self.path}' failed: {error}") from error
+            raise ArchiveError(f"writing the archive file '{self.path}' failed: {error}") from error
         try:
             yield
         finally:
@@ -119,7 +130,7 @@ class ArchiveFile:
         """Which of these messages have text and no vectors in the file.
 
         Raises:
-            StoreError: If the file cannot be read.
+            ArchiveError: If the file cannot be read.
         """
         connection, wanted, found = self.connection, sorted(set(indices)), list[int]()
         try:
@@ -135,7 +146,7 @@ class ArchiveFile:
                     )
                 )
         except sqlite3.Error as error:
-            raise StoreError(f"reading the archive file '{self.path}' failed: {error}") from error
+            raise ArchiveError(f"reading the archive file '{self.path}' failed: {error}") from error
         return found
 
     def same_file(self, path: str) -> bool:
@@ -150,17 +161,17 @@ def referenced_path(state: Mapping[str, Any]) -> str | None:
     """The archive file a saved state references, or None for an in-process archive's state.
 
     Raises:
-        StateError: If the state is not an object, references another kind of store or a missing file.
+        StateError: If the state is not an object, references another kind of archive or a missing file.
     """
     if not isinstance(state, Mapping):
         raise StateError(f"saved state must be a JSON object, got {type(state).__name__}")
-    store = state.get("store")
-    if store is None:
+    reference = state.get("archive")
+    if reference is None:
         return None
-    if not isinstance(store, Mapping) or store.get("kind") != STORE_KIND:
-        kind = store.get("kind") if isinstance(store, Mapping) else store
-        raise StateError(f"this state references a {kind!r} store, not an SQLite archive file")
-    path = store.get("path")
+    if not isinstance(reference, Mapping) or reference.get("kind") != ARCHIVE_KIND:
+        kind = reference.get("kind") if isinstance(reference, Mapping) else reference
+        raise StateError(f"this state references a {kind!r} archive, not an SQLite archive file")
+    path = reference.get("path")
     if not isinstance(path, str) or not path:
-        raise StateError(f"saved state field 'store.path' is invalid: {path!r}")
+        raise StateError(f"saved state field 'archive.path' is invalid: {path!r}")
     return path

@@ -5,8 +5,8 @@ rows are transposed, the terms of every message split from one joined string, th
 one ``np.frombuffer`` each, and the in-process indexes built in bulk
 (``fill``); above the approximate threshold the vector index
 is rebuilt from its stored training (``load``),
-or trained and its training written back if the file has none that fits. Messages without stored terms (a file of schema
-version 1) or stored by another ``TOKENIZER_VERSION`` are tokenized here, and their terms returned for writing back.
+or trained and its training written back if the file has none that fits. Messages whose terms were stored by
+another ``TOKENIZER_VERSION`` are tokenized here, and their terms returned for writing back.
 
 Damaged rows are left out (and listed): values of the wrong type or size, found while the columns are built, and
 messages that are not JSON Strands messages, found by SQLite's JSON parser in one query (``_SUSPECTS``) and confirmed
@@ -38,14 +38,14 @@ from strands_semantic_memory.archives.sqlite._writes import (
     store_terms,
     store_training,
 )
-from strands_semantic_memory.errors import StateError, StoreError
+from strands_semantic_memory.errors import ArchiveError, StateError
 from strands_semantic_memory.messages._codec import CHUNK_BITS, MAX_CHUNKS, decode_message, key_number
 from strands_semantic_memory.messages._terms import TOKENIZER_VERSION, count_terms
 
 logger = logging.getLogger(__name__)
 
 _MESSAGES = (
-    "SELECT idx, data, role, archived_at, said_at, key, has_text, terms, term_counts, tokenizer "
+    "SELECT idx, data, role, archived_at, said_at, session_id, key, has_text, terms, term_counts, tokenizer "
     "FROM ssm_messages ORDER BY idx"
 )
 
@@ -68,6 +68,7 @@ _VECTORS = (
 
 _NUMBER = {int, float}
 _OPTIONAL_NUMBER = {int, float, type(None)}
+_OPTIONAL_TEXT = {str, type(None)}
 
 
 class _DamagedRows(Exception):
@@ -103,7 +104,7 @@ class Loaded:
 def _counter(meta: dict[str, Any], key: str, path: str) -> int:
     value = meta.get(key)
     if not isinstance(value, int) or value < 0:
-        raise StoreError(f"the archive file '{path}' has an invalid '{key}': {value!r}")
+        raise ArchiveError(f"the archive file '{path}' has an invalid '{key}': {value!r}")
     return value
 
 
@@ -111,13 +112,13 @@ def load(connection: sqlite3.Connection, path: str, text_of: TextOf) -> Loaded:
     """Everything in the file, as columns; damaged rows are left out (see ``Loaded.damaged``).
 
     Raises:
-        StoreError: If the file cannot be read or is inconsistent.
+        ArchiveError: If the file cannot be read or is inconsistent.
     """
     try:
         meta = dict(connection.execute("SELECT key, value FROM ssm_meta").fetchall())
         dimension = meta.get("dimension")
         if dimension is not None and (not isinstance(dimension, int) or dimension <= 0):
-            raise StoreError(f"the archive file '{path}' has an invalid dimension: {dimension!r}")
+            raise ArchiveError(f"the archive file '{path}' has an invalid dimension: {dimension!r}")
         connection.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")  # reads the blobs without copying pages: 0.35 -> 0.2 s
         try:
             rows = connection.execute(_MESSAGES).fetchall()
@@ -126,14 +127,14 @@ def load(connection: sqlite3.Connection, path: str, text_of: TextOf) -> Loaded:
         finally:
             connection.execute("PRAGMA mmap_size=0")  # writes and later reads use SQLite's default I/O
     except sqlite3.Error as error:
-        raise StoreError(f"reading the archive file '{path}' failed: {error}") from error
+        raise ArchiveError(f"reading the archive file '{path}' failed: {error}") from error
     next_index, evicted, forgotten = (
         _counter(meta, k, path) for k in ("next_index", "evicted_count", "forgotten_count")
     )
     try:  # before anything is allocated for the indices the counters claim
         check_counters(next_index, len(rows), evicted, forgotten)
     except StateError as error:
-        raise StoreError(f"the archive file '{path}' is inconsistent: {error}") from error
+        raise ArchiveError(f"the archive file '{path}' is inconsistent: {error}") from error
     damaged = _undecodable(suspects)  # left out of the count and listed, like any damaged row
     if damaged:
         rows = [r for r in rows if r[0] not in damaged]
@@ -146,7 +147,7 @@ def load(connection: sqlite3.Connection, path: str, text_of: TextOf) -> Loaded:
             break
         except _DamagedRows as found:
             if not found.damaged or not damaged.keys().isdisjoint(found.damaged):
-                raise StoreError(f"the archive file '{path}' is inconsistent") from found
+                raise ArchiveError(f"the archive file '{path}' is inconsistent") from found
             damaged.update(found.damaged)
             rows = [r for r in rows if r[0] not in damaged]
             vector_rows = [r for r in vector_rows if r[0] not in damaged]
@@ -207,9 +208,11 @@ def _unreadable(data: Any, text_of: TextOf) -> str | None:
 
 def _row_problem(row: Any) -> str | None:
     """What is wrong with one message row's values (types and sizes no write gives them), or None."""
-    _, _, role, archived_at, said_at, key, _, terms, term_counts, _ = row
+    _, _, role, archived_at, said_at, session_id, key, _, terms, term_counts, _ = row
     if type(role) is not str:
         return "its role is not text"
+    if session_id is not None and type(session_id) is not str:
+        return "its session id is not text"
     if type(archived_at) not in _NUMBER or (said_at is not None and type(said_at) not in _NUMBER):
         return "its times are not numbers"
     if key is not None:
@@ -248,8 +251,8 @@ def _messages(columns: Columns, rows: list[Any], text_of: TextOf) -> list[tuple[
     """
     if not rows:
         return []
-    transposed = _columns(rows, 10)
-    indices, data, roles, archived_at, said_at, keys, has_text, terms, term_counts, tokenizers = transposed
+    transposed = _columns(rows, 11)
+    indices, data, roles, archived_at, said_at, sessions, keys, has_text, terms, term_counts, tokenizers = transposed
     retokenized, unreadable = [], {}
     stale = tokenizers.count(TOKENIZER_VERSION) != len(tokenizers)
     for n, version in enumerate(tokenizers if stale else ()):
@@ -267,6 +270,7 @@ def _messages(columns: Columns, rows: list[Any], text_of: TextOf) -> list[tuple[
             set(map(type, roles)) <= {str}
             and set(map(type, archived_at)) <= _NUMBER
             and set(map(type, said_at)) <= _OPTIONAL_NUMBER
+            and set(map(type, sessions)) <= _OPTIONAL_TEXT
         ):
             raise ValueError("a value of the wrong type")
         columns.keys = [None if k is None else key_number(k) for k in keys]
@@ -284,6 +288,7 @@ def _messages(columns: Columns, rows: list[Any], text_of: TextOf) -> list[tuple[
     columns.roles = roles
     columns.archived_at = archived_at
     columns.said_at = said_at
+    columns.session_ids = sessions
     columns.has_text = [bool(h) for h in has_text]
     sizes = raw_sizes // 4
     ends = np.cumsum(sizes)
@@ -312,7 +317,7 @@ def _vectors(columns: Columns, rows: list[Any], path: str, text_of: TextOf) -> l
         sizes, lengths = np.full(len(rows), -1, dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
     dimension = columns.dimension
     if len(owners) and dimension is None:
-        raise StoreError(f"the archive file '{path}' holds vectors but no dimension")
+        raise ArchiveError(f"the archive file '{path}' holds vectors but no dimension")
     wrong = (sizes < 0) | (sizes > MAX_CHUNKS) | (lengths != sizes * 4 * (dimension or 0))
     wrong |= np.array([type(b) is not bytes for b in blobs], dtype=bool) if len(set(map(type, blobs))) > 1 else False
     if np.any(wrong):
@@ -403,7 +408,7 @@ def open_memory(file: ArchiveFile, text_of: TextOf) -> tuple[InMemoryArchive, Lo
     Terms tokenized at this open (an older file or tokenizer) are written back, so the next open skips that.
 
     Raises:
-        StoreError: If the file cannot be read or written, or is inconsistent.
+        ArchiveError: If the file cannot be read or written, or is inconsistent.
     """
     with collector_paused():
         loaded = load(file.connection, file.path, text_of)
@@ -411,7 +416,7 @@ def open_memory(file: ArchiveFile, text_of: TextOf) -> tuple[InMemoryArchive, Lo
         try:
             memory.load_columns(loaded.columns)
         except StateError as error:
-            raise StoreError(f"the archive file '{file.path}' is inconsistent: {error}") from error
+            raise ArchiveError(f"the archive file '{file.path}' is inconsistent: {error}") from error
     if loaded.retokenized:
         with file.transaction() as connection:
             store_terms(connection, loaded.retokenized)

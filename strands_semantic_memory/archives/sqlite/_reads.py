@@ -56,6 +56,10 @@ class InProcessReads:
         """Live records by index."""
         return self._memory.get(indices)
 
+    def find_keys(self, keys: Sequence[str]) -> dict[str, int]:
+        """The live index of each record whose idempotency key is among ``keys``."""
+        return self._memory.find_keys(keys)
+
     def find_text(self, needle: str) -> list[int]:
         """Live indices whose searchable text contains ``needle`` (case-insensitive)."""
         return self._memory.find_text(needle)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from strands_semantic_memory.archives._protocol import NewRecord, StoreStats
+from strands_semantic_memory.archives._protocol import ArchiveStats, NewRecord
 from strands_semantic_memory.archives._state import SavedArchive
 from strands_semantic_memory.archives.in_process._records import TextOf
 from strands_semantic_memory.archives.in_process.faiss._approximate import ApproximateIndex
@@ -23,8 +23,8 @@ from strands_semantic_memory.messages._codec import CHUNK_BITS, decode_message, 
 from strands_semantic_memory.messages._terms import TOKENIZER_VERSION, count_terms
 
 INSERT_MESSAGE = (
-    "INSERT INTO ssm_messages (idx, data, role, archived_at, said_at, key, has_text, terms, term_counts, tokenizer) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO ssm_messages (idx, data, role, archived_at, said_at, session_id, key, has_text, terms, term_counts, "
+    "tokenizer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 INSERT_VECTORS = "INSERT INTO ssm_vectors (idx, count, data) VALUES (?, ?, ?)"
 INSERT_LISTS = "INSERT INTO ssm_lists (idx, lists) VALUES (?, ?)"
@@ -32,7 +32,7 @@ CENTROIDS = "ivf_centroids"
 """The ``ssm_meta`` key of the approximate index's stored training (see ``_schema``)."""
 
 
-def counters(stats: StoreStats) -> dict[str, int]:
+def counters(stats: ArchiveStats) -> dict[str, int]:
     """The ``ssm_meta`` counters of an archive with these stats."""
     return {
         "next_index": stats.archived_total,
@@ -95,15 +95,28 @@ def message_row(
     index: int,
     data: bytes,
     role: str,
-    archived_at: float,
-    said_at: float | None,
+    times: tuple[float, float | None],
+    session_id: str | None,
     key: str | None,
     has_text: bool,
     counted: Mapping[str, int],
 ) -> tuple[Any, ...]:
-    """The ``ssm_messages`` row of one message (``key`` None: a key that never matches again)."""
+    """The ``ssm_messages`` row of one message (``times``: archived, said; ``key`` None: never matches again)."""
     terms, term_counts = encode_terms(counted)
-    return (index, data, role, archived_at, said_at, key, int(has_text), terms, term_counts, TOKENIZER_VERSION)
+    archived_at, said_at = times
+    return (
+        index,
+        data,
+        role,
+        archived_at,
+        said_at,
+        session_id,
+        key,
+        int(has_text),
+        terms,
+        term_counts,
+        TOKENIZER_VERSION,
+    )
 
 
 def new_message_rows(
@@ -123,7 +136,8 @@ def new_message_rows(
             seen.add(index)
             key = None if new.key.startswith("u:") else new.key  # a fresh key never matches again
             has_text = bool(new.text.strip())
-            rows.append(message_row(index, new.data, new.role, new.archived_at, new.said_at, key, has_text, terms[0]))
+            times = (new.archived_at, new.said_at)
+            rows.append(message_row(index, new.data, new.role, times, new.session_id, key, has_text, terms[0]))
     return rows
 
 
@@ -213,6 +227,14 @@ def delete_messages(connection: sqlite3.Connection, indices: Sequence[int], coun
     set_meta(connection, counters)
 
 
+def delete_all(connection: sqlite3.Connection, counters: Mapping[str, Any]) -> None:
+    """Delete every message, vector and list, and the approximate index's training (``forget_all``)."""
+    for table in ("ssm_vectors", "ssm_lists", "ssm_messages"):
+        connection.execute(f"DELETE FROM {table}")  # noqa: S608
+    clear_training(connection)
+    set_meta(connection, counters)
+
+
 def replace_all(connection: sqlite3.Connection, saved: SavedArchive, reembed: bool, text_of: TextOf) -> None:
     """Replace the file's content with a decoded (and already validated) archive."""
     messages = []
@@ -225,8 +247,8 @@ def replace_all(connection: sqlite3.Connection, saved: SavedArchive, reembed: bo
                 record.index,
                 record.data,
                 str(message.get("role")),
-                record.archived_at,
-                record.said_at,
+                (record.archived_at, record.said_at),
+                record.session_id,
                 record_key(tracking_id, record.data) if tracking_id else None,
                 bool(text.strip()),
                 count_terms(text)[0],

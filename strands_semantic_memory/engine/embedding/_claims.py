@@ -1,6 +1,6 @@
 """The embedding queue's bookkeeping: who may call the archive, and which pending messages are in hand.
 
-- ``ArchiveAccess`` holds the archive and its store lock, given once. Every archive call of the queue is made in
+- ``ArchiveAccess`` holds the archive and its archive lock, given once. Every archive call of the queue is made in
   ``use()``, which ``bar`` closes to one thread (the background thread, at ``close``): ``bar`` waits for a call in
   progress, never for an embedding, and no call of that thread starts after it.
 - ``Claims`` knows which pending messages a run (or a search) has in hand, so that no two runs embed the same
@@ -9,7 +9,7 @@
   instead of embedding them again; and the newest messages this memory archived, so that a search embeds the
   newest pending ones first.
 
-Both share the queue lock. Lock order: the store lock first, then the queue lock, everywhere.
+Both share the queue lock. Lock order: the archive lock first, then the queue lock, everywhere.
 """
 
 from __future__ import annotations
@@ -33,30 +33,30 @@ class Detached(Exception):
 
 
 class ArchiveAccess:
-    """The archive and its store lock, and which threads may no longer call it."""
+    """The archive and its archive lock, and which threads may no longer call it."""
 
-    def __init__(self, archive: Archive, store_lock: AbstractContextManager[Any], lock: threading.RLock) -> None:
+    def __init__(self, archive: Archive, archive_lock: AbstractContextManager[Any], lock: threading.RLock) -> None:
         """Create the access.
 
         Args:
             archive: The archive.
-            store_lock: The engine's store lock (held around archive calls only, never while embedding).
+            archive_lock: The engine's archive lock (held around archive calls only, never while embedding).
             lock: The queue lock.
         """
         self.archive = archive
-        self._store_lock = store_lock
+        self._archive_lock = archive_lock
         self._calls = threading.Condition(lock)
         self._inside: set[threading.Thread] = set()
         self._barred: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
 
     @contextmanager
     def use(self) -> Iterator[Archive]:
-        """The archive, under the store lock (taken first, so a caller of ``bar`` holding it is never waited for).
+        """The archive, under the archive lock (taken first, so a caller of ``bar`` holding it is never waited for).
 
         Raises:
             Detached: In a thread ``bar`` closed the archive to.
         """
-        with self._store_lock:
+        with self._archive_lock:
             me = threading.current_thread()
             with self._calls:
                 if me in self._barred:

@@ -69,17 +69,22 @@ class PendingView:
         *,
         context: ContextRequest | None = None,
     ) -> Candidates:
-        """The archive's candidates, with the pending messages' similarities added."""
+        """The archive's candidates, with the pending messages' similarities added.
+
+        A pending message outside the search filter's scope is not scored at all, not even as a neighbour.
+        """
         answer = self._archive.candidates(vector, query, dense_k, lexical_k, search_filter, context=context)
         best = {} if vector is None else self._best(vector)
+        records = self._archive.get(list(best)) if best and search_filter is not None else {}
+        if search_filter is not None and search_filter.scoped:
+            best = {i: s for i, s in best.items() if i in records and search_filter.in_scope(records[i].session_id)}
         if not best:
             return answer
         dense = answer.dense
         if dense_k > 0:
             eligible = best
             if search_filter is not None:
-                records = self._archive.get(list(best))
-                accepted = {i for i, r in records.items() if search_filter.accepts(r.role, r.time)}
+                accepted = {i for i, r in records.items() if search_filter.accepts_record(r)}
                 eligible = {i: s for i, s in best.items() if i in accepted}
             nearest = sorted({**dense, **eligible}.items(), key=lambda item: (-item[1], item[0]))[:dense_k]
             dense = dict(nearest)

@@ -7,9 +7,9 @@ after ``archive``, and before a search when a retry is due; ``embed_pending``) o
 it, at most ``QUERY_TIME_LIMIT``, and hands their vectors to the thread, which stores them without embedding
 them again.
 
-The queue is given the archive, its store lock, the embedder and what to call after each stored batch once, at
+The queue is given the archive, its archive lock, the embedder and what to call after each stored batch once, at
 construction; it holds the memory only weakly. One lock (the queue lock, reentrant) guards the claims, the retry
-policy and the thread's state; the store lock is always taken before it.
+policy and the thread's state; the archive lock is always taken before it.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class EmbeddingQueue:
     def __init__(
         self,
         archive: Archive,
-        store_lock: AbstractContextManager[Any],
+        archive_lock: AbstractContextManager[Any],
         embed: EmbedFn,
         options: MemoryOptions,
         on_embedded: Callable[[int], object],
@@ -71,13 +71,13 @@ class EmbeddingQueue:
 
         Args:
             archive: The archive.
-            store_lock: The engine's store lock (held around archive calls only, never while embedding).
+            archive_lock: The engine's archive lock (held around archive calls only, never while embedding).
             embed: Embeds document texts (checked and normalized by the caller).
             options: The memory's options (chunking, retry interval, batch size, embedding mode).
             on_embedded: Called with each stored batch's count (held weakly when it is a bound method).
         """
         self._lock = threading.RLock()
-        self._access = ArchiveAccess(archive, store_lock, self._lock)
+        self._access = ArchiveAccess(archive, archive_lock, self._lock)
         self._claims = Claims(self._access, self._lock, QUERY_TIME_LIMIT)
         self._policy = RetryPolicy(options.embedding_retry_interval)
         self._embed = embed

@@ -25,7 +25,7 @@ from strands_semantic_memory.messages._codec import CHUNK_BITS
 def test_alive_matches_membership(base: int, size: int, removed: set[int], trim: bool, asked: list[int]) -> None:
     table = RecordTable(base)
     for n in range(size):
-        table.append(f"m{n}".encode(), "user", None, 0.0, None, 1)
+        table.append(f"m{n}".encode(), "user", None, 0.0, None, None, 1)
     for n in sorted(removed):
         if n < size:
             table.remove(base + n)
@@ -49,7 +49,7 @@ def test_dense_hits_unfiltered_equal_the_per_hit_walk(chunks: list[int], removed
     rng = np.random.default_rng(seed)
     table, store = RecordTable(0), FaissIndex(8)
     for n, count in enumerate(chunks):
-        table.append(f"m{n}".encode(), "user", None, 0.0, None, 1)
+        table.append(f"m{n}".encode(), "user", None, 0.0, None, None, 1)
         vectors = rng.normal(size=(count, 8)).astype(np.float32)
         store.add(
             np.asarray([(n << CHUNK_BITS) | c for c in range(count)]),
@@ -84,7 +84,7 @@ def test_lexical_hits_unfiltered_equal_the_per_hit_walk(
 ) -> None:
     table, index = RecordTable(0), LexicalIndex()
     for n, words in enumerate(texts):
-        table.append(f"m{n}".encode(), "user", None, 0.0, None, 1)
+        table.append(f"m{n}".encode(), "user", None, 0.0, None, None, 1)
         index.add(n, " ".join(words))
     gone = [n for n in sorted(removed) if n < len(texts)]
     index.remove(gone)

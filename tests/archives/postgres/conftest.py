@@ -7,16 +7,16 @@ import psycopg
 import pytest
 
 from strands_semantic_memory.archives.postgres import PostgresArchive
-from tests.support.archives import new_namespace
+from tests.support.archives import new_user_id
 
 
 @pytest.fixture
-def make_store(pg_uri):
-    """PostgresArchive factory (fresh namespace unless given); every store is closed afterwards."""
+def make_archive(pg_uri):
+    """PostgresArchive factory (fresh user_id unless given); every store is closed afterwards."""
     stores = []
 
-    def make(uri=None, namespace=None, **options):
-        store = PostgresArchive(uri or pg_uri, namespace or new_namespace("store"), **options)
+    def make(uri=None, user_id=None, **options):
+        store = PostgresArchive(uri or pg_uri, user_id or new_user_id("store"), **options)
         stores.append(store)
         return store
 

@@ -5,12 +5,12 @@ import pytest
 from strands_semantic_memory.archives._protocol import Archive
 from strands_semantic_memory.archives.postgres import SCHEMA_VERSION, PostgresArchive
 from strands_semantic_memory.errors import ConfigurationError, StateError
-from tests.support.archives import new_namespace
+from tests.support.archives import new_user_id
 from tests.support.postgres import embed, make_record
 
 
 def test_the_store_satisfies_the_protocol_and_declares_its_capabilities():
-    store = PostgresArchive("postgresql://nobody@127.0.0.1:9/none", new_namespace())
+    store = PostgresArchive("postgresql://nobody@127.0.0.1:9/none", new_user_id())
     assert isinstance(store, Archive), "no connection is attempted: properties are free of side effects"
     assert store.persistent and store.thread_safe and store.dimension is None
     with pytest.raises(ConfigurationError, match="lock_timeout"):
@@ -19,28 +19,30 @@ def test_the_store_satisfies_the_protocol_and_declares_its_capabilities():
         PostgresArchive("postgresql://x", "ns", pool_size=0)
 
 
-def test_times_and_roles_are_stored_and_returned(make_store, pg_uri):
-    store = make_store()
+def test_times_and_roles_are_stored_and_returned(make_archive, pg_uri):
+    store = make_archive()
     store.add([make_record("said yesterday", role="assistant", archived_at=2000.5, said_at=1000.25)])
     store.add([make_record("no said time", archived_at=3000.0)])
-    reopened = make_store(namespace=store.namespace)
+    reopened = make_archive(user_id=store.user_id)
     got = reopened.get([0, 1])
     assert (got[0].role, got[0].archived_at, got[0].said_at, got[0].time) == ("assistant", 2000.5, 1000.25, 1000.25)
     assert (got[1].said_at, got[1].time) == (None, 3000.0)
 
 
-def test_load_state_validates_everything_before_it_drops_vectors(make_store, embedder):
+def test_load_state_validates_everything_before_it_drops_vectors(make_archive, embedder):
     """A saved state is checked completely before any vector is dropped (also with reembed=True)."""
-    store = make_store()
+    store = make_archive()
     texts = ["the harbour opens at dawn", "the market closes at noon"]
     store.add([make_record(t) for t in texts])
     store.set_vectors(embed(embedder, texts))
     state = store.export_state("model-a")
-    assert state["store"] == {"kind": "pgvector", "namespace": store.namespace, "schema_version": SCHEMA_VERSION}
+    assert state["archive"] == {"kind": "pgvector", "user_id": store.user_id, "schema_version": 1}
+    assert SCHEMA_VERSION == 1
     bad = [
-        {**state, "store": {**state["store"], "schema_version": SCHEMA_VERSION + 1}},
-        {**state, "store": {**state["store"], "namespace": "another"}},
-        {**state, "store": {**state["store"], "schema_version": "2"}},
+        {**state, "archive": {**state["archive"], "schema_version": SCHEMA_VERSION + 1}},
+        {**state, "archive": {**state["archive"], "schema_version": 0}},
+        {**state, "archive": {**state["archive"], "user_id": "another"}},
+        {**state, "archive": {**state["archive"], "schema_version": "1"}},
         {"records": []},
     ]
     for invalid in bad:

@@ -28,13 +28,13 @@ def wait_for_index(store, uri, seconds=120.0):
     return store._builder.wait(seconds) and hnsw_index_is_valid(uri)
 
 
-def test_hnsw_path_is_used_above_the_threshold_and_agrees_with_exact_search(make_store, fresh_database, embedder):
+def test_hnsw_path_is_used_above_the_threshold_and_agrees_with_exact_search(make_archive, fresh_database, embedder):
     """PostgreSQL's HNSW path, against the exact scan on the same data."""
     messages = distractor_conversation(400)
     messages.insert(250, text_message("user", PLANTED_TURN))
     texts = [m["content"][0]["text"] for m in messages]
     roles = [m["role"] for m in messages]
-    store = make_store(fresh_database, exact_search_below=300)
+    store = make_archive(fresh_database, exact_search_below=300)
     vectors = embed(embedder, texts)
     store.add([make_record(t, role=r) for t, r in list(zip(texts, roles, strict=True))[:200]])
     store.set_vectors({i: v for i, v in vectors.items() if i < 200})
@@ -48,11 +48,11 @@ def test_hnsw_path_is_used_above_the_threshold_and_agrees_with_exact_search(make
     with psycopg.connect(fresh_database, autocommit=True) as connection:
         register_vector(connection)
         query = embedder.embed_queries(["What was my booking reference?"])
-        params = {"ns": store.namespace, "q": query[0], "tsq": None, "dense_k": 10, "lexical_k": 0, "fetch": 40}
+        params = {"user": store.user_id, "q": query[0], "tsq": None, "dense_k": 10, "lexical_k": 0, "fetch": 40}
         sql = candidates_sql(Plan(True, False, True, 384, None))
         plan = "\n".join(row[0] for row in connection.execute("EXPLAIN " + sql, params).fetchall())
         assert "ssm_archive_hnsw_384" in plan, plan
-    exact = make_store(fresh_database, namespace=store.namespace, exact_search_below=10**9)
+    exact = make_archive(fresh_database, user_id=store.user_id, exact_search_below=10**9)
     for question in ["What was my booking reference?", "When is the meeting?", "What did Alice review?"]:
         query = embedder.embed_queries([question])
         approximate = store.candidates(query, question, 10, 10)
@@ -64,7 +64,7 @@ def test_hnsw_path_is_used_above_the_threshold_and_agrees_with_exact_search(make
     hit = store.candidates(embedder.embed_queries(["What was my booking reference?"]), "", 1, 0)
     assert list(hit.dense) == [250]
     traced = psycopg.connect(fresh_database, autocommit=True, prepare_threshold=0)
-    same = make_store(fresh_database, namespace=store.namespace, exact_search_below=300, connection=traced)
+    same = make_archive(fresh_database, user_id=store.user_id, exact_search_below=300, connection=traced)
     same.candidates(query, "meeting", 10, 10)
     with RoundTrips(traced) as trips:
         assert same.candidates(query, "meeting", 10, 10).dense == approximate_for(store, query)
@@ -73,11 +73,11 @@ def test_hnsw_path_is_used_above_the_threshold_and_agrees_with_exact_search(make
     assert len(users.dense) == 20 and all(roles[i] == "user" for i in users.dense)
 
 
-def test_build_index_after_a_bulk_load_builds_it_once_and_waits(make_store, fresh_database, embedder):
+def test_build_index_after_a_bulk_load_builds_it_once_and_waits(make_archive, fresh_database, embedder):
     """After a bulk load the caller can build the HNSW index at once instead of at the first search."""
     messages = distractor_conversation(120)
     texts = [m["content"][0]["text"] for m in messages]
-    store = make_store(fresh_database, exact_search_below=100)
+    store = make_archive(fresh_database, exact_search_below=100)
     store.add([make_record(t, role=m["role"]) for t, m in zip(texts[:60], messages[:60], strict=True)])
     store.set_vectors({i: v for i, v in embed(embedder, texts[:60]).items()})
     assert store.build_index() is False, "under the threshold there is nothing to build"
@@ -89,9 +89,9 @@ def test_build_index_after_a_bulk_load_builds_it_once_and_waits(make_store, fres
     assert store.build_index() is True, "a second call finds it built"
 
 
-def test_the_default_threshold_builds_the_hnsw_index_at_8000_messages(make_store, fresh_database):
+def test_the_default_threshold_builds_the_hnsw_index_at_8000_messages(make_archive, fresh_database):
     """HNSW from 8,000 messages by default (at 10k the exact scan took 31-38 ms against 13-16 ms)."""
-    store = make_store(fresh_database)
+    store = make_archive(fresh_database)
     assert store.exact_search_below == 8000
     vectors = np.random.default_rng(4).standard_normal((8000, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -112,21 +112,21 @@ def approximate_for(store, query):
     return store.candidates(query, "meeting", 10, 10).dense
 
 
-def test_a_small_namespace_in_a_shared_hnsw_table_falls_back_to_exact_results(make_store, fresh_database, embedder):
-    """pgvector filters by namespace after the HNSW scan: a small namespace must still get its true neighbours."""
+def test_a_small_user_in_a_shared_hnsw_table_falls_back_to_exact_results(make_archive, fresh_database, embedder):
+    """pgvector filters by user_id after the HNSW scan: a small user_id must still get its true neighbours."""
     big_texts = [m["content"][0]["text"] for m in distractor_conversation(400, seed=3)]
-    big = make_store(fresh_database, exact_search_below=100)
+    big = make_archive(fresh_database, exact_search_below=100)
     big.add([make_record(t) for t in big_texts])
     big.set_vectors(embed(embedder, big_texts))
     big.candidates(embedder.embed_queries(["anything"]), "", 5, 0)
     assert wait_for_index(big, fresh_database)
     small_texts = [f"note {i}: {t}" for i, t in enumerate(TOPIC_TURNS)]
-    small = make_store(fresh_database, exact_search_below=0)
+    small = make_archive(fresh_database, exact_search_below=0)
     small.add([make_record(t) for t in small_texts])
     small.set_vectors(embed(embedder, small_texts))
     query = embedder.embed_queries(["shortest paths in graphs"])
     found = small.candidates(query, "", 5, 0)
-    truth = make_store(fresh_database, namespace=small.namespace, exact_search_below=10**9).candidates(query, "", 5, 0)
+    truth = make_archive(fresh_database, user_id=small.user_id, exact_search_below=10**9).candidates(query, "", 5, 0)
     assert found.dense == pytest.approx(truth.dense, abs=1e-5) and len(found.dense) == 5
 
 
@@ -137,20 +137,20 @@ def unit_rows(count, seed, towards=None):
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def test_a_namespace_whose_rows_the_shared_index_does_not_reach_gets_exact_results(make_store, fresh_database):
-    """pgvector removes other namespaces' rows after the HNSW scan: when they take every place the scan has, the
+def test_a_user_whose_rows_the_shared_index_does_not_reach_gets_exact_results(make_archive, fresh_database):
+    """pgvector removes other users' rows after the HNSW scan: when they take every place the scan has, the
     search must look further and fall back to the exact scan (it returned an empty dense list: the rows left after
     the filter were fewer than those fetched, which was taken for "no more")."""
     axis = np.zeros(384, dtype=np.float32)
     axis[0] = 1.0
-    other = make_store(fresh_database, exact_search_below=100)
+    other = make_archive(fresh_database, exact_search_below=100)
     other.add([make_record(f"other tenant {i}") for i in range(3000)])
     other.set_vectors({i: v[None, :] for i, v in enumerate(unit_rows(3000, 1, towards=axis))})
-    ours = make_store(fresh_database, exact_search_below=100)
+    ours = make_archive(fresh_database, exact_search_below=100)
     ours.add([make_record(f"own note {i}") for i in range(3000)])
     ours.set_vectors({i: v[None, :] for i, v in enumerate(unit_rows(3000, 2, towards=-axis))})
     assert ours.build_index() is True
-    exact = make_store(fresh_database, namespace=ours.namespace, exact_search_below=10**9)
+    exact = make_archive(fresh_database, user_id=ours.user_id, exact_search_below=10**9)
     for query in unit_rows(3, 3, towards=axis)[:, None, :]:  # near the other tenant's rows, far from ours
         found = ours.candidates(query, "", 50, 0)
         assert len(found.dense) == 50 and found.dense == pytest.approx(exact.candidates(query, "", 50, 0).dense)

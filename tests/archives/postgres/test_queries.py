@@ -10,7 +10,7 @@ from strands_semantic_memory.archives._scoring import strongest
 from strands_semantic_memory.archives.postgres import PostgresArchive
 from strands_semantic_memory.archives.postgres._queries import LEXICAL, Plan, candidates_sql
 from strands_semantic_memory.archives.postgres._text_search import query_lexemes, quoted, tsquery_literal
-from tests.support.archives import new_namespace
+from tests.support.archives import new_user_id
 from tests.support.conversations import distractor_conversation
 from tests.support.postgres import embed, make_record
 
@@ -19,13 +19,13 @@ QUESTIONS = ("How much did the sourdough cost?", "Who reviews the job interview?
 
 @pytest.fixture(scope="module")
 def filled(pg_uri, embedder):
-    """A namespace of 120 conversation messages with their vectors (read only by the tests of this module)."""
-    store = PostgresArchive(pg_uri, new_namespace("formula"))
+    """A user_id of 120 conversation messages with their vectors (read only by the tests of this module)."""
+    store = PostgresArchive(pg_uri, new_user_id("formula"))
     texts = [m["content"][0]["text"] for m in distractor_conversation(120)]
     store.add([make_record(text) for text in texts])
     store.set_vectors(embed(embedder, texts))
     yield store
-    store.drop_namespace()
+    store.forget_all()
     store.close()
 
 
@@ -60,9 +60,9 @@ def test_the_sql_picks_the_strongest_candidates_as_the_python_formula_does(
     assert total, "the question finds candidates"
 
 
-def test_search_filters_by_role_and_time_in_sql(make_store, embedder):
+def test_search_filters_by_role_and_time_in_sql(make_archive, embedder):
     """Role and time filters apply to the dense and the lexical side, matching the oracle."""
-    store = make_store()
+    store = make_archive()
     texts = [f"project update number {i}: the deployment went fine" for i in range(40)]
     records = [
         make_record(
@@ -84,7 +84,7 @@ def test_search_filters_by_role_and_time_in_sql(make_store, embedder):
         SearchFilter(roles=frozenset({"tool"})),
     ]
     for search_filter in filters:
-        expected = {i for i, r in enumerate(records) if search_filter.accepts(r.role, times[i])}
+        expected = {i for i, r in enumerate(records) if search_filter.accepts(i, r.role, times[i], None)}
         found = store.candidates(query, "project deployment", 100, 100, search_filter)
         assert set(found.dense) == expected, search_filter
         assert set(found.lexical) == expected, search_filter
@@ -93,8 +93,8 @@ def test_search_filters_by_role_and_time_in_sql(make_store, embedder):
     assert len(unfiltered.dense) == 5 and len(unfiltered.lexical) == 5
 
 
-def test_candidates_match_an_independent_numpy_search(make_store, embedder):
-    store = make_store()
+def test_candidates_match_an_independent_numpy_search(make_archive, embedder):
+    store = make_archive()
     messages = distractor_conversation(120)
     texts = [m["content"][0]["text"] for m in messages]
     store.add([make_record(t) for t in texts])
@@ -116,20 +116,20 @@ def test_candidates_match_an_independent_numpy_search(make_store, embedder):
     assert store.similarities(query, [3, 7, 999]) == pytest.approx({3: float(scores[3]), 7: float(scores[7])}, abs=1e-5)
 
 
-def lexical_side(uri, namespace, query, lexical_k, budget):
+def lexical_side(uri, user_id, query, lexical_k, budget):
     """The store's lexical candidates for ``query`` with a given scan budget (the statement, run directly)."""
     lexemes = query_lexemes(query)
-    params = {"ns": namespace, "tsq": tsquery_literal(query), "terms": lexemes, "budget": budget}
+    params = {"user": user_id, "tsq": tsquery_literal(query), "terms": lexemes, "budget": budget}
     params.update(literals=[quoted(t) for t in lexemes], lexical_k=lexical_k, dense_k=0)
     with psycopg.connect(uri, autocommit=True) as connection:
         rows = connection.execute(candidates_sql(Plan(False, True, False, None, None)), params).fetchall()
     return {int(i): s for kind, i, s in rows if kind == LEXICAL}
 
 
-def test_frequent_terms_are_ranked_only_when_the_selective_ones_match_too_few(make_store, fresh_database):
+def test_frequent_terms_are_ranked_only_when_the_selective_ones_match_too_few(make_archive, fresh_database):
     """Over the scan budget, messages matching only the query's frequent terms are not ranked (unless
     needed to fill the list); the scores of those ranked are the whole query's."""
-    store = make_store(fresh_database)
+    store = make_archive(fresh_database)
     texts = [f"the weather report number {i}" for i in range(400)]  # "weather" and "report": frequent
     texts[50] = "the weather report mentions the lighthouse keeper"
     texts[120] = "a lighthouse keeper wrote the weather report, the weather report again"
@@ -138,27 +138,29 @@ def test_frequent_terms_are_ranked_only_when_the_selective_ones_match_too_few(ma
     with psycopg.connect(fresh_database, autocommit=True) as connection:
         connection.execute("ANALYZE ssm_archive")  # the term frequencies come from the column's statistics
     query = "weather report from the lighthouse"
-    everything = lexical_side(fresh_database, store.namespace, query, 10, budget=10**9)
+    everything = lexical_side(fresh_database, store.user_id, query, 10, budget=10**9)
     assert len(everything) == 10 and 300 not in everything, "ranking every match: common words repeated win"
-    pruned = lexical_side(fresh_database, store.namespace, query, 3, budget=50)
+    pruned = lexical_side(fresh_database, store.user_id, query, 3, budget=50)
     assert sorted(pruned) == [50, 120, 300], "only the messages that mention the rare term were ranked"
     for index in set(pruned) & set(everything):
         assert pruned[index] == pytest.approx(everything[index]), "scores are the whole query's"
-    filled = lexical_side(fresh_database, store.namespace, query, 10, budget=50)
+    filled = lexical_side(fresh_database, store.user_id, query, 10, budget=50)
     assert {50, 120, 300} < set(filled) and len(filled) == 10, "frequent-only matches fill a short list"
     assert store.candidates(None, query, 0, 10).lexical == everything, "below the real budget: unchanged"
 
 
 @pytest.mark.parametrize("search_filter", [None, SearchFilter(roles=frozenset({"user"}))])
 @pytest.mark.parametrize("radius", [1, 3])
-def test_the_neighbourhoods_answered_are_every_covered_index_read_directly(make_store, embedder, search_filter, radius):
+def test_the_neighbourhoods_answered_are_every_covered_index_read_directly(
+    make_archive, embedder, search_filter, radius
+):
     """``context``: each covered index that is not a candidate, live as the filter says, with its best chunk.
 
-    The namespace has what the neighbourhood scan must get right: overlapping neighbourhoods (many leading
+    The user_id has what the neighbourhood scan must get right: overlapping neighbourhoods (many leading
     candidates, ``radius`` up to 3), the start of the archive (no negative index), a message of two chunks, one
     still waiting for its vector (live, no similarity), a forgotten one (neither), and roles for the filter.
     """
-    store = make_store()
+    store = make_archive()
     texts = [m["content"][0]["text"] for m in distractor_conversation(60)]
     store.add([make_record(t, role="user" if i % 3 else "assistant") for i, t in enumerate(texts)])
     vectors = {i: v[None] for i, v in enumerate(embedder.embed_documents(texts))}
@@ -176,7 +178,7 @@ def test_the_neighbourhoods_answered_are_every_covered_index_read_directly(make_
     assert len(covered) < len(found.context.around) * (2 * radius + 1), "neighbourhoods overlap"
     records = store.get(sorted(covered))
     assert 12 not in records and {9, 5} & covered, "the forgotten and the special messages are among the covered"
-    live = {i for i, r in records.items() if search_filter is None or search_filter.accepts(r.role, r.archived_at)}
+    live = {i for i, r in records.items() if search_filter is None or search_filter.accepts_record(r)}
     assert live < set(records) if search_filter else live == set(records)
     assert found.context.live == frozenset(live)
     expected = store.similarities(vector, sorted(covered))

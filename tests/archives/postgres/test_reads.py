@@ -9,10 +9,10 @@ from tests.support.conversations import distractor_conversation
 from tests.support.postgres import RoundTrips, embed, make_record
 
 
-def test_a_search_is_one_round_trip_and_a_hook_turn_two(pg_uri, make_store, embedder):
+def test_a_search_is_one_round_trip_and_a_hook_turn_two(pg_uri, make_archive, embedder):
     """Candidates in one statement, passages in another, has_pending from the last report."""
     connection = psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0)  # as the pool's connections are
-    store = make_store(connection=connection)
+    store = make_archive(connection=connection)
     texts = [m["content"][0]["text"] for m in distractor_conversation(60)]
     store.add([make_record(t) for t in texts])
     store.set_vectors(embed(embedder, texts))
@@ -56,10 +56,12 @@ class UnservedContext:
 
 @pytest.mark.parametrize("roles", [None, ["user"]])
 @pytest.mark.parametrize("retrieval", ["hybrid", "dense", "lexical"])
-def test_an_engine_hook_turn_is_two_round_trips_with_unchanged_results(pg_uri, make_store, embedder, retrieval, roles):
+def test_an_engine_hook_turn_is_two_round_trips_with_unchanged_results(
+    pg_uri, make_archive, embedder, retrieval, roles
+):
     """The neighbours the ranking scores come with the candidates; then one read for the passages."""
     connection = psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0)  # as the pool's connections are
-    store = make_store(connection=connection)
+    store = make_archive(connection=connection)
     options = {"retrieval": retrieval, "top_k": 3, "ranking": {"min_depth": 20}}  # fewer candidates than messages
     memory = SemanticMemory(embedder=embedder, archive=store, context_radius=1, **options)
     memory.add(distractor_conversation(80))
@@ -81,9 +83,9 @@ def test_an_engine_hook_turn_is_two_round_trips_with_unchanged_results(pg_uri, m
             assert old.count >= 3, "without the context answered the neighbours cost a round trip of their own"
 
 
-def test_has_pending_reports_other_writers_within_the_check_interval(make_store):
-    reader = make_store(pending_check_interval=0)
-    writer = make_store(namespace=reader.namespace)
+def test_has_pending_reports_other_writers_within_the_check_interval(make_archive):
+    reader = make_archive(pending_check_interval=0)
+    writer = make_archive(user_id=reader.user_id)
     assert not reader.has_pending()
     writer.add([make_record("waiting for vectors")])
     assert reader.has_pending(), "interval 0: every call asks the database"

@@ -12,7 +12,7 @@ import pytest
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.archives.postgres import PostgresArchive
-from tests.support.archives import new_namespace
+from tests.support.archives import new_user_id
 from tests.support.conversations import distractor_conversation, text_message
 
 
@@ -36,7 +36,7 @@ def restart(server) -> None:
 
 
 def test_the_first_calls_after_a_restart_succeed(server, embedder):
-    store = PostgresArchive(server.get_uri(), new_namespace("restart"), pool_size=3, connect_timeout=20)
+    store = PostgresArchive(server.get_uri(), new_user_id("restart"), pool_size=3, connect_timeout=20)
     memory = SemanticMemory(embedder=embedder, archive=store)
     memory.add(distractor_conversation(10))
     with concurrent.futures.ThreadPoolExecutor(3) as pool:  # several pooled connections, all about to go stale

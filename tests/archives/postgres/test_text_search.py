@@ -5,9 +5,9 @@ from strands_semantic_memory.archives.postgres._text_search import MAX_LEXEME_BY
 from tests.support.postgres import HOSTILE_TEXTS, make_record
 
 
-def test_hostile_texts_archive_and_come_back_byte_for_byte(make_store):
+def test_hostile_texts_archive_and_come_back_byte_for_byte(make_archive):
     """NUL, lone surrogates, tokens over 2,046 bytes and 5 MB messages all archive."""
-    store = make_store()
+    store = make_archive()
     records = [make_record(text, tracking_id=f"t-{name}", clean=False) for name, text in HOSTILE_TEXTS.items()]
     raw = NewRecord(
         data=b'{"role":"user","content":[{"text":"\\u0000"}]}\xff\x00 not even UTF-8',

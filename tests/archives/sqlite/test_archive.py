@@ -21,7 +21,7 @@ from strands_semantic_memory.archives.in_process._archive import InMemoryArchive
 from strands_semantic_memory.archives.sqlite import SCHEMA_VERSION, SqliteArchive
 from strands_semantic_memory.archives.sqlite._writes import decode_terms
 from strands_semantic_memory.embeddings import normalize_rows
-from strands_semantic_memory.errors import EmbeddingModelMismatchError, StateError, StoreError
+from strands_semantic_memory.errors import ArchiveError, EmbeddingModelMismatchError, StateError
 from strands_semantic_memory.messages._codec import decode_message, encode_message
 from strands_semantic_memory.messages._terms import TOKENIZER_VERSION, count_terms
 from tests.support import REPO_ROOT
@@ -69,6 +69,7 @@ def snapshot(archive: SqliteArchive) -> dict:
 
 @pytest.fixture
 def path(tmp_path: Path) -> Path:
+    (tmp_path / "nested").mkdir()
     return tmp_path / "nested" / "archive.sqlite3"
 
 
@@ -167,13 +168,13 @@ def test_a_failed_commit_changes_nothing(path: Path):
     connection.execute(
         "CREATE TRIGGER fail_delete BEFORE DELETE ON ssm_messages BEGIN SELECT RAISE(ABORT, 'disk full'); END"
     )
-    with pytest.raises(StoreError, match="disk full"):
+    with pytest.raises(ArchiveError, match="disk full"):
         archive.add([record(message("lost"))])
-    with pytest.raises(StoreError, match="disk full"):
+    with pytest.raises(ArchiveError, match="disk full"):
         archive.evict_oldest(2)
-    with pytest.raises(StoreError, match="disk full"):
+    with pytest.raises(ArchiveError, match="disk full"):
         archive.forget([1])
-    with pytest.raises(StoreError, match="disk full"):
+    with pytest.raises(ArchiveError, match="disk full"):
         archive.enforce_limits(2, None)
     assert snapshot(archive) == before
     connection.execute("DROP TRIGGER fail_INSERT")
@@ -291,10 +292,10 @@ def test_forget_is_persisted_and_erased_from_the_files(path: Path):
 def test_a_second_open_of_the_same_file_is_refused_until_closed(path: Path):
     archive = SqliteArchive(path)
     archive.add([record(message("owned"))])
-    with pytest.raises(StoreError, match="open in another process"):
+    with pytest.raises(ArchiveError, match="open in another process"):
         SqliteArchive(path, timeout=0.1)
     archive.close()
-    with pytest.raises(StoreError, match="closed"):
+    with pytest.raises(ArchiveError, match="closed"):
         archive.add([record(message("after close"))])
     again = SqliteArchive(path, timeout=0.1)
     assert len(again) == 1
@@ -307,22 +308,27 @@ def test_files_that_are_not_archives_are_refused(tmp_path: Path):
     connection.execute("CREATE TABLE users (name TEXT)")
     connection.commit()
     connection.close()
-    with pytest.raises(StoreError, match="not a strands-semantic-memory archive"):
+    with pytest.raises(ArchiveError, match="not a strands-semantic-memory archive"):
         SqliteArchive(other)
     text = tmp_path / "notes.txt"
     text.write_text("just some notes, not a database at all" * 100)
-    with pytest.raises(StoreError):
+    with pytest.raises(ArchiveError):
         SqliteArchive(text)
 
 
-def test_a_newer_schema_is_refused(path: Path):
-    SqliteArchive(path).close()
+@pytest.mark.parametrize(("version", "says"), [(99, "newer"), (0, "reads version 1 only"), ("1", "reads version 1")])
+def test_a_file_of_another_schema_version_is_refused_and_left_as_it_is(path: Path, version, says):
+    archive = SqliteArchive(path)
+    archive.add([record(message("kept as it is"))])
+    archive.close()
     connection = sqlite3.connect(path)
-    connection.execute("UPDATE ssm_meta SET value = 99 WHERE key = 'schema_version'")
+    connection.execute("UPDATE ssm_meta SET value = ? WHERE key = 'schema_version'", (version,))
     connection.commit()
     connection.close()
-    with pytest.raises(StoreError, match="newer"):
+    before = path.read_bytes()
+    with pytest.raises(ArchiveError, match=says):
         SqliteArchive(path)
+    assert path.read_bytes() == before
 
 
 def test_state_is_a_small_reference_that_reopens(path: Path, tmp_path: Path):
@@ -331,7 +337,8 @@ def test_state_is_a_small_reference_that_reopens(path: Path, tmp_path: Path):
     embed_all(archive)
     state = json.loads(json.dumps(archive.export_state("model-a")))
     assert len(json.dumps(state)) < 400
-    assert state["store"] == {"kind": "sqlite", "path": str(path), "schema_version": SCHEMA_VERSION}
+    assert state["archive"] == {"kind": "sqlite", "path": str(path), "schema_version": 1}
+    assert SCHEMA_VERSION == 1
     assert state["embedding"] == {"model_id": "model-a", "dimension": DIMENSION}
     archive.load_state(state, reembed=False)  # the same file: nothing to do
     assert len(archive) == 50
@@ -344,9 +351,11 @@ def test_state_is_a_small_reference_that_reopens(path: Path, tmp_path: Path):
     with pytest.raises(StateError, match="another archive file"):  # never switches to another file
         archive.load_state(other_state, reembed=False)
     with pytest.raises(StateError, match="another archive file"):
-        archive.load_state({**other_state, "store": {**other_state["store"], "path": str(tmp_path / "gone")}}, False)
+        archive.load_state(
+            {**other_state, "archive": {**other_state["archive"], "path": str(tmp_path / "gone")}}, False
+        )
     with pytest.raises(StateError, match="pgvector"):
-        archive.load_state({**other_state, "store": {"kind": "pgvector", "namespace": "n"}}, False)
+        archive.load_state({**other_state, "archive": {"kind": "pgvector", "user_id": "n"}}, False)
     assert len(archive) == 50 and archive.path == str(path)
     archive.close()
     assert SqliteArchive(other_path, timeout=0.1).stats().message_count == 1  # the other file was never opened
@@ -437,6 +446,7 @@ def test_semantic_memory_reopens_a_durable_archive(tmp_path: Path, counting_embe
     from strands_semantic_memory import SemanticMemory
 
     path = tmp_path / "agent" / "archive.sqlite3"
+    path.parent.mkdir()
     memory = SemanticMemory(embedder=counting_embedder, archive_path=path)
     memory.add([message("The invoice INV-20931 covers the plumbing repair."), message("ok", role="assistant")])
     memory.add([message(f"unrelated chatter about the weather, take {n}") for n in range(10)])
@@ -454,14 +464,7 @@ def test_semantic_memory_reopens_a_durable_archive(tmp_path: Path, counting_embe
     reopened.archive.close()
 
 
-# ---------------------------------------------------------------------------------------- stored terms, migration
-
-V1_SCHEMA = """
-CREATE TABLE ssm_meta (key TEXT PRIMARY KEY, value);
-CREATE TABLE ssm_messages (idx INTEGER PRIMARY KEY, data BLOB NOT NULL, role TEXT NOT NULL,
-    archived_at REAL NOT NULL, said_at REAL, key TEXT, has_text INTEGER NOT NULL);
-CREATE TABLE ssm_vectors (idx INTEGER PRIMARY KEY, count INTEGER NOT NULL, data BLOB NOT NULL);
-"""
+# ---------------------------------------------------------------------------------------- stored terms
 
 
 def varied_archive(path: Path) -> SqliteArchive:
@@ -481,46 +484,11 @@ def varied_archive(path: Path) -> SqliteArchive:
     return archive
 
 
-def write_v1_copy(source: Path, target: Path) -> None:
-    """The archive at ``source`` written in the layout of schema version 1 (no term columns)."""
-    old = sqlite3.connect(source)
-    new = sqlite3.connect(target)
-    new.executescript(V1_SCHEMA)
-    new.executemany("INSERT INTO ssm_meta VALUES (?, ?)", old.execute("SELECT key, value FROM ssm_meta"))
-    new.execute("UPDATE ssm_meta SET value = 1 WHERE key = 'schema_version'")
-    new.executemany(
-        "INSERT INTO ssm_messages VALUES (?, ?, ?, ?, ?, ?, ?)",
-        old.execute("SELECT idx, data, role, archived_at, said_at, key, has_text FROM ssm_messages"),
-    )
-    new.executemany("INSERT INTO ssm_vectors VALUES (?, ?, ?)", old.execute("SELECT idx, count, data FROM ssm_vectors"))
-    new.commit()
-    new.close()
-    old.close()
-
-
 def stored_terms(path: Path) -> list[tuple]:
     connection = sqlite3.connect(path)
     rows = connection.execute("SELECT idx, terms, term_counts, tokenizer FROM ssm_messages ORDER BY idx").fetchall()
     connection.close()
     return rows
-
-
-def test_an_archive_of_schema_version_1_opens_migrated_and_identical(tmp_path: Path):
-    current = varied_archive(tmp_path / "current.sqlite3")
-    expected = snapshot(current)
-    current.close()
-    legacy = tmp_path / "legacy.sqlite3"
-    write_v1_copy(tmp_path / "current.sqlite3", legacy)
-
-    migrated = SqliteArchive(legacy)
-    assert snapshot(migrated) == expected
-    assert migrated.add([record(message("tracked"), tracking_id="t-1")]) == [30]  # its key survived the migration
-    migrated.close()
-    connection = sqlite3.connect(legacy)
-    assert connection.execute("SELECT value FROM ssm_meta WHERE key = 'schema_version'").fetchone() == (SCHEMA_VERSION,)
-    connection.close()
-    assert stored_terms(legacy) == stored_terms(tmp_path / "current.sqlite3")  # tokenized once, written back
-    assert snapshot(SqliteArchive(legacy)) == expected
 
 
 def test_terms_of_another_tokenizer_version_are_rebuilt_at_open(path: Path):
@@ -529,8 +497,9 @@ def test_terms_of_another_tokenizer_version_are_rebuilt_at_open(path: Path):
     archive.close()
     good = stored_terms(path)
     connection = sqlite3.connect(path)
-    connection.execute(
-        "UPDATE ssm_messages SET terms = CAST('stale' AS BLOB), term_counts = zeroblob(4), tokenizer = 1"
+    connection.execute(  # as an earlier tokenizer would have left them
+        "UPDATE ssm_messages SET terms = CAST('stale' AS BLOB), term_counts = zeroblob(4), tokenizer = ?",
+        (TOKENIZER_VERSION - 1,),
     )
     connection.commit()
     connection.close()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from strands_semantic_memory.archives.sqlite import SqliteArchive
-from strands_semantic_memory.errors import StoreError
+from strands_semantic_memory.errors import ArchiveError
 from tests.support.records import message, record, unit_vectors
 
 
@@ -37,7 +37,7 @@ def edit(path: Path, *statements: tuple[str, tuple]) -> None:
 def test_counters_claiming_more_than_the_file_holds_are_refused_before_anything_is_allocated(path, next_index):
     three_messages(path)
     edit(path, ("UPDATE ssm_meta SET value = ? WHERE key = 'next_index'", (next_index,)))
-    with pytest.raises(StoreError, match=f"'{path}'.*claim {next_index}"):
+    with pytest.raises(ArchiveError, match=f"'{path}'.*claim {next_index}"):
         SqliteArchive(path)
 
 
@@ -59,11 +59,11 @@ DAMAGE = {
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE), ids=list(DAMAGE))
-def test_a_damaged_row_is_a_store_error_naming_it_and_the_rest_stays_readable(path, damage):
+def test_a_damaged_row_is_an_archive_error_naming_it_and_the_rest_stays_readable(path, damage):
     three_messages(path)
     edit(path, DAMAGE[damage])
     archive = SqliteArchive(path)  # opens: one damaged row does not make the archive unreadable
-    with pytest.raises(StoreError, match=f"'{path}'.*row 1"):
+    with pytest.raises(ArchiveError, match=f"'{path}'.*row 1"):
         archive.get([1])
     records = archive.get([0, 1, 2])  # a range leaves the damaged row out, as it leaves a forgotten one
     assert sorted(records) == [0, 2]
@@ -76,7 +76,7 @@ def test_a_damaged_row_is_a_store_error_naming_it_and_the_rest_stays_readable(pa
     archive.close()
     reopened = SqliteArchive(path)  # the damaged row is kept as it was, and the file still opens
     assert sorted(reopened.get(list(range(5)))) == [2, 3]
-    with pytest.raises(StoreError, match="row 1"):
+    with pytest.raises(ArchiveError, match="row 1"):
         reopened.get([1])
     reopened.evict_oldest(10)  # past the damaged row: the file's counters still account for every row
     reopened.close()

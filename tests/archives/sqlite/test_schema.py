@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from strands_semantic_memory.archives.sqlite import SqliteArchive
-from strands_semantic_memory.errors import StoreError
+from strands_semantic_memory.errors import ArchiveError
 from tests.support.records import message, record
 
 
@@ -50,7 +50,7 @@ def journal_mode(path: Path) -> str:
 def test_a_database_that_is_not_an_archive_is_refused_and_never_modified(tmp_path: Path, statements):
     path = database(tmp_path / "their.db", *statements)
     before = files_of(path)
-    with pytest.raises(StoreError, match=f"'{path}'.*not a strands-semantic-memory archive"):
+    with pytest.raises(ArchiveError, match=f"'{path}'.*not a strands-semantic-memory archive"):
         SqliteArchive(path)
     assert files_of(path) == before
     assert journal_mode(path) == "delete", "not switched to WAL"
@@ -64,7 +64,7 @@ def test_an_archive_missing_a_table_is_refused_and_never_modified(tmp_path: Path
     archive.close()
     database(path, f"DROP TABLE {table}")
     before = files_of(path)
-    with pytest.raises(StoreError, match=f"'{path}'.*{table}"):
+    with pytest.raises(ArchiveError, match=f"'{path}'.*{table}"):
         SqliteArchive(path)
     assert files_of(path) == before
 
@@ -72,7 +72,7 @@ def test_an_archive_missing_a_table_is_refused_and_never_modified(tmp_path: Path
 def test_a_new_file_and_an_empty_file_become_archives(tmp_path: Path):
     empty = tmp_path / "empty.sqlite3"
     empty.touch()
-    for path in (tmp_path / "new" / "archive.sqlite3", empty):
+    for path in (tmp_path / "archive.sqlite3", empty):
         archive = SqliteArchive(path)
         archive.add([record(message("first"))])
         archive.close()

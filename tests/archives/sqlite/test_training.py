@@ -103,7 +103,7 @@ def test_each_later_write_adds_only_its_messages_lists(approximate):
 @pytest.mark.parametrize(
     "damage",
     [
-        "DELETE FROM ssm_meta WHERE key = 'ivf_centroids'",  # a file of the previous schema version
+        "DELETE FROM ssm_meta WHERE key = 'ivf_centroids'",  # centroids lost
         "DELETE FROM ssm_lists WHERE idx = 7",  # a message whose lists are missing
         "UPDATE ssm_meta SET value = x'00000000' WHERE key = 'ivf_centroids'",  # centroids of another size
         # a list number out of range
