@@ -8,6 +8,7 @@ pasted into a file: where a reader puts their own model, an example puts ``Scrip
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import pytest
@@ -15,9 +16,18 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _markdown_example_folder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Run each Markdown example in its own temporary folder (other tests are left as they are)."""
+    """Run each Markdown example in its own temporary folder, its output captured (other tests are left as they are).
+
+    pytest-markdown-docs (0.9) turns pytest's capture off while an example runs, so what an example prints (its
+    ``print`` calls, and the replies Strands' default callback handler streams to stdout) would land between the
+    progress dots. With the capture left on, an example's output is kept and shown with its failure, like any
+    test's.
+    """
     if request.node.get_closest_marker("markdown-docs") is not None:
         monkeypatch.chdir(request.getfixturevalue("tmp_path"))
+        capture = request.config.pluginmanager.getplugin("capturemanager")
+        if capture is not None:
+            monkeypatch.setattr(capture, "global_and_fixture_disabled", contextlib.nullcontext)
     yield
 
 

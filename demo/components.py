@@ -102,7 +102,7 @@ def make_tools(manager: Any) -> list[Any]:
     """The conversation tools (``memory_tools``) over the manager's archive."""
     from strands_semantic_memory import memory_tools
 
-    return list(memory_tools(manager))
+    return list(memory_tools(manager, allow_forget=True))  # the demo shows forgetting too
 
 
 def make_manager(args: argparse.Namespace, embedder: Any, archive: Path) -> Any:

@@ -102,12 +102,17 @@ class ContextBudget:
             the largest window the LoCoMo-in-the-loop benchmark measures (4,000 tokens of an 8,000-token window
             delivered up to 95 % of the evidence there), so with the default share it changes nothing up to a
             16,000-token window and bounds the cost of every call above it. The room it leaves goes to the history.
+        uncertain_memory_tokens: The most tokens of archived context a turn gets when it resembles the archive only
+            a little (``"uncertain"``, see ``retrieval.relevance``): its few best hits, not a full share. Default
+            250: on the development half of LoCoMo, enough for the two to five best messages of a question asked
+            without the names the archive uses, while an unrelated prompt in that band costs at most that much.
     """
 
     memory_share: float = 0.5
     reply_share: float = 0.05
     fallback_memory_tokens: int = 1000
     max_memory_tokens: int | None = 8000
+    uncertain_memory_tokens: int = 250
 
     def __post_init__(self) -> None:
         """Check the shares.
@@ -129,6 +134,9 @@ class ContextBudget:
         cap = self.max_memory_tokens
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise ConfigurationError(f"max_memory_tokens must be an integer >= 1 or None, got {cap!r}")
+        band = self.uncertain_memory_tokens
+        if isinstance(band, bool) or not isinstance(band, int) or band < 0:
+            raise ConfigurationError(f"uncertain_memory_tokens must be an integer >= 0, got {band!r}")
 
     def history_limit(self, window: int) -> int:
         """The most tokens the active history may take before the manager reduces it.

@@ -72,7 +72,8 @@ STORE_CASES = [
     ({"min_score": -1.5}, "min_score", "-1.5"),
     ({"show_dates": 1}, "show_dates", "1"),
     ({"tools": "no"}, "tools", "'no'"),
-    ({"include_forget": None}, "include_forget", "None"),
+    ({"allow_forget": None}, "allow_forget", "None"),
+    ({"inject_when": "sometimes"}, "inject_when", "'sometimes'"),
 ]
 
 
@@ -188,7 +189,7 @@ def test_the_context_editor_refuses_bad_options(options, option, shown):
 @pytest.mark.parametrize(
     ("options", "option", "shown"),
     [
-        ({"include_forget": "no"}, "include_forget", "'no'"),
+        ({"allow_forget": "no"}, "allow_forget", "'no'"),
         ({"show_dates": None}, "show_dates", "None"),
         ({"context_radius": -1}, "context_radius", "-1"),
         ({"min_score": 3}, "min_score", "3"),

@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import math
 import os
@@ -45,6 +46,7 @@ from strands_semantic_memory.archives import resolve_archive
 from strands_semantic_memory.archives._protocol import Archive, NewRecord, StoredRecord
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
 from strands_semantic_memory.embeddings._checked import CheckedEmbedder
+from strands_semantic_memory.engine._calibration import Calibration, probe_vectors
 from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records, record_keys
 from strands_semantic_memory.engine._memory_state import (
     check_compatibility,
@@ -71,7 +73,8 @@ from strands_semantic_memory.errors import (
 from strands_semantic_memory.messages._codec import decode_message
 from strands_semantic_memory.messages._time import TimeBound
 from strands_semantic_memory.retrieval._passages import Passage
-from strands_semantic_memory.retrieval._recall import Recall, SearchHit, make_filter
+from strands_semantic_memory.retrieval._recall import Recall, Recollection, SearchHit, make_filter
+from strands_semantic_memory.retrieval._relevance import relevance
 from strands_semantic_memory.retrieval._rerank import Reranker
 
 logger = logging.getLogger(__name__)
@@ -183,8 +186,10 @@ class SemanticMemory:
         # during a batch, never the memory).
         weakref.finalize(self, self._queue.request_stop).atexit = False
         self._recall = Recall(archive, self._checked, self._archive_lock, lambda: self._options, reranker)
+        self._calibration = Calibration()
         self._added = AddedCounter()
         self._version = 0
+        self._generation = 0
         self._searches = 0
         if self._options.embedding == "background":  # what a durable archive left pending is embedded now
             try:
@@ -226,6 +231,22 @@ class SemanticMemory:
     def version(self) -> int:
         """Increases on every change made through this object; lets callers cache work derived from it."""
         return self._version
+
+    @property
+    def generation(self) -> int:
+        """How many times ``load_state`` replaced the archive: an index read before a restore may name another record.
+
+        ``SemanticStorage``'s key table reads the archive again when it changes.
+        """
+        return self._generation
+
+    def _restores_held(self) -> AbstractContextManager[object]:
+        """Hold off ``load_state`` while the block runs (re-entrant).
+
+        What the block reads and does with it then refers to one archive. For ``SemanticStorage``'s key table; keep
+        the block short (no embedding in it).
+        """
+        return self._lock
 
     @property
     def archive(self) -> Archive:
@@ -344,6 +365,7 @@ class SemanticMemory:
         with self._archive_lock:
             indices, added = self._commit(records)
         self._changed(len(added))
+        self._calibration.added(len(added))
         # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
         texts = {i: r.text for i, r in zip(indices, records, strict=True) if i in added and r.text.strip()}
         self._changed(self._queue.after_archive(texts))
@@ -465,6 +487,7 @@ class SemanticMemory:
             removed = self._archive.forget_all()
             self._queue.reset()
             self._checked.clear()
+            self._calibration.reset()
             self._added.reset()
             self._changed()
         logger.info("forgotten=<%d> | every archived message of the user deleted on request", removed)
@@ -595,6 +618,54 @@ class SemanticMemory:
             found = self._archive.find_keys(wanted)
         return {position: found[key] for position, key in enumerate(keys) if key is not None and key in found}
 
+    def recall(
+        self,
+        query: str,
+        top_k: int | None = None,
+        context_radius: int | None = None,
+        min_score: float | None = None,
+        *,
+        cut: float = 0.0,
+        roles: Collection[str] | None = None,
+        since: TimeBound = None,
+        until: TimeBound = None,
+    ) -> Recollection:
+        """``retrieve`` for a turn: the passages, and how much the query resembles this archive.
+
+        The hook and the memory store call this once per user turn. Besides the passages it reports the query's
+        best similarity to an archived message and this archive's floor (the probes' quantile, see
+        ``retrieval.relevance``), so the caller can decide what the turn is worth.
+
+        Args:
+            query: The text to look for.
+            top_k: Hits at most (default: ``options.top_k``).
+            context_radius: Neighbours per hit (default: the option).
+            min_score: Minimum cosine similarity (default: the option).
+            cut: Leave out hits scoring under this share of the best hit's score (0: keep them).
+            roles: Only messages of these roles.
+            since: Only messages said (else archived) at or after this time.
+            until: Only messages said (else archived) at or before this time.
+
+        Raises:
+            ConfigurationError: If an argument breaks its option's rule.
+        """
+        recall = self._recall_for(query, min_score)
+        found = recall.recollect(query, top_k, context_radius, min_score, make_filter(roles, since, until), cut=cut)
+        floor = self._floor(recall) if found.best_similarity is not None else None
+        return dataclasses.replace(found, floor=floor, relevance=relevance(found.best_similarity, floor))
+
+    def _floor(self, recall: Recall) -> float | None:
+        """The relevance floor of the archive (computed when due; see ``_calibration``)."""
+
+        def probes() -> list[float | None]:
+            dimension = self._archive.dimension
+            if dimension is None:
+                return []
+            vectors = probe_vectors(self.embedder.model_id, dimension, self._checked.query)
+            return recall.nearest(vectors)
+
+        return self._calibration.floor(lambda: len(self), probes)
+
     def _recall_for(self, query: object, min_score: float | None) -> Recall:
         """Count a search and return the recall path it reads through.
 
@@ -661,8 +732,10 @@ class SemanticMemory:
         mismatch = check_compatibility(state, self.embedder.model_id, known, reembed=reembed)
         with self._lock, self._archive_lock:
             restore_archive(self._archive, state, reembed=mismatch)
+            self._generation += 1
             self._queue.reset()
             self._checked.clear()
+            self._calibration.reset()
             self._added.reset()
             self._changed()
         if mismatch:

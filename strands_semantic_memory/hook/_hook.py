@@ -6,9 +6,10 @@ to what the model receives on that turn's model calls only, through Strands' mod
 user's message in ``agent.messages``, in the session, in the archive and in summaries stays exactly as the user
 sent it, so there is nothing to restore or strip afterwards.
 
-The hook orchestrates; its parts live beside it: ``_turn`` (per-agent and per-turn records, and ``Enrichment``),
-``_search`` (the archive search for a turn), ``_selection`` (which messages fit a call) and ``_model_call`` (the
-messages a call receives, and shrinking them after a context overflow).
+One model call goes top-down: the middleware makes the call's plan (``_plan``: options, budget, window, room, the
+messages the call holds), searches once per turn with it (``_search``), builds the call's view (``_model_call``,
+which chooses the passages that fit: ``_selection``), sends it, and lets the turn record what happened
+(``_turn``). The options live in ``_options``.
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ from strands.middleware import InvokeModelContext, InvokeModelStage, TypedEvent
 from strands.plugins import Plugin
 from strands.types.exceptions import ContextWindowOverflowException
 
-from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score
-from strands_semantic_memory.budget import ContextBudget, agent_budget, model_window
+from strands_semantic_memory._validation import check_instance
+from strands_semantic_memory.budget import ContextBudget
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.hook._model_call import View, build_view, record_view, shrink
+from strands_semantic_memory.hook._model_call import View, build_view
+from strands_semantic_memory.hook._options import CHECKS, HookOptions, InjectWhen
+from strands_semantic_memory.hook._plan import plan_call
 from strands_semantic_memory.hook._search import preview_turn, search_turn
-from strands_semantic_memory.hook._selection import InjectionSettings
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, user_text
 
 if TYPE_CHECKING:
@@ -44,44 +46,9 @@ if TYPE_CHECKING:
 
     from strands_semantic_memory.storage import SemanticStorage
 
-__all__ = ["Enrichment", "SemanticMemoryHook", "search_depth"]
+__all__ = ["Enrichment", "SemanticMemoryHook"]
 
 logger = logging.getLogger(__name__)
-
-TOKENS_PER_HIT = 40
-"""A short message with its separator, in tokens: how many hits a budget can hold is its tokens / this."""
-
-
-def search_depth(memory_tokens: int) -> int:
-    """Hits to search for when ``top_k`` is not set: about as many as the memory's budget can hold (20 to 200).
-
-    The budget then keeps the best that fit; searching deeper than the budget holds only costs time.
-    """
-    return max(20, min(200, memory_tokens // TOKENS_PER_HIT))
-
-
-def _optional_count(minimum: int) -> Callable[[str, Any], int | None]:
-    return lambda name, value: check_int(name, value, minimum=minimum, optional=True)
-
-
-def _memory_option(name: str, value: Any) -> SemanticMemory | None:
-    return check_instance(name, value, SemanticMemory, "a SemanticMemory (for example manager.memory) or None")
-
-
-_OPTION_CHECKS: dict[str, Callable[[str, Any], Any]] = {
-    "enabled": check_flag,
-    "max_context_length": _optional_count(1),
-    "include_metadata": check_flag,
-    "top_k": _optional_count(1),
-    "context_radius": _optional_count(0),
-    "min_score": check_score,
-    "keep_injected_context": check_flag,
-    "memory": _memory_option,
-    "max_context_tokens": _optional_count(1),
-    "show_dates": check_flag,
-    "budget": lambda name, value: check_instance(name, value, ContextBudget, "a ContextBudget or None"),
-}
-"""The hook's options and their checks: at construction, on assignment and in ``configure``."""
 
 
 class SemanticMemoryHook(Plugin, HookProvider):
@@ -117,6 +84,8 @@ class SemanticMemoryHook(Plugin, HookProvider):
     to an agent one way, not both.
     """
 
+    _options: HookOptions
+
     def __init__(
         self,
         enabled: bool = True,
@@ -129,9 +98,10 @@ class SemanticMemoryHook(Plugin, HookProvider):
         keep_injected_context: bool = False,
         memory: SemanticMemory | None = None,
         max_context_tokens: int | None = None,
-        show_dates: bool = False,
+        show_dates: bool = True,
         budget: ContextBudget | None = None,
         storage: SemanticStorage | None = None,
+        inject_when: InjectWhen = "relevant",
     ) -> None:
         """Create the hook.
 
@@ -151,11 +121,19 @@ class SemanticMemoryHook(Plugin, HookProvider):
                 this hook (per process, not in the session). Off by default: kept context grows every call.
             memory: Search this memory instead of the agent's conversation manager's.
             max_context_tokens: A cap in tokens on the injected context, on top of the budget; None: no cap.
-            show_dates: Show the date of each injected message (when it was said, else archived), in UTC.
+            show_dates: Show when each injected message was said (else archived), in UTC. On by default: a
+                question about time ("what did I do last weekend?") is answered from the dates.
             budget: How the model's window is shared (default: the conversation manager's ``budget`` when it has
                 one, or that of a ``BudgetSummarization`` in the agent's ``ContextManager``, else ``ContextBudget()``).
             storage: Search this ``SemanticStorage`` (or a namespaced view of it): the entries of the view that the
                 model call's messages no longer hold, such as what Strands' ``ContextManager`` summarized away.
+                Without ``memory`` or ``storage``, each agent's own is searched: its conversation manager's memory,
+                else its ``Agent(storage=...)`` when that is a ``SemanticStorage``.
+            inject_when: ``"relevant"`` (default): a turn gets archived context when it resembles the archive more
+                than generic questions do (see ``retrieval.relevance``): the full budget, a small one
+                (``ContextBudget.uncertain_memory_tokens``) when it resembles it a little, nothing when not; and
+                hits scoring under a share of the best one are left out. ``"always"``: every turn gets its budget's
+                worth, best first (questions that never name what the archive calls things may need this).
 
         Raises:
             ConfigurationError: If an option has the wrong type or is out of range (the message names the option
@@ -165,20 +143,28 @@ class SemanticMemoryHook(Plugin, HookProvider):
                 ``storage`` not two different memories. Setting an option later (``hook.enabled = False``, or
                 ``configure``) is checked the same way.
         """
-        self.enabled = enabled
-        self.max_context_length = max_context_length
-        self.max_context_tokens = max_context_tokens
-        self.include_metadata = include_metadata
-        self.show_dates = show_dates
-        self.top_k = top_k
-        self.context_radius = context_radius
-        self.min_score = min_score
-        self.keep_injected_context = keep_injected_context
-        self.budget = budget
-        self.storage = storage
-        self.memory = self._storage_memory(storage, memory)
-        self.last_enrichment: Enrichment | None = None
+        object.__setattr__(
+            self,
+            "_options",
+            HookOptions(
+                enabled=enabled,
+                max_context_length=max_context_length,
+                include_metadata=include_metadata,
+                top_k=top_k,
+                context_radius=context_radius,
+                min_score=min_score,
+                keep_injected_context=keep_injected_context,
+                max_context_tokens=max_context_tokens,
+                show_dates=show_dates,
+                budget=budget,
+                inject_when=inject_when,
+            ),
+        )
+        self.storage = _checked_storage(storage)
+        self.memory = _fixed_memory(self.storage, memory)
         self._agents: weakref.WeakKeyDictionary[Any, AgentState] = weakref.WeakKeyDictionary()
+        self._served = 0  # agents this hook has been registered with, ever (last_enrichment needs exactly one)
+        self._latest: Enrichment | None = None  # the latest enrichment of any agent (read only while _served == 1)
         Plugin.__init__(self)
 
     @property
@@ -190,23 +176,25 @@ class SemanticMemoryHook(Plugin, HookProvider):
         """Register the callbacks with an agent that received the hook as a plugin (``Agent(plugins=[...])``)."""
         self.register_hooks(agent.hooks)
 
-    @staticmethod
-    def _storage_memory(storage: SemanticStorage | None, memory: SemanticMemory | None) -> SemanticMemory | None:
-        if storage is None:
-            return memory
-        from strands_semantic_memory.storage import SemanticStorage  # imported when used: the hook stays light
+    # ------------------------------------------------------------------ options
 
-        if not isinstance(storage, SemanticStorage):
-            raise ConfigurationError(f"storage must be a SemanticStorage, got {type(storage).__name__}")
-        found = storage.memory
-        if memory is not None and memory is not found:
-            raise ConfigurationError("memory and storage are two different memories: pass one of them")
-        return found
+    @property
+    def options(self) -> HookOptions:
+        """The current options (frozen; change them with ``configure`` or by setting one: ``hook.top_k = 5``)."""
+        return self._options
+
+    def __getattr__(self, name: str) -> Any:
+        """An option read as an attribute (``hook.enabled``): the current value."""
+        if name in CHECKS:
+            return getattr(self._options, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Set an attribute; an option (see ``__init__``) is checked first, and refused as it would be there."""
-        check = _OPTION_CHECKS.get(name)
-        super().__setattr__(name, value if check is None else check(name, value))
+        if name in CHECKS:
+            self.configure(**{name: value})
+        else:
+            super().__setattr__(name, value)
 
     def configure(self, **changes: Any) -> None:
         """Change several options at once, in effect from the next model call; all are checked before any changes.
@@ -217,14 +205,31 @@ class SemanticMemoryHook(Plugin, HookProvider):
         Raises:
             ConfigurationError: If a name is not an option, or a value is invalid; then nothing changed.
         """
-        unknown = sorted(set(changes) - set(_OPTION_CHECKS))
-        if unknown:
+        object.__setattr__(self, "_options", self._options.replace(**changes))
+
+    # ------------------------------------------------------------------ what the hook did
+
+    def enrichment(self, agent: Agent) -> Enrichment | None:
+        """What the hook did for ``agent``'s latest user turn (None before one, or while nothing is archived)."""
+        state = self._agents.get(agent)
+        return state.last_enrichment if state is not None else None
+
+    @property
+    def last_enrichment(self) -> Enrichment | None:
+        """What the hook did for the latest user turn, when it has only ever served one agent.
+
+        Raises:
+            ConfigurationError: If the hook has served several agents: their turns may be different users', so
+                read ``enrichment(agent)`` for the one you mean.
+        """
+        if self._served > 1:
             raise ConfigurationError(
-                f"unknown SemanticMemoryHook option(s) {unknown}; options: {sorted(_OPTION_CHECKS)}"
+                f"this SemanticMemoryHook has served {self._served} agents, whose turns may be different users': "
+                "read hook.enrichment(agent) for the agent you mean"
             )
-        checked = {name: _OPTION_CHECKS[name](name, value) for name, value in changes.items()}
-        for name, value in checked.items():
-            super().__setattr__(name, value)
+        return self._latest
+
+    # ------------------------------------------------------------------ registration and callbacks
 
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
         """Register the callbacks; the model-call middleware is added when the agent is initialized."""
@@ -236,10 +241,10 @@ class SemanticMemoryHook(Plugin, HookProvider):
     def preview(self, query: str, *, agent: Agent | None = None) -> Enrichment:
         """What the hook would inject for a user turn with this text, without calling any model.
 
-        Searches the archive (``memory``, or ``agent``'s manager's) and applies the budget: ``max_context_length``,
+        Searches the archive (``memory``, or ``agent``'s) and applies the budget: ``max_context_length``,
         ``max_context_tokens`` and the memory's share of ``agent.model``'s context window when it is known. The
-        room left in a real model call is not known here, so only the share applies. Does not change
-        ``last_enrichment``. For debugging and benchmarks.
+        room left in a real model call is not known here, so only the share applies. Changes nothing the hook
+        keeps. For debugging and benchmarks.
 
         Args:
             query: The user's text.
@@ -247,29 +252,39 @@ class SemanticMemoryHook(Plugin, HookProvider):
 
         Returns:
             The passages that would be injected, those left out, and the full text the turn would be sent with.
-        """
-        settings = self._settings(agent)
-        return preview_turn(
-            agent,
-            self.memory,
-            query,
-            settings,
-            top_k=self.top_k
-            or search_depth(settings.budget.memory_tokens(model_window(getattr(agent, "model", None)))),
-            context_radius=self.context_radius,
-            min_score=self.min_score,
-        )
 
-    # ------------------------------------------------------------------ agent callbacks
+        Raises:
+            ConfigurationError: If there is no memory to search.
+        """
+        return preview_turn(plan_call(self._options, agent), self._memory_for(agent), query)
 
     def _memory_for(self, agent: Any) -> SemanticMemory:
-        return resolve_memory(agent if self.memory is None else self.memory, pass_as="SemanticMemoryHook(memory=...)")
+        """The memory searched for ``agent``: the hook's own, else the agent's (its manager's, or its storage's)."""
+        if self.memory is not None:
+            return self.memory
+        storage = _agent_storage(agent)
+        if storage is not None and resolve_memory_or_none(agent) is None:
+            return storage.memory
+        return resolve_memory(agent, pass_as="SemanticMemoryHook(memory=...)")
+
+    def _storage_for(self, agent: Any) -> SemanticStorage | None:
+        """The storage whose stash the hook searches for ``agent``, if any (the hook's own, else the agent's)."""
+        if self.storage is not None:
+            return self.storage
+        if self.memory is None and resolve_memory_or_none(agent) is None:
+            return _agent_storage(agent)
+        return None
 
     def _state(self, agent: Any) -> AgentState:
         state = self._agents.get(agent)
         if state is None:
             state = self._agents[agent] = AgentState()
+            self._served += 1
         return state
+
+    def _note(self, state: AgentState, enrichment: Enrichment | None) -> None:
+        """``enrichment`` is the agent's latest (None: its new turn has none yet)."""
+        state.last_enrichment = self._latest = enrichment
 
     def _register(self, agent: Agent) -> None:
         state = self._state(agent)
@@ -286,7 +301,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
         state = self._state(event.agent)
         state.turn = None
         state.without_kept = False
-        self.last_enrichment = None
+        self._note(state, None)
 
     def _on_message_added(self, event: MessageAddedEvent) -> None:
         message = event.message
@@ -296,8 +311,8 @@ class SemanticMemoryHook(Plugin, HookProvider):
         if query is None:
             return  # a tool result belongs to the current turn
         state = self._state(event.agent)
-        self.last_enrichment = None
-        state.turn = Turn(message=message, query=query) if self.enabled else None
+        self._note(state, None)
+        state.turn = Turn(message=message, query=query) if self._options.enabled else None
         if state.kept:
             present = {id(m) for m in event.agent.messages}
             state.kept = {k: v for k, v in state.kept.items() if k in present}
@@ -305,8 +320,8 @@ class SemanticMemoryHook(Plugin, HookProvider):
     def _on_after_invocation(self, event: AfterInvocationEvent) -> None:
         state = self._state(event.agent)
         turn = state.turn
-        if self.keep_injected_context and turn is not None and turn.sent is not None:
-            content, extra = turn.sent
+        if self._options.keep_injected_context and turn is not None and turn.sent_content is not None:
+            content, extra = turn.sent_content
             state.kept[id(turn.message)] = (turn.message, content, extra)
         state.turn = None
 
@@ -319,24 +334,24 @@ class SemanticMemoryHook(Plugin, HookProvider):
     ) -> AsyncGenerator[TypedEvent, None]:
         """Send the turn's model call with the retrieved context; on overflow, retry with less, then none."""
         state = self._agents.get(context.agent)
-        if state is None or not self.enabled or (state.turn is None and not state.kept):
+        options = self._options
+        if state is None or not options.enabled or (state.turn is None and not state.kept):
             async for event in next_fn(context):
                 yield event
             return
+        plan = plan_call(options, context.agent, context.messages, context.system_prompt)  # one plan per call
         turn = state.turn
         if turn is not None and not turn.searched:
-            settings = self._settings(context.agent)
-            await self._search(
-                context,
-                turn,
-                self.top_k or search_depth(settings.budget.memory_tokens(model_window(context.agent.model))),
-            )
+            storage = self._storage_for(context.agent)
+            scope = storage.turn_scope(context.messages, plan.depth) if storage is not None else None
+            await search_turn(plan, self._memory_for(context.agent), turn, scope)
+            if turn.enrichment is not None:  # None: nothing archived yet, the enrichment stays None
+                self._note(state, turn.enrichment)
         retries = 0
         while True:
-            view = await build_view(self._settings(context.agent), context, state)
+            view = build_view(plan, context, state)
             if view is None or not view.injected:
-                if turn is not None and turn.enrichment is not None:
-                    self._record(turn, view, retries)
+                self._sent(state, view, retries)
                 async for event in next_fn(context):
                     yield event
                 return
@@ -357,7 +372,9 @@ class SemanticMemoryHook(Plugin, HookProvider):
                     )
                     raise
                 retries += 1
-                shrink(state, view)
+                state.without_kept = True
+                if turn is not None:
+                    turn.shrink(view)
                 logger.info(
                     "retry=<%d>, chars=<%d>, error=<%s> | context overflow with injected context and no history "
                     "left to reduce; retrying with less context",
@@ -366,43 +383,52 @@ class SemanticMemoryHook(Plugin, HookProvider):
                     error,
                 )
                 continue
-            if turn is not None:
-                self._record(turn, view, retries)
+            self._sent(state, view, retries)
             return
 
-    def _record(self, turn: Turn, view: View | None, retries: int) -> None:
-        """Note what the turn's call was finally sent with, as ``last_enrichment``."""
-        enrichment = record_view(turn, view, retries)
-        if enrichment is not None:
-            self.last_enrichment = enrichment
+    def _sent(self, state: AgentState, view: View | None, retries: int) -> None:
+        """Let the turn note what its call was finally sent with (its enrichment is the agent's latest)."""
+        if state.turn is not None:
+            enrichment = state.turn.sent(view, retries)
+            if enrichment is not None:
+                self._note(state, enrichment)
 
-    async def _search(self, context: InvokeModelContext, turn: Turn, top_k: int) -> None:
-        """Search the archive once for the turn; what was found becomes ``last_enrichment``."""
-        scope = self.storage.turn_scope(context.messages, top_k) if self.storage is not None else None
-        enrichment = await search_turn(
-            context.agent,
-            self.memory,
-            turn,
-            top_k=top_k if scope is None else scope.depth,
-            context_radius=self.context_radius,
-            min_score=self.min_score,
-        )
-        if scope is not None:  # a storage also holds what the context still shows: keep what left it
-            turn.passages = scope.passages(turn.passages)
-        if enrichment is not None:  # None: nothing archived yet, last_enrichment stays None
-            turn.enrichment = self.last_enrichment = enrichment
 
-    def _settings(self, agent: Any) -> InjectionSettings:
-        """The options that shape the block, as they are now (they may be changed between calls)."""
-        budget = agent_budget(agent, self.budget)
-        return InjectionSettings(
-            max_context_length=self.max_context_length,
-            max_context_tokens=self.max_context_tokens,
-            include_metadata=self.include_metadata,
-            show_dates=self.show_dates,
-            keep_injected_context=self.keep_injected_context,
-            budget=budget,
-        )
+def _checked_storage(storage: Any) -> SemanticStorage | None:
+    """``storage`` if it is a ``SemanticStorage`` (or None)."""
+    if storage is None:
+        return None
+    from strands_semantic_memory.storage import SemanticStorage  # imported when used: the hook stays light
+
+    if not isinstance(storage, SemanticStorage):
+        raise ConfigurationError(f"storage must be a SemanticStorage, got {type(storage).__name__}")
+    return storage
+
+
+def _fixed_memory(storage: SemanticStorage | None, memory: Any) -> SemanticMemory | None:
+    """The memory a hook searches whatever the agent: ``memory``, or ``storage``'s (not two different ones)."""
+    checked = check_instance("memory", memory, SemanticMemory, "a SemanticMemory (for example manager.memory) or None")
+    if storage is None:
+        return checked
+    if checked is not None and checked is not storage.memory:
+        raise ConfigurationError("memory and storage are two different memories: pass one of them")
+    return storage.memory
+
+
+def _agent_storage(agent: Any) -> SemanticStorage | None:
+    """The agent's own storage (``Agent(storage=...)``), when it is a ``SemanticStorage``."""
+    storage = getattr(agent, "storage", None)
+    if storage is None:
+        return None
+    from strands_semantic_memory.storage import SemanticStorage  # imported when used: the hook stays light
+
+    return storage if isinstance(storage, SemanticStorage) else None
+
+
+def resolve_memory_or_none(agent: Any) -> SemanticMemory | None:
+    """The memory of ``agent``'s conversation manager, if it has one."""
+    held = getattr(getattr(agent, "conversation_manager", None), "memory", None)
+    return held if isinstance(held, SemanticMemory) else None
 
 
 def _history_can_shrink(agent: Any) -> bool:

@@ -1,21 +1,28 @@
 """Search the archive for a user turn: once per turn from the model-call middleware, or as a preview.
 
-A failing embedding service or database never breaks the conversation: the turn is then sent without earlier
-context, and ``error`` says why.
+Both read the call's plan (``CallPlan``) for the depth and the options; a storage's ``TurnScope`` narrows what a
+search of Strands' stash found to what left the context.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING
 
-from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
+from strands_semantic_memory.engine._memory import SemanticMemory
 from strands_semantic_memory.formatting._block import context_block
-from strands_semantic_memory.hook._selection import InjectionSettings, select_passages
+from strands_semantic_memory.hook._plan import CallPlan
+from strands_semantic_memory.hook._selection import select_passages
 from strands_semantic_memory.hook._turn import Enrichment, Turn
+from strands_semantic_memory.retrieval._recall import Recollection
+from strands_semantic_memory.retrieval._relevance import DEFAULT_RULE
+
+if TYPE_CHECKING:
+    from strands_semantic_memory.storage._context import TurnScope
 
 __all__ = ["is_empty", "preview_turn", "search_turn"]
 
@@ -41,69 +48,70 @@ def is_empty(memory: SemanticMemory) -> bool:
     return False
 
 
-async def search_turn(
-    agent: Any,
-    memory: SemanticMemory | None,
-    turn: Turn,
-    *,
-    top_k: int | None,
-    context_radius: int | None,
-    min_score: float | None,
-) -> Enrichment | None:
-    """Search the archive once for the turn (off the event loop: embedding and databases block).
+def _recall(plan: CallPlan, memory: SemanticMemory, query: str, scope: TurnScope | None) -> Recollection:
+    """One search for ``query`` (blocking), narrowed to the storage's scope when there is one.
 
-    Sets ``turn.searched`` and ``turn.passages``.
-
-    Returns:
-        What was found (with the error, if the search failed), or None when nothing is archived yet.
+    With ``inject_when="relevant"`` the hits below the relative cut are left out before any record is read.
     """
-    turn.searched = True
+    options = plan.options
+    found = memory.recall(
+        query,
+        top_k=plan.depth if scope is None else scope.depth,
+        context_radius=options.context_radius,
+        min_score=options.min_score,
+        cut=DEFAULT_RULE.cut if options.inject_when == "relevant" else 0.0,
+    )
+    if scope is None:
+        return found
+    return dataclasses.replace(found, passages=scope.passages(found.passages))
+
+
+async def search_turn(plan: CallPlan, memory: SemanticMemory, turn: Turn, scope: TurnScope | None = None) -> None:
+    """Search the archive once for the turn (off the event loop: embedding and databases block); ``Turn.found``.
+
+    A failing embedding service or database never breaks the conversation: the turn finds nothing, and its
+    enrichment's ``error`` says why. Nothing archived yet: no search, and no enrichment.
+    """
     started = time.perf_counter()
     enrichment = Enrichment(query=turn.query)
+    found = Recollection(passages=[], best_similarity=None)
     try:
-        searched = resolve_memory(agent if memory is None else memory, pass_as="SemanticMemoryHook(memory=...)")
-        if is_empty(searched):
-            return None  # nothing archived yet: no search
-        turn.passages = await asyncio.to_thread(
-            searched.retrieve, turn.query, top_k=top_k, context_radius=context_radius, min_score=min_score
-        )
+        if is_empty(memory):
+            turn.found(found, None, plan)
+            return
+        found = await asyncio.to_thread(_recall, plan, memory, turn.query, scope)
     except Exception as error:  # a failing embedding service or database must not break the conversation
         logger.warning("error=<%s> | archive search failed; the user turn is sent without earlier context", error)
         enrichment.error = f"{type(error).__name__}: {error}"
-        turn.passages = []
     enrichment.elapsed_ms = (time.perf_counter() - started) * 1000
+    turn.found(found, enrichment, plan)
     logger.debug(
-        "passages=<%d>, ms=<%.1f> | archive searched for the user turn", len(turn.passages), enrichment.elapsed_ms
+        "passages=<%d>, relevance=<%s>, similarity=<%s>, floor=<%s>, cut=<%d>, ms=<%.1f> | archive searched for the "
+        "user turn",
+        len(found.passages),
+        enrichment.relevance,
+        _shown(found.best_similarity),
+        _shown(found.floor),
+        found.cut,
+        enrichment.elapsed_ms,
     )
-    return enrichment
 
 
-def preview_turn(
-    agent: Any,
-    memory: SemanticMemory | None,
-    query: str,
-    settings: InjectionSettings,
-    *,
-    top_k: int | None,
-    context_radius: int | None,
-    min_score: float | None,
-) -> Enrichment:
-    """What would be injected for a user turn with this text (see ``preview``).
-
-    Raises:
-        ConfigurationError: If there is no memory to search.
-    """
+def preview_turn(plan: CallPlan, memory: SemanticMemory, query: str) -> Enrichment:
+    """What would be injected for a user turn with this text, within the plan's share (see ``preview``)."""
     started = time.perf_counter()
-    turn = Turn(message={"role": "user", "content": [{"text": query}]}, query=query, searched=True)
-    searched = resolve_memory(agent if memory is None else memory, pass_as="SemanticMemoryHook(memory=...)")
     enrichment = Enrichment(query=query)
-    if is_empty(searched):
+    if is_empty(memory):
         return enrichment
-    turn.passages = searched.retrieve(query, top_k=top_k, context_radius=context_radius, min_score=min_score)
-    model = agent.model if agent is not None else None
-    selection = select_passages(settings, model, None, turn, 0)
-    chosen = selection.chosen
-    enrichment.passages, enrichment.left_out, enrichment.tokens = chosen, selection.dropped, selection.tokens
-    enrichment.text = context_block(selection.body, query) if chosen else ""
+    turn = Turn(message={"role": "user", "content": [{"text": query}]}, query=query)
+    turn.found(_recall(plan, memory, query, None), enrichment, plan)
+    selection = select_passages(plan, turn.passages, token_cap=turn.token_cap)
+    enrichment.passages, enrichment.tokens = selection.chosen, selection.tokens
+    enrichment.left_out = [*enrichment.left_out, *selection.left_out]
+    enrichment.text = context_block(selection.body, query) if selection.chosen else ""
     enrichment.elapsed_ms = (time.perf_counter() - started) * 1000
     return enrichment
+
+
+def _shown(value: float | None) -> str:
+    return "none" if value is None else f"{value:.3f}"

@@ -1,10 +1,10 @@
 """Choose which retrieved messages fit into one model call: hits first, then their neighbours, within the budget.
 
-The budget comes from ``ContextBudget``: a share of the model's context window, never more than the room the call
-leaves; ``max_context_length`` (characters) and ``max_context_tokens`` cap it further when set. Messages the model
-already sees in the call are skipped, so every token spent on memory brings something the model lacks. The packing
-itself is ``pack_passages`` (pure, property-tested); this module sizes the pieces and writes the body, formatting
-each message once for both (``MessageTexts``).
+The budgets come from the call's plan (``CallPlan``): a share of the model's context window, never more than the
+room the call leaves; ``max_context_length`` (characters) and ``max_context_tokens`` cap it further when set.
+Messages the model already sees in the call are skipped, so every token spent on memory brings something the model
+lacks. The packing itself is ``pack_passages`` (pure, property-tested); this module sizes the pieces and writes the
+body, formatting each message once for both (``MessageTexts``).
 
 Tokens are estimated locally (``estimate_tokens``), so choosing the context never sends a request to a provider's
 token-counting service.
@@ -12,90 +12,53 @@ token-counting service.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from strands.types.content import Message
-
-from strands_semantic_memory.budget import ContextBudget, estimate_tokens, model_window, tokens_for_length
-from strands_semantic_memory.formatting._block import MessageTexts, context_block
-from strands_semantic_memory.hook._turn import Turn
+from strands_semantic_memory.budget import estimate_tokens, tokens_for_length
+from strands_semantic_memory.formatting._block import MessageTexts
+from strands_semantic_memory.hook._plan import CallPlan
 from strands_semantic_memory.retrieval._passages import Passage, pack_passages
 
-__all__ = ["InjectionSettings", "Selection", "select_passages", "tracking_ids"]
+__all__ = ["GAP_PROBE", "Selection", "select_passages"]
 
 GAP_PROBE = "[... 999999999 messages not shown ...]"  # the longest gap line, to bound its size
 SEPARATOR = "\n\n"  # what may follow a message in the body: a line break, and an empty line before the next
-OVERHEAD = context_block("", "")  # the block's own lines
 
 
-@dataclass(frozen=True)
-class InjectionSettings:
-    """The hook's options that shape the injected block (read from the hook on every call: they may change)."""
-
-    max_context_length: int | None
-    max_context_tokens: int | None
-    include_metadata: bool
-    show_dates: bool
-    keep_injected_context: bool
-    budget: ContextBudget
-
-
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Selection:
-    """Passages chosen for one call (conversation order), those left out, the body text and its tokens."""
+    """Passages chosen for one call (conversation order), those left out, the body text and its tokens (0: none)."""
 
     chosen: list[Passage]
-    dropped: list[Passage]
+    left_out: list[Passage]
     body: str
-    tokens: int | None
-
-
-def tracking_ids(messages: Sequence[Message]) -> frozenset[str]:
-    """The ``tracking_id`` of each message that has one (the id the archive keeps with a message)."""
-    return frozenset(m["tracking_id"] for m in messages if isinstance(m.get("tracking_id"), str))
-
-
-def _token_budget(settings: InjectionSettings, model: Any, used: int | None, turn: Turn, kept_extra: int) -> int:
-    """The most tokens the injected lines may take on this call."""
-    window = model_window(model)
-    used_now = None if used is None else used + estimate_tokens(OVERHEAD) + kept_extra
-    budget = settings.budget.memory_tokens(window, used_now) - (kept_extra if used is None else 0)
-    for cap in (settings.max_context_tokens, turn.token_cap):
-        if cap is not None:
-            budget = min(budget, cap)
-    return max(0, budget)
+    tokens: int
 
 
 def select_passages(
-    settings: InjectionSettings,
-    model: Any,
-    used: int | None,
-    turn: Turn,
-    kept_extra: int,
-    seen: Collection[str] = frozenset(),
+    plan: CallPlan,
+    passages: Sequence[Passage],
+    *,
+    kept: int = 0,
+    char_cap: int | None = None,
+    token_cap: int | None = None,
 ) -> Selection:
-    """Choose the retrieved messages for this call within the budgets: hits first, then neighbours.
+    """Choose the retrieved messages for this call within the plan's budgets: hits first, then neighbours.
 
     Args:
-        settings: The hook's current options.
-        model: The model (its ``context_window_limit``, when set, sizes the budget).
-        used: Estimated tokens the call takes without the injected context, when known.
-        turn: The turn, with its retrieved passages and caps.
-        kept_extra: Tokens already taken by earlier turns' kept context.
-        seen: Tracking ids of messages the model already sees in this call (skipped).
+        plan: The call's plan (its options, budget, window, room and the tracking ids it holds).
+        passages: What the turn's search found, in conversation order.
+        kept: Tokens earlier turns' kept context takes in the call.
+        char_cap: The turn's character cap (after an overflow), if any.
+        token_cap: The turn's token cap (after an overflow), if any.
 
     Returns:
-        The chosen passages in conversation order, those left out, the body text, and its estimated tokens (None
-        when nothing was chosen).
+        The chosen passages in conversation order, those left out, the body text, and its estimated tokens.
     """
-    char_budget = settings.max_context_length
-    if turn.char_cap is not None:
-        char_budget = turn.char_cap if char_budget is None else min(char_budget, turn.char_cap)
-    token_budget = _token_budget(settings, model, used, turn, kept_extra)
-
-    texts = MessageTexts(include_metadata=settings.include_metadata, show_dates=settings.show_dates)
+    options = plan.options
+    texts = MessageTexts(include_metadata=options.include_metadata, show_dates=options.show_dates)
+    seen = plan.seen
 
     def sizes(passage: Passage, position: int) -> tuple[int, int]:
         chars = len(texts.message(passage, position)) + len(SEPARATOR)  # with the separator that may follow it
@@ -106,9 +69,10 @@ def select_passages(
         return isinstance(tracking_id, str) and tracking_id in seen
 
     gap = GAP_PROBE + "\n"
-    usable = [w for w in turn.passages if len(w.indices) == len(w.messages)]
-    chosen, dropped = pack_passages(
-        usable, sizes, [char_budget, token_budget], gap=(len(gap), estimate_tokens(gap)), skip=skip if seen else None
+    usable = [w for w in passages if len(w.indices) == len(w.messages)]
+    budgets = [plan.chars(cap=char_cap), plan.tokens(kept=kept, cap=token_cap)]
+    chosen, left_out = pack_passages(
+        usable, sizes, budgets, gap=(len(gap), estimate_tokens(gap)), skip=skip if seen else None
     )
     body = texts.body(chosen)  # the chosen messages were formatted once, when they were sized
-    return Selection(chosen, dropped, body, estimate_tokens(body) if chosen else None)
+    return Selection(chosen=chosen, left_out=left_out, body=body, tokens=estimate_tokens(body) if chosen else 0)

@@ -10,10 +10,11 @@ from strands.memory.types import MemoryEntry, Metadata
 from strands_semantic_memory.formatting._block import ENTRY_QUOTE
 from strands_semantic_memory.formatting._tool_output import render_passages
 from strands_semantic_memory.retrieval._passages import Passage
+from strands_semantic_memory.retrieval._relevance import Relevance
 
 __all__ = ["LeftOut", "LeftOutReason", "StoreEnrichment", "entry"]
 
-LeftOutReason = Literal["in_context", "max_search_results", "budget"]
+LeftOutReason = Literal["in_context", "max_search_results", "budget", "unrelated", "overflow"]
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,10 @@ class LeftOut:
         passage: The passage as found.
         reason: ``"in_context"``: every hit in it is a message the agent still has in its active context (the
             model sees it already). ``"max_search_results"``: more relevant passages filled the entries asked for.
-            ``"budget"``: none of its messages fit the room the model call leaves.
+            ``"budget"``: none of its messages fit the room the model call leaves (or the smaller room of an
+            uncertain turn, or after a context overflow). ``"unrelated"``: Strands' injection asked for a turn that
+            does not resemble the archive (the relevance gate). ``"overflow"``: a model call of this invocation
+            overflowed twice, so nothing more is injected until the next invocation.
     """
 
     passage: Passage
@@ -35,8 +39,9 @@ class LeftOut:
 class StoreEnrichment:
     """What a ``SemanticMemoryStore`` answered for its last search (``last_enrichment``).
 
-    The search may have come from Strands' injection (the entries then reach the model inside its ``<memory>``
-    block, XML-escaped) or from the ``search_memory`` tool.
+    The search may have come from Strands' injection (``source="injection"``: the entries then reach the model
+    inside its ``<memory>`` block, XML-escaped) or from a request (``source="request"``: the ``search_memory``
+    tool, or the application).
 
     Attributes:
         query: The text searched for.
@@ -53,6 +58,18 @@ class StoreEnrichment:
         budget_left_out_indices: Archive indices of messages of returned passages that did not fit the budget
             (neighbours before hits), ascending.
         elapsed_ms: Time spent searching and formatting.
+        source: ``"injection"`` (Strands' injection, for a model call of the store's agent) or ``"request"`` (the
+            model's ``search_memory`` tool, or the application; also every search of a store that does not know
+            its agent, which cannot tell the two apart).
+        gated: Whether the relevance gate decided what was returned (injection with ``inject_when="relevant"``).
+        relevance: How much the query resembled the archive: ``"relevant"``, ``"uncertain"``, ``"unrelated"`` or
+            ``"unknown"`` (no similarity to judge by: a lexical search, or an embedder that is down); measured on
+            every search, acted on only when ``gated``.
+        best_similarity: The query's cosine similarity to its nearest archived message, when known.
+        floor: The archive's relevance floor (how close generic questions get), when known.
+        cut: Hits left out because they scored under the relative cut (a share of the best hit's score; gated
+            searches only).
+        overflows: Model calls of the agent's current invocation that overflowed before this injection (0..2).
     """
 
     query: str
@@ -64,6 +81,13 @@ class StoreEnrichment:
     tokens: int = 0
     budget_left_out_indices: list[int] = field(default_factory=list)
     elapsed_ms: float = 0.0
+    source: Literal["injection", "request"] = "request"
+    gated: bool = False
+    relevance: Relevance = "unknown"
+    best_similarity: float | None = None
+    floor: float | None = None
+    cut: int = 0
+    overflows: int = 0
 
 
 def entry(passage: Passage, max_chars: int, *, show_dates: bool) -> MemoryEntry:

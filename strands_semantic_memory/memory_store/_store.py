@@ -23,11 +23,11 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 import uuid
-import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 from strands.memory.extraction.types import ExtractionConfig
 from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, Metadata, SearchOptions
@@ -41,10 +41,13 @@ from strands_semantic_memory.engine._memory import MemorySources, SemanticMemory
 from strands_semantic_memory.engine._options import BUILT_MEMORY_EMBEDDING, DEFAULT_TOP_K, MemoryTunables
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.memory_store._active_context import ActiveContext
+from strands_semantic_memory.memory_store._agent import AgentLink
 from strands_semantic_memory.memory_store._entries import LeftOut, StoreEnrichment, entry
 from strands_semantic_memory.memory_store._extraction import aware_of_agent, keyed, resolve_extraction
 from strands_semantic_memory.memory_store._fit import call_tokens, fit_passages, injected_tokens
-from strands_semantic_memory.retrieval._passages import subset_passage
+from strands_semantic_memory.retrieval._passages import Passage, subset_passage
+from strands_semantic_memory.retrieval._recall import Recollection
+from strands_semantic_memory.retrieval._relevance import DEFAULT_RULE
 from strands_semantic_memory.tools._conversation_tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
 
 if TYPE_CHECKING:
@@ -52,12 +55,19 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_DESCRIPTION", "NewMemoryArguments", "SemanticMemoryStore"]
+__all__ = ["DEFAULT_DESCRIPTION", "INJECT_WHEN", "InjectWhen", "NewMemoryArguments", "SemanticMemoryStore"]
 
 DEFAULT_DESCRIPTION = (
     "Verbatim archive of this conversation, including what was summarized away: earlier messages, tool calls and "
     "their results, found by meaning and keywords, each with its neighbouring messages."
 )
+
+InjectWhen = Literal["relevant", "always"]
+"""When the store returns archived passages for Strands' injection: ``"relevant"`` (only when the turn resembles
+what the archive holds more than generic questions do; see ``retrieval._relevance``) or ``"always"`` (every turn,
+up to the budget). The hook's option of the same name takes the same values."""
+
+INJECT_WHEN: tuple[InjectWhen, ...] = get_args(InjectWhen)
 
 _IN_CONTEXT_LOOKAHEAD = 50
 """At most this many extra hits are searched for, to replace hits the agent still has in its context."""
@@ -100,6 +110,21 @@ class SemanticMemoryStore(MemoryStore):
     does); a passage none of whose messages fit is left out (reason ``"budget"``). The number of entries stays
     within Strands' ``max_search_results`` (``max_entries`` for injection): one entry is one passage.
 
+    **Only turns that need the past get it.** For Strands' injection the store asks the engine how much the turn
+    resembles the archive (``SemanticMemory.recall``: the turn's best similarity against the archive's floor, how
+    close generic questions get): an ``"unrelated"`` turn gets no entries, an ``"uncertain"`` or ``"unknown"`` one
+    at most the budget's ``uncertain_memory_tokens``, a ``"relevant"`` one its budget; and hits scoring under a
+    share of the best hit's score are left out (the relative cut). A search the model asks for (Strands'
+    ``search_memory`` tool) or the application makes is never gated. ``inject_when="always"`` turns the gate off
+    (the hook's option of the same name). The store tells injection from a requested search by the agent's events
+    (a model call under way, no tool call running), so the gate applies to a store that knows its agent.
+
+    **An overflow ends with less, then nothing.** When a model call of its agent fails with a context overflow (a
+    model whose real limit is below its declared window: four characters per token is far off for CJK text or
+    code), the store injects at most half of what it injected into that call for the rest of the invocation, and
+    nothing after a second overflow; the next invocation starts afresh. So a conversation manager that reduces
+    the history and retries never meets the same block again, and no retry loop is unbounded.
+
     **Writing.** A writable store archives what Strands hands to ``add_messages`` verbatim, with no model
     call (server-side extraction in Strands' terms). Its default extraction config runs after every invocation and
     *keeps tool traffic*: Strands' default filter would strip ``toolUse``/``toolResult`` blocks, so the store sets
@@ -107,10 +132,16 @@ class SemanticMemoryStore(MemoryStore):
     Batches are idempotent across retries: each message is keyed by ``AddMessagesContext.sequence_numbers``
     combined with an id unique to the agent run (renewed by ``initialize``, which Strands calls when the
     agent is built), so a retried batch is not archived twice, while two messages with the same text are both
-    archived. Use one store object per agent; several stores may share one memory. A store that builds its
-    memory embeds in the background (``embedding="background"``): a batch is committed, and searchable by its
-    words, when ``add_messages`` returns, and a thread embeds it off the agent's turn (``memory.embed_pending()``
-    waits for the vectors). ``close`` stops that thread, then closes the archive.
+    archived. A store serves one agent (it keeps that agent's context, budget and overflows): a second live agent is
+    refused with ``ConfigurationError``; build one store per agent (several stores may share one memory). A store
+    that builds its memory embeds in the background (``embedding="background"``): a batch is committed, and
+    searchable by its words, when ``add_messages`` returns, and a thread embeds it off the agent's turn
+    (``memory.embed_pending()`` waits for the vectors). ``close`` stops that thread, then closes the archive.
+
+    **Tools.** ``get_tools`` returns ``conversation_search`` and ``conversation_read``, which the ``MemoryManager``
+    registers on the agent. Deletion is the developer's choice: ``allow_forget=True`` adds ``conversation_forget``,
+    which deletes archived messages for good (archived text is untrusted, so a destructive tool is never offered
+    by default).
 
     **Sharing an archive.** ``SemanticMemoryStore(memory=manager.memory)`` serves the archive that a
     ``SemanticSummarizingConversationManager`` fills (and its hook
@@ -137,8 +168,9 @@ class SemanticMemoryStore(MemoryStore):
         max_entry_chars: int = 4000,
         show_dates: bool = False,
         tools: bool = True,
-        include_forget: bool = True,
+        allow_forget: bool = False,
         budget: ContextBudget | None = None,
+        inject_when: InjectWhen = "relevant",
         **memory_options: Unpack[NewMemoryArguments],
     ) -> None:
         """Create the store.
@@ -159,13 +191,16 @@ class SemanticMemoryStore(MemoryStore):
             max_entry_chars: Size bound of one entry's content, in characters (at least 200).
             show_dates: Put each message's date in its label.
             tools: Return the conversation tools (``conversation_search``, ``conversation_read`` and, with
-                ``include_forget``, ``conversation_forget``) from ``get_tools``, so the ``MemoryManager``
+                ``allow_forget``, ``conversation_forget``) from ``get_tools``, so the ``MemoryManager``
                 registers them on the agent.
-            include_forget: Include ``conversation_forget`` among those tools.
+            allow_forget: Give the model ``conversation_forget`` too, which deletes archived messages for good.
+                Off by default: deletion is something the developer turns on.
             budget: How the model's window is shared, for sizing what a search returns (see the class docstring).
                 Default: the budget of the agent's conversation manager when it has one (this library's manager),
                 else ``ContextBudget()`` (memory 0.5 of the window, reply 0.05). Applies when the store knows its
                 agent (a writable store with extraction).
+            inject_when: ``"relevant"`` (default): Strands' injection gets entries only for a turn that resembles
+                the archive (see the class docstring); ``"always"``: every turn, up to the budget.
             **memory_options: Options for the new ``SemanticMemory`` (``embedding_model``, ``archive``,
                 ``archive_path``, ...). ``embedding`` defaults to ``"background"`` here (``"inline"``: a batch is
                 embedded before ``add_messages`` returns). Not allowed together with ``memory``.
@@ -187,9 +222,11 @@ class SemanticMemoryStore(MemoryStore):
             check_flag("writable", writable)
         check_int("context_radius", context_radius, minimum=0, optional=True)
         min_score = check_score("min_score", min_score)
-        for flag, value in (("show_dates", show_dates), ("tools", tools), ("include_forget", include_forget)):
+        for flag, value in (("show_dates", show_dates), ("tools", tools), ("allow_forget", allow_forget)):
             check_flag(flag, value)
         check_instance("budget", budget, ContextBudget, "a ContextBudget or None")
+        if inject_when not in INJECT_WHEN:
+            raise ConfigurationError(f"inject_when must be one of {list(INJECT_WHEN)}, got {inject_when!r}")
         owns_memory = memory is None
         if memory is None:
             memory_options.setdefault("embedding", BUILT_MEMORY_EMBEDDING)
@@ -210,20 +247,37 @@ class SemanticMemoryStore(MemoryStore):
         self.max_entry_chars = max_entry_chars
         self.show_dates = show_dates
         self._tools = tools
-        self._include_forget = include_forget
+        self._allow_forget = allow_forget
         self.budget: ContextBudget | None = budget
+        self.inject_when: InjectWhen = inject_when
         self._run_id = uuid.uuid4().hex
-        self._agent: weakref.ReferenceType[Agent] | None = None
+        self._link: AgentLink | None = None
         self._warned_squeezed = False
         self.last_enrichment: StoreEnrichment | None = None
         """What the last search returned and left out (None before the first search)."""
 
     def _serve(self, agent: Agent) -> None:
-        self._agent = weakref.ref(agent)
+        """Serve ``agent`` (its ``MemoryManager`` attached the store's extraction trigger).
+
+        Raises:
+            ConfigurationError: If the store already serves another agent that is still alive.
+        """
+        link = self._link
+        if link is not None and link.agent is agent:
+            return
+        if link is not None and link.agent is not None:
+            gc.collect()  # an agent nobody holds any more may only wait for the cycle collector
+        if link is not None and link.agent is not None:
+            raise ConfigurationError(
+                f"this SemanticMemoryStore ({self.name!r}) already serves another agent, and keeps that agent's "
+                "context, budget and overflows: build one store per agent (several stores may share one memory: "
+                "SemanticMemoryStore(memory=first_store.memory, writable=True))"
+            )
+        self._link = AgentLink(agent)
 
     def _serving(self) -> Agent | None:
         """The agent this store serves, when it knows it (and the agent still exists)."""
-        return self._agent() if self._agent is not None else None
+        return self._link.agent if self._link is not None else None
 
     def _active_context(self, agent: Agent | None) -> ActiveContext | None:
         """The serving agent's context, or None when the store does not know its agent."""
@@ -253,8 +307,9 @@ class SemanticMemoryStore(MemoryStore):
             options: Strands' search options (``max_search_results``: how many passages at most).
 
         Returns:
-            One entry per merged passage, most relevant first (see the class docstring). The search is
-            recorded in ``last_enrichment``.
+            One entry per merged passage, most relevant first (see the class docstring). For Strands' injection,
+            only as much as the turn's relevance and the invocation's overflows allow. The search is recorded in
+            ``last_enrichment``.
 
         Raises:
             ConfigurationError: If ``max_search_results`` is not an integer >= 1 (a ``ValueError`` too).
@@ -262,21 +317,35 @@ class SemanticMemoryStore(MemoryStore):
         requested = options.get("max_search_results") if options else None
         check_int("max_search_results", requested, minimum=1, optional=True)
         limit = requested or self.max_search_results or DEFAULT_TOP_K
+        link = self._link
+        injecting = link is not None and link.injecting
+        gated = injecting and self.inject_when == "relevant"
         if not isinstance(query, str) or not query.strip():
-            self.last_enrichment = StoreEnrichment(query=query if isinstance(query, str) else "")
+            text = query if isinstance(query, str) else ""
+            self.last_enrichment = StoreEnrichment(query=text, source=_source(injecting), gated=gated)
             return []
         started = time.perf_counter()
         agent = self._serving()
         active = self._active_context(agent)
         extra = min(active.size, _IN_CONTEXT_LOOKAHEAD) if active else 0
-        passages = await asyncio.to_thread(
-            self._memory.retrieve,
+        found: Recollection = await asyncio.to_thread(
+            self._memory.recall,
             query,
             top_k=limit + extra,
             context_radius=self.context_radius,
             min_score=self.min_score,
+            cut=DEFAULT_RULE.cut if gated else 0.0,
         )
-        record = StoreEnrichment(query=query)
+        record = StoreEnrichment(
+            query=query,
+            source=_source(injecting),
+            gated=gated,
+            relevance=found.relevance,
+            best_similarity=found.best_similarity,
+            floor=found.floor,
+            cut=found.cut,
+        )
+        passages, cap = self._allowed(record, found, agent, link if injecting else None)
         in_context: set[int] = set()
         for passage in sorted(passages, key=lambda w: (-w.score, w.start)):
             shown = passage
@@ -293,28 +362,62 @@ class SemanticMemoryStore(MemoryStore):
                 continue
             record.passages.append(shown)
         if agent is not None:
-            self._fit(agent, record)
+            self._fit(agent, record, cap)
         record.entries = [
             entry(passage, self.max_entry_chars, show_dates=self.show_dates) for passage in record.passages
         ]
         record.tokens = injected_tokens(record.entries, self.name)
         record.in_context_indices = sorted(in_context)
         record.elapsed_ms = (time.perf_counter() - started) * 1000
+        if injecting and link is not None:
+            link.injected(record.tokens)
         self.last_enrichment = record
         logger.debug(
-            "store=<%s>, entries=<%d>, in_context=<%d> | searched the archive",
+            "store=<%s>, source=<%s>, relevance=<%s>, entries=<%d>, tokens=<%d>, in_context=<%d> | searched the "
+            "archive",
             self.name,
+            record.source,
+            record.relevance,
             len(record.entries),
+            record.tokens,
             len(in_context),
         )
         return record.entries
 
-    def _fit(self, agent: Agent, record: StoreEnrichment) -> None:
-        """Keep, of ``record.passages``, what fits the room the agent's next model call leaves (``_fit``)."""
+    def _allowed(
+        self, record: StoreEnrichment, found: Recollection, agent: Agent | None, link: AgentLink | None
+    ) -> tuple[list[Passage], int | None]:
+        """The passages a search may return, and the most tokens they may take (None: the budget alone).
+
+        For injection (``link`` given): nothing after a second overflow in the invocation, at most the cap the
+        first one set; with the gate on, nothing for an unrelated turn and at most ``uncertain_memory_tokens`` for
+        an uncertain or unknown one. What is held back goes to ``record.left_out`` with its reason.
+        """
+        passages = list(found.passages)
+        if link is None:
+            return passages, None
+        record.overflows = link.invocation.overflows
+        cap = link.invocation.cap
+        if cap == 0:
+            record.left_out.extend(LeftOut(p, "overflow") for p in passages)
+            return [], 0
+        if record.gated:
+            if found.relevance == "unrelated":
+                record.left_out.extend(LeftOut(p, "unrelated") for p in passages)
+                return [], 0
+            if found.relevance != "relevant":
+                uncertain = agent_budget(agent, self.budget).uncertain_memory_tokens
+                cap = uncertain if cap is None else min(cap, uncertain)
+        return passages, cap
+
+    def _fit(self, agent: Agent, record: StoreEnrichment, cap: int | None = None) -> None:
+        """Keep, of ``record.passages``, what fits the room the agent's next model call leaves (``_fit``).
+
+        ``cap`` lowers that room further (an uncertain turn, or after a context overflow).
+        """
         window_tokens = model_window(agent.model)
         budget = agent_budget(agent, self.budget)
         tokens = budget.memory_tokens(window_tokens, call_tokens(agent))
-        record.budget_tokens = tokens
         share = budget.memory_tokens(window_tokens)
         if window_tokens is not None and tokens < share // 4 and not self._warned_squeezed:
             self._warned_squeezed = True
@@ -326,6 +429,9 @@ class SemanticMemoryStore(MemoryStore):
                 tokens,
                 share,
             )
+        if cap is not None:
+            tokens = min(tokens, cap)
+        record.budget_tokens = tokens
         fit_passages(record, tokens, self.name, show_dates=self.show_dates)
 
     # ------------------------------------------------------------------ writing
@@ -383,12 +489,15 @@ class SemanticMemoryStore(MemoryStore):
     # ------------------------------------------------------------------ tools
 
     def get_tools(self) -> list[AgentTool]:
-        """The conversation tools over this store's memory (none when created with ``tools=False``)."""
+        """The conversation tools over this store's memory.
+
+        None with ``tools=False``; ``conversation_forget`` only with ``allow_forget=True``.
+        """
         if not self._tools:
             return []
         return memory_tools(
             self._memory,
-            include_forget=self._include_forget,
+            allow_forget=self._allow_forget,
             max_output_chars=max(DEFAULT_MAX_OUTPUT_CHARS, self.max_entry_chars),
             show_dates=True,
             context_radius=self.context_radius,
@@ -407,3 +516,7 @@ class SemanticMemoryStore(MemoryStore):
 
     def __repr__(self) -> str:
         return f"SemanticMemoryStore(name={self.name!r}, writable={self.writable}, messages={len(self._memory)})"
+
+
+def _source(injecting: bool) -> Literal["injection", "request"]:
+    return "injection" if injecting else "request"

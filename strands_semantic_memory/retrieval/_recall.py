@@ -40,6 +40,7 @@ from strands_semantic_memory.retrieval._ranking import (
     rank,
 )
 from strands_semantic_memory.retrieval._ranking_options import RankingOptions, Retrieval
+from strands_semantic_memory.retrieval._relevance import Relevance, relative_cut
 from strands_semantic_memory.retrieval._rerank import Reranker
 
 if TYPE_CHECKING:
@@ -74,6 +75,26 @@ class RecallOptions(Protocol):
     @property
     def rerank_candidates(self) -> int:
         """Candidates handed to the reranker."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recollection:
+    """What one search brought back for a turn.
+
+    Attributes:
+        passages: The passages around the hits that were kept, in conversation order.
+        best_similarity: The query's cosine similarity to its nearest archived message (None without a query
+            vector, or with nothing embedded): what the relevance gate reads.
+        cut: Hits left out by the relative cut.
+        floor: The archive's relevance floor (see ``retrieval._relevance``), when the engine computed it.
+        relevance: How much the query resembles the archive (``relevance(best_similarity, floor)``).
+    """
+
+    passages: list[Passage]
+    best_similarity: float | None
+    cut: int = 0
+    floor: float | None = None
+    relevance: Relevance = "unknown"
 
 
 @dataclass(frozen=True)
@@ -210,16 +231,20 @@ class Recall:
         search_filter: SearchFilter | None,
         pool: int,
         seen: dict[int, StoredRecord],
-    ) -> Ranked:
+    ) -> tuple[Ranked, float | None]:
         """``(index, score, similarity)`` of the best ``max(k, pool)`` candidates (more for a reranker), best first.
 
         Records read on the way (to filter the candidates' neighbours) are added to ``seen``.
+
+        Returns:
+            The ranked candidates, and the query's best similarity to any archived message the search may return
+            (the nearest dense candidate; None without a query vector or dense candidates).
         """
         if not isinstance(query, str):
             raise InvalidMessageTypeError(f"query must be a string, got {type(query).__name__}")
         options = self._options()
         if not query.strip():
-            return []
+            return [], None
         mode = options.retrieval
         ranking = options.ranking
         want = max(k, pool, options.rerank_candidates if self.reranker is not None else 0)
@@ -250,7 +275,8 @@ class Recall:
         if threshold is not None:
             # A message without a vector (pending, or nothing to embed) has no similarity; it was found lexically.
             ranked = [(i, s, sim) for i, s, sim in ranked if sim is None or sim >= threshold]
-        return ranked[:want]
+        best = max(candidates.dense.values(), default=None)
+        return ranked[:want], best
 
     def _neighbours(
         self,
@@ -304,7 +330,7 @@ class Recall:
         self, query: str, k: int, threshold: float | None, search_filter: SearchFilter | None, pool: int
     ) -> tuple[list[SearchHit], dict[int, StoredRecord]]:
         records: dict[int, StoredRecord] = {}
-        ranked = self._ranked(query, k, threshold, search_filter, pool, records)
+        ranked, _ = self._ranked(query, k, threshold, search_filter, pool, records)
         if not ranked:
             return [], records
         missing = [i for i, _, _ in ranked if i not in records]
@@ -357,13 +383,73 @@ class Recall:
         The records are read once, for the merged ranges (which hold the hits); with a reranker, which needs the
         candidates' messages first, the ranges' other records are read in a second call.
         """
+        return self.recollect(query, top_k, context_radius, min_score, search_filter).passages
+
+    def recollect(
+        self,
+        query: str,
+        top_k: int | None,
+        context_radius: int | None,
+        min_score: float | None,
+        search_filter: SearchFilter | None,
+        *,
+        cut: float = 0.0,
+    ) -> Recollection:
+        """``passages``, with the query's best similarity, after a relative cut of the hits (see ``relative_cut``).
+
+        Args:
+            query: The text to look for.
+            top_k: Hits at most (None: the option).
+            context_radius: Neighbours per hit (None: the option).
+            min_score: Minimum cosine similarity (None: the option).
+            search_filter: Which messages may be hits.
+            cut: Leave out hits scoring under this share of the best hit's score (0: none), before any record
+                is read.
+        """
         k, radius, threshold = per_call(self._options(), top_k, context_radius, min_score)
+        best_similarity: float | None = None
         if self.reranker is None:
             records: dict[int, StoredRecord] = {}
-            ranked = [(i, s) for i, s, _ in self._ranked(query, k, threshold, search_filter, 3 * k, records)]
+            found, best_similarity = self._ranked(query, k, threshold, search_filter, 3 * k, records)
+            ranked = [(i, s) for i, s, _ in found]
         else:
             hits, records = self._search(query, k, threshold, search_filter, 3 * k)
             ranked = [(h.index, h.score) for h in hits]
+            best_similarity = max((h.similarity for h in hits if h.similarity is not None), default=None)
+        considered = len(ranked[:k])
+        if cut > 0:
+            ranked = relative_cut(ranked[:k], cut) + ranked[k:]  # the deeper pool still scores the passages
+        kept = min(k, len(ranked))
+        return Recollection(
+            passages=self._assemble(ranked, kept, radius, records, search_filter, refill=cut <= 0),
+            best_similarity=best_similarity,
+            cut=considered - min(considered, kept),
+        )
+
+    def nearest(self, vectors: Vectors) -> list[float | None]:
+        """Each query vector's best similarity to an archived message (None where nothing is embedded)."""
+        found: list[float | None] = []
+        for row in vectors:
+            with self._lock:
+                candidates = self._archive.candidates(row.reshape(1, -1), "", dense_k=1, lexical_k=0)
+            found.append(max(candidates.dense.values(), default=None))
+        return found
+
+    def _assemble(
+        self,
+        ranked: list[tuple[int, float]],
+        k: int,
+        radius: int,
+        records: dict[int, StoredRecord],
+        search_filter: SearchFilter | None,
+        *,
+        refill: bool,
+    ) -> list[Passage]:
+        """Passages around the best ``k`` of ``ranked``, reading the records they need once.
+
+        A hit forgotten between ranking and reading is replaced by the next candidate when ``refill`` is set (a
+        relative cut does not refill: the next candidates are below it).
+        """
         asked = set(records)
         while True:
             best = dict(ranked[:k])
@@ -380,5 +466,7 @@ class Recall:
             gone = {i for i in best if i not in records}
             if not gone:
                 return build_passages(ranges, records, best, {i: s for i, s in ranked if i in records})
-            # Removed between ranking and reading (forgotten meanwhile): the next candidates move up.
+            # Removed between ranking and reading (forgotten meanwhile): the next candidates move up, or not.
             ranked = [(i, s) for i, s in ranked if i not in gone]
+            if not refill:
+                k -= len(gone)

@@ -43,7 +43,7 @@ from strands_semantic_memory.archives import Archive
 from strands_semantic_memory.embeddings import Embedder
 from strands_semantic_memory.engine import SemanticMemory
 from strands_semantic_memory.engine._options import BUILT_MEMORY_EMBEDDING
-from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryError
 from strands_semantic_memory.messages import render_message, tokenize
 from strands_semantic_memory.storage._context import TurnScope
 from strands_semantic_memory.storage._entries import entry_bytes, entry_key, entry_message
@@ -74,6 +74,9 @@ DEFAULT_UNINDEXED_PREFIXES = ("session/",)
 _CANDIDATE_FACTOR = 3
 """A search asks the engine for this many times ``max_results`` hits, so entries of other namespaces, superseded
 records and non-matches left out still leave ``max_results``."""
+
+_SEARCH_ATTEMPTS = 3
+"""Searches one ``search`` makes at most when restores keep replacing the archive under it (then it fails)."""
 
 _LIMIT_OPTIONS = ("max_num_archived_messages", "max_memory_archived_messages")
 
@@ -327,16 +330,22 @@ class SemanticStorage:
             raise StorageError(f"Failed to search for '{query}'") from error
 
     def _search(self, query: str, terms: set[str]) -> builtins.list[StorageSearchResult]:
-        hits = self._memory.search(query, top_k=self._max_results * _CANDIDATE_FACTOR, min_score=-1.0)
-        matches = []
-        for hit in hits:
-            key = entry_key(hit.message)
-            if key is None or not key.startswith(self._prefix):
-                continue
-            similar = hit.similarity is not None and hit.similarity >= self._min_similarity
-            if similar or not terms.isdisjoint(tokenize(render_message(hit.message))):
-                matches.append((key, hit))
-        newest = self._table.newest(key for key, _ in matches)
+        for _ in range(_SEARCH_ATTEMPTS):
+            generation = self._memory.generation
+            hits = self._memory.search(query, top_k=self._max_results * _CANDIDATE_FACTOR, min_score=-1.0)
+            matches = []
+            for hit in hits:
+                key = entry_key(hit.message)
+                if key is None or not key.startswith(self._prefix):
+                    continue
+                similar = hit.similarity is not None and hit.similarity >= self._min_similarity
+                if similar or not terms.isdisjoint(tokenize(render_message(hit.message))):
+                    matches.append((key, hit))
+            newest = self._table.newest((key for key, _ in matches), generation)
+            if newest is not None:  # else a restore replaced the archive the hits came from: search again
+                break
+        else:
+            raise SemanticMemoryError(f"the memory was restored during each of {_SEARCH_ATTEMPTS} searches")
         results = [
             StorageSearchResult(key=key[len(self._prefix) :], score=float(hit.score), data=entry_bytes(hit.message))
             for key, hit in matches

@@ -2,7 +2,9 @@
 
 The hook and the ``MemoryManager`` bring earlier exchanges back on their own; these tools let the model look for
 itself (Letta's ``conversation_search``), read the rest of a passage it was shown (the injected lines carry
-``[Message N]``), and delete what the user asks it to forget.
+``[Message N]``), and, where the developer allows it (``allow_forget=True``), delete what the user asks it to
+forget. Archived text is untrusted (anything a user or a tool result said), so the destructive tool is never
+offered by default.
 
 Example:
     ```python
@@ -10,7 +12,7 @@ Example:
     from strands_semantic_memory import SemanticSummarizingConversationManager, memory_tools
 
     manager = SemanticSummarizingConversationManager()
-    agent = Agent(conversation_manager=manager, tools=[*memory_tools(manager)])
+    agent = Agent(conversation_manager=manager, tools=[*memory_tools(manager)])  # search and read
     ```
 
 Every tool output is bounded (``max_output_chars``), whatever the model sends, and says plainly when nothing
@@ -427,7 +429,7 @@ FORGET_DESCRIPTION = (
 def memory_tools(
     source: Any,
     *,
-    include_forget: bool = True,
+    allow_forget: bool = False,
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     show_dates: bool = True,
     context_radius: int | None = None,
@@ -435,25 +437,29 @@ def memory_tools(
     max_forget_per_call: int = DEFAULT_MAX_FORGET_PER_CALL,
     confirm_forget: ConfirmForget | None = None,
 ) -> list[AgentTool]:
-    """The conversation tools for an agent: ``conversation_search``, ``conversation_read``, ``conversation_forget``.
+    """The conversation tools: ``conversation_search``, ``conversation_read``; ``conversation_forget`` if allowed.
 
     Example:
         ```python
-        agent = Agent(conversation_manager=manager, tools=[*memory_tools(manager)])
+        agent = Agent(conversation_manager=manager, tools=[*memory_tools(manager)])  # search and read
+        agent = Agent(conversation_manager=manager, tools=[*memory_tools(manager, allow_forget=True)])  # + forget
         ```
 
     Args:
         source: A ``SemanticMemory``, a ``SemanticSummarizingConversationManager``, a ``SemanticMemoryStore`` or a
             ``SemanticStorage`` (the tools then search everything stored in it, active context included).
-        include_forget: Give the model ``conversation_forget`` too (it deletes for good).
+        allow_forget: Give the model ``conversation_forget`` too, which deletes archived messages for good. Off by
+            default: deletion is something the developer turns on.
         max_output_chars: Size bound of each tool output, in characters (at least 1,000).
         show_dates: Show each message's date (when it was said if known, else when it was archived).
         context_radius: Neighbours shown around each search hit (default: the memory's).
         min_score: Minimum cosine similarity of a search hit (default: the memory's).
         max_forget_per_call: Most archived messages one ``conversation_forget`` call deletes (default 20); a call
-            that would delete more deletes nothing and tells the model so. 1 turns bulk forgetting off.
+            that would delete more deletes nothing and tells the model so. 1 turns bulk forgetting off. Only with
+            ``allow_forget=True``.
         confirm_forget: ``confirm_forget(request) -> bool``, called with a ``ForgetRequest`` before each deletion
-            (ask the user, apply a policy); False deletes nothing and the model is told so.
+            (ask the user, apply a policy); False deletes nothing and the model is told so. Only with
+            ``allow_forget=True``.
 
     Returns:
         Strands tools, ready for ``Agent(tools=[...])``.
@@ -461,17 +467,24 @@ def memory_tools(
     Raises:
         ConfigurationError: If ``source`` has no ``SemanticMemory``, or an option has the wrong type or is out of
             range (``max_output_chars`` below 1,000, ``max_forget_per_call`` below 1, a flag that is not a bool,
-            ``confirm_forget`` not callable, ...; the message names it).
+            ``confirm_forget`` not callable, ...; the message names it), or a forget option is set without
+            ``allow_forget=True``.
     """
     memory = resolve_memory(source, pass_as="memory_tools(source)")
     check_int("max_output_chars", max_output_chars, minimum=1000)
     check_int("max_forget_per_call", max_forget_per_call, minimum=1)
-    check_flag("include_forget", include_forget)
+    check_flag("allow_forget", allow_forget)
     check_flag("show_dates", show_dates)
     check_int("context_radius", context_radius, minimum=0, optional=True)
     min_score = check_score("min_score", min_score)
     if confirm_forget is not None and not callable(confirm_forget):
         raise ConfigurationError(f"confirm_forget must be callable, got {confirm_forget!r}")
+    if not allow_forget and (confirm_forget is not None or max_forget_per_call != DEFAULT_MAX_FORGET_PER_CALL):
+        given = "confirm_forget" if confirm_forget is not None else f"max_forget_per_call={max_forget_per_call}"
+        raise ConfigurationError(
+            f"{given} configures conversation_forget, which is off: pass allow_forget=True to give the model the "
+            "tool that deletes archived messages"
+        )
 
     def answer(make: Callable[[], str]) -> str:
         """The tool's answer, bounded; a refusal's message bounded too (Strands returns it as the result)."""
@@ -550,7 +563,7 @@ def memory_tools(
         tool(name="conversation_search", description=SEARCH_DESCRIPTION)(conversation_search),
         tool(name="conversation_read", description=READ_DESCRIPTION)(conversation_read),
     ]
-    if include_forget:
+    if allow_forget:
         tools.append(
             tool(name="conversation_forget", description=FORGET_DESCRIPTION, context=True)(conversation_forget)
         )

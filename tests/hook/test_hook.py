@@ -6,6 +6,7 @@ import asyncio
 import copy
 import json
 import math
+import re
 
 import pytest
 from strands import tool
@@ -64,13 +65,13 @@ def request_size(request):
 
 def count_retrievals(memory):
     calls = []
-    original = memory.retrieve
+    original = memory.recall
 
-    def retrieve(*args, **kwargs):
+    def recall(*args, **kwargs):
         calls.append(args[0] if args else kwargs.get("query"))
         return original(*args, **kwargs)
 
-    memory.retrieve = retrieve  # instrumentation: the real search still runs
+    memory.recall = recall  # instrumentation: the real search still runs
     return calls
 
 
@@ -82,7 +83,7 @@ def user_turns(messages, text):
 
 
 def test_later_question_reaches_the_model_with_the_exact_archived_text_quoted(embedder):
-    hook = SemanticMemoryHook(include_metadata=True)
+    hook = SemanticMemoryHook(include_metadata=True, show_dates=False)
     agent, model, manager = conversation(embedder, hook)
     agent(QUESTION)
     body, question = read_turn(sent_question(model))
@@ -109,7 +110,8 @@ def test_archived_text_imitating_the_block_cannot_forge_a_block_or_a_question(em
     body, question = read_turn(sent)
     assert question == QUESTION
     assert sent.count(ARCHIVE_BEGIN) == 1 + sum(t.count(ARCHIVE_BEGIN) for t in hostile)  # the others are quoted
-    assert all(line == "" or line.startswith(">") or line.startswith("[... ") for line in body)
+    dated = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d UTC\]")  # the date of a message, written from its time
+    assert all(line == "" or line.startswith(">") or line.startswith("[... ") or dated.fullmatch(line) for line in body)
     assert [line for line in sent.split("\n") if line.startswith("Current question:")] == [
         f"Current question: {QUESTION}"
     ]
@@ -123,7 +125,7 @@ def test_passages_far_apart_reach_the_model_with_a_gap_line_between(embedder):
     messages.append({"role": "user", "content": [{"text": "My booking reference for the return trip is BK-0042."}]})
     memory.add(messages)
     model = ScriptedModel()
-    hook = SemanticMemoryHook(memory=memory, top_k=2, context_radius=0, include_metadata=True)
+    hook = SemanticMemoryHook(memory=memory, top_k=2, context_radius=0, include_metadata=True, show_dates=False)
     make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
     body, _ = read_turn(sent_question(model))
     assert body == [
@@ -151,6 +153,16 @@ def test_show_dates_puts_the_time_each_message_was_said_on_its_line(embedder):
     make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
     body, _ = read_turn(sent_question(model))
     assert body[:2] == ["[Message 0, user, 2023-11-14 22:13 UTC]", f"> {PLANTED_TURN}"]
+
+
+def test_the_dates_are_shown_by_default_so_a_question_about_time_can_be_answered(embedder):
+    memory = SemanticMemory(embedder=embedder, context_radius=0)
+    memory.add([{"role": "user", "content": [{"text": PLANTED_TURN}]}], timestamps=[1_700_000_000.0])
+    model = ScriptedModel()
+    hook = SemanticMemoryHook(memory=memory)
+    make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
+    body, _ = read_turn(sent_question(model))
+    assert body[:2] == ["[2023-11-14 22:13 UTC]", f"> {PLANTED_TURN}"]
 
 
 def test_max_context_length_bounds_whole_messages(embedder):
@@ -433,7 +445,7 @@ def test_overflow_falls_back_to_the_plain_turn_when_no_context_fits(embedder):
 
 def test_the_injected_context_fits_the_models_token_window_without_an_overflow(embedder):
     """Where the model's context_window_limit is known, the block is sized in tokens to the room left."""
-    hook = SemanticMemoryHook(max_context_length=None)
+    hook = SemanticMemoryHook(max_context_length=None, inject_when="always")  # the whole budget: what sizing bounds
     agent, model, manager = conversation(embedder, hook)
     model.max_input_chars = None
     agent(QUESTION)

@@ -6,8 +6,9 @@ import pytest
 
 from strands_semantic_memory import SemanticMemory
 from strands_semantic_memory.budget import ContextBudget, estimate_tokens
-from strands_semantic_memory.hook._selection import InjectionSettings, select_passages
-from strands_semantic_memory.hook._turn import Turn
+from strands_semantic_memory.hook._options import HookOptions
+from strands_semantic_memory.hook._plan import CallPlan
+from strands_semantic_memory.hook._selection import select_passages
 from tests.support.conversations import TOPICS, distractor_conversation
 from tests.support.passages import reference_selection
 
@@ -33,15 +34,20 @@ def test_the_choice_and_its_text_are_those_of_formatting_every_message_each_time
     for query in QUERIES:
         passages = memory.retrieve(query, top_k=40, context_radius=2)
         for chars, tokens in CAPS:
-            settings = InjectionSettings(chars, tokens, include_metadata, show_dates, False, ContextBudget())
+            options = HookOptions(
+                max_context_length=chars,
+                max_context_tokens=tokens,
+                include_metadata=include_metadata,
+                show_dates=show_dates,
+            )
             budgets = (chars, fallback if tokens is None else min(fallback, tokens))
             for seen in (frozenset(), recent):
-                turn = Turn(message={"role": "user", "content": [{"text": query}]}, query=query, passages=passages)
-                selection = select_passages(settings, None, None, turn, 0, seen)
+                plan = CallPlan(options=options, budget=ContextBudget(), window=None, used=None, seen=seen)
+                selection = select_passages(plan, passages)
                 chosen, dropped, body = reference_selection(
                     passages, budgets, include_metadata=include_metadata, show_dates=show_dates, seen=seen
                 )
-                assert (selection.chosen, selection.dropped, selection.body) == (chosen, dropped, body)
-                assert selection.tokens == (estimate_tokens(body) if chosen else None)
+                assert (selection.chosen, selection.left_out, selection.body) == (chosen, dropped, body)
+                assert selection.tokens == (estimate_tokens(body) if chosen else 0)
                 compared += bool(chosen) and bool(dropped)
     assert compared > len(QUERIES) * len(CAPS), "most choices both took and left out messages"

@@ -38,13 +38,10 @@ def test_store_plugs_into_memory_manager(embedder):
     for method in ("search", "add", "add_messages", "initialize", "get_tools"):
         assert _has_method(store, method), method
     manager = MemoryManager(stores=[store])
-    assert [t.tool_name for t in manager.tools] == [
-        "search_memory",
-        "conversation_search",
-        "conversation_read",
-        "conversation_forget",
-    ]
+    assert [t.tool_name for t in manager.tools] == ["search_memory", "conversation_search", "conversation_read"]
     assert SemanticMemoryStore(embedder=embedder, tools=False).get_tools() == []
+    allowed = SemanticMemoryStore(embedder=embedder, allow_forget=True)
+    assert [t.tool_name for t in allowed.get_tools()][-1] == "conversation_forget"  # deletion is opt-in
     custom = SemanticMemoryStore(embedder=embedder, extraction={"trigger": []})
     assert custom.extraction == {"trigger": [], "filter": KEEP_TOOL_TRAFFIC}
 

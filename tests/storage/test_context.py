@@ -158,7 +158,7 @@ def test_the_conversation_tools_search_the_storage(make_storage):
         return "Noted."
 
     model = ScriptedModel(scripted, context_window_limit=100_000)
-    agent, _ = context_managed_agent(storage, model, tools=[*memory_tools(storage, include_forget=False)])
+    agent, _ = context_managed_agent(storage, model, tools=[*memory_tools(storage)])
     agent(FACT)
     for turn in TOPICS[:3]:
         agent(turn)

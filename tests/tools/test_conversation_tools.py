@@ -29,7 +29,8 @@ SECRET = "4111-2222-3333-4444"
 
 
 def tools_by_name(source, **kwargs):
-    return {t.tool_name: t for t in memory_tools(source, **kwargs)}
+    """The tools by name, the forget tool included (these tests exercise it)."""
+    return {t.tool_name: t for t in memory_tools(source, **{"allow_forget": True, **kwargs})}
 
 
 def call(tool, **arguments):
@@ -215,7 +216,7 @@ def test_forget_through_an_agent_survives_a_session_restore(archive_factory, tmp
         agent = Agent(
             model=model,
             conversation_manager=manager,
-            tools=memory_tools(manager),
+            tools=memory_tools(manager, allow_forget=True),
             session_manager=session,
             agent_id="assistant",
             callback_handler=None,
@@ -235,22 +236,24 @@ def test_forget_through_an_agent_survives_a_session_restore(archive_factory, tmp
     assert all(SECRET not in str(h.message) for h in restored.search(SECRET, top_k=10))
 
 
-def test_memory_tools_take_a_memory_a_manager_or_a_store(embedder):
+def test_memory_tools_take_a_memory_a_manager_or_a_store_and_deletion_is_opt_in(embedder):
     from strands_semantic_memory.memory_store import SemanticMemoryStore
 
     memory = SemanticMemory(embedder=embedder)
     manager = SemanticSummarizingConversationManager(memory=memory)
     store = SemanticMemoryStore(memory=memory)
     for source in (memory, manager, store):
-        assert [t.tool_name for t in memory_tools(source)] == [
+        assert [t.tool_name for t in memory_tools(source)] == ["conversation_search", "conversation_read"]
+        assert [t.tool_name for t in memory_tools(source, allow_forget=True)] == [
             "conversation_search",
             "conversation_read",
             "conversation_forget",
         ]
-    assert [t.tool_name for t in memory_tools(memory, include_forget=False)] == [
-        "conversation_search",
-        "conversation_read",
-    ]
+    # A forget option without the tool is a mistake, said at once rather than ignored.
+    with pytest.raises(ConfigurationError, match="confirm_forget configures conversation_forget, which is off"):
+        memory_tools(memory, confirm_forget=lambda request: True)
+    with pytest.raises(ConfigurationError, match="max_forget_per_call=5 configures conversation_forget"):
+        memory_tools(memory, max_forget_per_call=5)
     with pytest.raises(ConfigurationError, match="memory_tools expected a SemanticMemory"):
         memory_tools(object())
     with pytest.raises(ConfigurationError, match="max_output_chars"):
@@ -402,7 +405,7 @@ def test_a_message_forgotten_while_still_in_the_active_context_never_comes_back(
         agent = Agent(
             model=ScriptedModel(responder, max_input_chars=3000),
             conversation_manager=manager,
-            tools=memory_tools(manager),
+            tools=memory_tools(manager, allow_forget=True),
             session_manager=FileSessionManager(session_id="forget-active", storage_dir=str(tmp_path)),
             agent_id="assistant",
             callback_handler=None,
