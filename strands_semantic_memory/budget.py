@@ -111,7 +111,7 @@ class ContextBudget:
     memory_share: float = 0.5
     reply_share: float = 0.05
     fallback_memory_tokens: int = 1000
-    max_memory_tokens: int | None = 8000
+    max_memory_tokens: int | None = 2500
     uncertain_memory_tokens: int = 250
 
     def __post_init__(self) -> None:

@@ -35,11 +35,11 @@ from strands_semantic_memory._validation import check_instance
 from strands_semantic_memory.budget import ContextBudget
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.hook._model_call import View, build_view
+from strands_semantic_memory.hook._model_call import build_view
 from strands_semantic_memory.hook._options import CHECKS, HookOptions, InjectWhen
 from strands_semantic_memory.hook._plan import plan_call
 from strands_semantic_memory.hook._search import preview_turn, search_turn
-from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, user_text
+from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, View, user_text
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -85,6 +85,8 @@ class SemanticMemoryHook(Plugin, HookProvider):
     """
 
     _options: HookOptions
+    memory: SemanticMemory | None
+    storage: SemanticStorage | None
 
     def __init__(
         self,
@@ -160,8 +162,9 @@ class SemanticMemoryHook(Plugin, HookProvider):
                 inject_when=inject_when,
             ),
         )
-        self.storage = _checked_storage(storage)
-        self.memory = _fixed_memory(self.storage, memory)
+        checked = _checked_storage(storage)
+        object.__setattr__(self, "storage", checked)
+        object.__setattr__(self, "memory", _fixed_memory(checked, memory))
         self._agents: weakref.WeakKeyDictionary[Any, AgentState] = weakref.WeakKeyDictionary()
         self._served = 0  # agents this hook has been registered with, ever (last_enrichment needs exactly one)
         self._latest: Enrichment | None = None  # the latest enrichment of any agent (read only while _served == 1)
@@ -190,8 +193,8 @@ class SemanticMemoryHook(Plugin, HookProvider):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """Set an attribute; an option (see ``__init__``) is checked first, and refused as it would be there."""
-        if name in CHECKS:
+        """Set an attribute; an option or a source (see ``__init__``) is checked first, as it would be there."""
+        if name in CHECKS or name in _SOURCES:
             self.configure(**{name: value})
         else:
             super().__setattr__(name, value)
@@ -200,12 +203,20 @@ class SemanticMemoryHook(Plugin, HookProvider):
         """Change several options at once, in effect from the next model call; all are checked before any changes.
 
         Args:
-            **changes: Options of ``__init__`` (``enabled``, ``top_k``, ``max_context_length``, ...).
+            **changes: Options of ``__init__`` (``enabled``, ``top_k``, ``max_context_length``, ...), and ``memory``
+                or ``storage``.
 
         Raises:
             ConfigurationError: If a name is not an option, or a value is invalid; then nothing changed.
         """
-        object.__setattr__(self, "_options", self._options.replace(**changes))
+        sources = {name: changes.pop(name) for name in _SOURCES if name in changes}
+        options = self._options.replace(**changes)
+        if sources:
+            storage = _checked_storage(sources.get("storage", self.storage))
+            memory = _fixed_memory(storage, sources.get("memory", None if "storage" in sources else self.memory))
+            object.__setattr__(self, "storage", storage)
+            object.__setattr__(self, "memory", memory)
+        object.__setattr__(self, "_options", options)
 
     # ------------------------------------------------------------------ what the hook did
 
@@ -392,6 +403,10 @@ class SemanticMemoryHook(Plugin, HookProvider):
             enrichment = state.turn.sent(view, retries)
             if enrichment is not None:
                 self._note(state, enrichment)
+
+
+_SOURCES = ("memory", "storage")
+"""What the hook searches, set like an option and checked the same way."""
 
 
 def _checked_storage(storage: Any) -> SemanticStorage | None:

@@ -2,12 +2,16 @@
 
 ``build_view`` reads the call's plan and the agent's state and returns a ``View``: the messages to send and what the
 hook put into them. It changes nothing; the hook applies a view's consequences (``Turn.shrink``, ``Turn.sent``).
+
+The block a turn's first call was sent with is sent unchanged, byte for byte, on the turn's later calls (a tool loop)
+as long as it fits the room each call leaves, so a provider's prompt cache can serve it (with Amazon Bedrock:
+``BedrockModel(cache_config=CacheConfig(strategy="auto"))`` puts a cache point on the latest user message, so the
+calls after a tool's result read the turn's block from the cache); only a call with less room gets a smaller choice.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 
 from strands.middleware import InvokeModelContext
 from strands.types.content import ContentBlock, Message
@@ -15,45 +19,12 @@ from strands.types.content import ContentBlock, Message
 from strands_semantic_memory.budget import estimate_tokens
 from strands_semantic_memory.formatting._block import context_block
 from strands_semantic_memory.hook._plan import CallPlan
-from strands_semantic_memory.hook._selection import select_passages
-from strands_semantic_memory.hook._turn import AgentState, is_text_block, position_of
-from strands_semantic_memory.retrieval._passages import Passage
+from strands_semantic_memory.hook._selection import fits, select_passages
+from strands_semantic_memory.hook._turn import AgentState, View, is_text_block, position_of
 
-__all__ = ["View", "build_view", "content_with_block"]
+__all__ = ["build_view", "content_with_block"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(kw_only=True)
-class View:
-    """What one model call receives, and what the hook put into it.
-
-    Attributes:
-        messages: The messages to send.
-        chosen: Passages injected into the turn's message (conversation order).
-        left_out: Passages found but not injected.
-        text: The turn's text as sent (the block, then the user's words); empty when nothing was injected.
-        body_chars: Characters of the injected lines.
-        body_tokens: Their estimated tokens (0: none).
-        kept_used: Whether kept context of earlier turns was put into the call.
-        turn_content: The turn's content with the block (what ``keep_injected_context`` keeps), when injected.
-        extra_tokens: What keeping this block costs later calls, in tokens.
-    """
-
-    messages: list[Message]
-    chosen: list[Passage] = field(default_factory=list)
-    left_out: list[Passage] = field(default_factory=list)
-    text: str = ""
-    body_chars: int = 0
-    body_tokens: int = 0
-    kept_used: bool = False
-    turn_content: list[ContentBlock] | None = None
-    extra_tokens: int = 0
-
-    @property
-    def injected(self) -> bool:
-        """Whether the hook changed anything in this call's messages."""
-        return bool(self.chosen) or self.kept_used
 
 
 def content_with_block(own: Message, sent: Message, text: str) -> list[ContentBlock]:
@@ -96,7 +67,9 @@ def build_view(plan: CallPlan, context: InvokeModelContext, state: AgentState) -
     position = position_of(agent_messages, turn.message)
     if position is None or messages[position].get("role") != "user":
         return View(messages=messages, kept_used=kept_used)  # the turn's message left the context (reduced away)
-    selection = select_passages(plan, turn.passages, kept=kept, char_cap=turn.char_cap, token_cap=turn.token_cap)
+    selection = turn.selection
+    if selection is None or not fits(plan, selection, kept=kept, char_cap=turn.char_cap, token_cap=turn.token_cap):
+        selection = select_passages(plan, turn.passages, kept=kept, char_cap=turn.char_cap, token_cap=turn.token_cap)
     if not selection.chosen:
         return View(messages=messages, kept_used=kept_used, left_out=selection.left_out)
     text = context_block(selection.body, turn.query)
@@ -106,6 +79,7 @@ def build_view(plan: CallPlan, context: InvokeModelContext, state: AgentState) -
         extra = max(0, estimate_tokens(text) - estimate_tokens(turn.query))
     return View(
         messages=messages,
+        selection=selection,
         chosen=selection.chosen,
         left_out=selection.left_out,
         text=text,

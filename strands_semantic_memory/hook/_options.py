@@ -65,7 +65,7 @@ class HookOptions:
     max_context_length: int | None = None
     include_metadata: bool = False
     top_k: int | None = None
-    context_radius: int | None = None
+    context_radius: int | None = 0
     min_score: float | None = None
     keep_injected_context: bool = False
     max_context_tokens: int | None = None

@@ -77,14 +77,14 @@ async def search_turn(plan: CallPlan, memory: SemanticMemory, turn: Turn, scope:
     found = Recollection(passages=[], best_similarity=None)
     try:
         if is_empty(memory):
-            turn.found(found, None, plan)
+            turn.found(found, None, inject_when=plan.options.inject_when, budget=plan.budget)
             return
         found = await asyncio.to_thread(_recall, plan, memory, turn.query, scope)
     except Exception as error:  # a failing embedding service or database must not break the conversation
         logger.warning("error=<%s> | archive search failed; the user turn is sent without earlier context", error)
         enrichment.error = f"{type(error).__name__}: {error}"
     enrichment.elapsed_ms = (time.perf_counter() - started) * 1000
-    turn.found(found, enrichment, plan)
+    turn.found(found, enrichment, inject_when=plan.options.inject_when, budget=plan.budget)
     logger.debug(
         "passages=<%d>, relevance=<%s>, similarity=<%s>, floor=<%s>, cut=<%d>, ms=<%.1f> | archive searched for the "
         "user turn",
@@ -104,7 +104,9 @@ def preview_turn(plan: CallPlan, memory: SemanticMemory, query: str) -> Enrichme
     if is_empty(memory):
         return enrichment
     turn = Turn(message={"role": "user", "content": [{"text": query}]}, query=query)
-    turn.found(_recall(plan, memory, query, None), enrichment, plan)
+    turn.found(
+        _recall(plan, memory, query, None), enrichment, inject_when=plan.options.inject_when, budget=plan.budget
+    )
     selection = select_passages(plan, turn.passages, token_cap=turn.token_cap)
     enrichment.passages, enrichment.tokens = selection.chosen, selection.tokens
     enrichment.left_out = [*enrichment.left_out, *selection.left_out]

@@ -13,27 +13,16 @@ token-counting service.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from strands_semantic_memory.budget import estimate_tokens, tokens_for_length
-from strands_semantic_memory.formatting._block import MessageTexts
+from strands_semantic_memory.formatting._block import GAP, MessageTexts
 from strands_semantic_memory.hook._plan import CallPlan
+from strands_semantic_memory.hook._turn import Selection
 from strands_semantic_memory.retrieval._passages import Passage, pack_passages
 
-__all__ = ["GAP_PROBE", "Selection", "select_passages"]
+__all__ = ["fits", "select_passages"]
 
-GAP_PROBE = "[... 999999999 messages not shown ...]"  # the longest gap line, to bound its size
 SEPARATOR = "\n\n"  # what may follow a message in the body: a line break, and an empty line before the next
-
-
-@dataclass(frozen=True, kw_only=True)
-class Selection:
-    """Passages chosen for one call (conversation order), those left out, the body text and its tokens (0: none)."""
-
-    chosen: list[Passage]
-    left_out: list[Passage]
-    body: str
-    tokens: int
 
 
 def select_passages(
@@ -68,7 +57,7 @@ def select_passages(
         tracking_id = passage.messages[position].get("tracking_id")
         return isinstance(tracking_id, str) and tracking_id in seen
 
-    gap = GAP_PROBE + "\n"
+    gap = GAP + "\n"
     usable = [w for w in passages if len(w.indices) == len(w.messages)]
     budgets = [plan.chars(cap=char_cap), plan.tokens(kept=kept, cap=token_cap)]
     chosen, left_out = pack_passages(
@@ -76,3 +65,11 @@ def select_passages(
     )
     body = texts.body(chosen)  # the chosen messages were formatted once, when they were sized
     return Selection(chosen=chosen, left_out=left_out, body=body, tokens=estimate_tokens(body) if chosen else 0)
+
+
+def fits(
+    plan: CallPlan, selection: Selection, *, kept: int = 0, char_cap: int | None = None, token_cap: int | None = None
+) -> bool:
+    """Whether an earlier call's choice still fits this call's budgets (so it is sent again unchanged)."""
+    chars = plan.chars(cap=char_cap)
+    return selection.tokens <= plan.tokens(kept=kept, cap=token_cap) and (chars is None or len(selection.body) <= chars)

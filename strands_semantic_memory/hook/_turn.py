@@ -1,8 +1,9 @@
-"""What the hook keeps per agent and per user turn, and how it recognises a user turn.
+"""What the hook keeps per agent, per user turn and per model call, and how it recognises a user turn.
 
-``Enrichment`` is public (``SemanticMemoryHook.enrichment(agent)``, ``last_enrichment``); ``Turn`` and
-``AgentState`` are the hook's bookkeeping. A ``Turn`` changes only through its own methods: the search's result
-(``found``), a context overflow (``shrink``) and what a call was finally sent with (``sent``), in that order.
+``Enrichment`` is public (``SemanticMemoryHook.enrichment(agent)``, ``last_enrichment``); ``Turn``, ``AgentState``,
+``Selection`` (the passages chosen for a call) and ``View`` (what a call receives) are the hook's records. A
+``Turn`` changes only through its own methods: the search's result (``found``), a context overflow (``shrink``) and
+what a call was finally sent with (``sent``), in that order.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from strands_semantic_memory.retrieval._recall import Recollection
 from strands_semantic_memory.retrieval._relevance import Relevance
 
 if TYPE_CHECKING:
-    from strands_semantic_memory.hook._model_call import View
-    from strands_semantic_memory.hook._plan import CallPlan
+    from strands_semantic_memory.budget import ContextBudget
+    from strands_semantic_memory.hook._options import InjectWhen
 
-__all__ = ["AgentState", "Enrichment", "Turn", "is_text_block", "position_of", "user_text"]
+__all__ = ["AgentState", "Enrichment", "Selection", "Turn", "View", "is_text_block", "position_of", "user_text"]
 
 
 @dataclass(kw_only=True)
@@ -63,6 +64,50 @@ class Enrichment:
     cut: int = 0
 
 
+@dataclass(frozen=True, kw_only=True)
+class Selection:
+    """Passages chosen for one call (conversation order), those left out, the body text and its tokens (0: none)."""
+
+    chosen: list[Passage]
+    left_out: list[Passage]
+    body: str
+    tokens: int
+
+
+@dataclass(kw_only=True)
+class View:
+    """What one model call receives, and what the hook put into it.
+
+    Attributes:
+        messages: The messages to send.
+        selection: The choice the turn's block was written from (the turn keeps it for its later calls).
+        chosen: Passages injected into the turn's message (conversation order).
+        left_out: Passages found but not injected.
+        text: The turn's text as sent (the block, then the user's words); empty when nothing was injected.
+        body_chars: Characters of the injected lines.
+        body_tokens: Their estimated tokens (0: none).
+        kept_used: Whether kept context of earlier turns was put into the call.
+        turn_content: The turn's content with the block (what ``keep_injected_context`` keeps), when injected.
+        extra_tokens: What keeping this block costs later calls, in tokens.
+    """
+
+    messages: list[Message]
+    selection: Selection | None = None
+    chosen: list[Passage] = field(default_factory=list)
+    left_out: list[Passage] = field(default_factory=list)
+    text: str = ""
+    body_chars: int = 0
+    body_tokens: int = 0
+    kept_used: bool = False
+    turn_content: list[ContentBlock] | None = None
+    extra_tokens: int = 0
+
+    @property
+    def injected(self) -> bool:
+        """Whether the hook changed anything in this call's messages."""
+        return bool(self.chosen) or self.kept_used
+
+
 @dataclass(kw_only=True)
 class Turn:
     """One user turn: the user's message (recognised by identity), what the search found, and its caps.
@@ -78,6 +123,7 @@ class Turn:
         without_context: Set after a second overflow: nothing is injected for the rest of the turn.
         sent_content: The turn's content of the latest call that succeeded with injected context, and its extra
             tokens (what ``keep_injected_context`` keeps).
+        selection: The choice the turn's latest call was sent with: sent again unchanged while it fits.
     """
 
     message: Message
@@ -89,8 +135,11 @@ class Turn:
     token_cap: int | None = None
     without_context: bool = False
     sent_content: tuple[list[ContentBlock], int] | None = None
+    selection: Selection | None = None
 
-    def found(self, found: Recollection, enrichment: Enrichment | None, plan: CallPlan) -> None:
+    def found(
+        self, found: Recollection, enrichment: Enrichment | None, *, inject_when: InjectWhen, budget: ContextBudget
+    ) -> None:
         """Record the search's result (``enrichment`` None: nothing archived yet), and what the turn is worth.
 
         With ``inject_when="relevant"``, an unrelated turn keeps nothing (what was found is left out), and an
@@ -102,17 +151,18 @@ class Turn:
         if enrichment is None:
             return
         enrichment.best_similarity, enrichment.floor, enrichment.cut = found.best_similarity, found.floor, found.cut
-        if plan.options.inject_when == "always":
+        if inject_when == "always":
             enrichment.relevance = "always"
             return
         enrichment.relevance = found.relevance
         if found.relevance == "unrelated":
             enrichment.left_out, self.passages = self.passages, []
         elif found.relevance != "relevant":
-            self.token_cap = plan.budget.uncertain_memory_tokens
+            self.token_cap = budget.uncertain_memory_tokens
 
     def shrink(self, view: View) -> None:
         """After a context overflow: half the injected lines; after another one, none."""
+        self.selection = None
         if view.chosen and self.char_cap is None:
             self.char_cap = view.body_chars // 2
             self.token_cap = view.body_tokens // 2
@@ -130,6 +180,7 @@ class Turn:
             enrichment.passages, enrichment.text, enrichment.tokens = [], "", 0
             self.sent_content = None
         else:
+            self.selection = view.selection
             enrichment.passages, enrichment.left_out = view.chosen, view.left_out
             enrichment.text, enrichment.tokens = view.text, view.body_tokens
             self.sent_content = (view.turn_content, view.extra_tokens) if view.turn_content is not None else None

@@ -110,7 +110,7 @@ def test_archived_text_imitating_the_block_cannot_forge_a_block_or_a_question(em
     body, question = read_turn(sent)
     assert question == QUESTION
     assert sent.count(ARCHIVE_BEGIN) == 1 + sum(t.count(ARCHIVE_BEGIN) for t in hostile)  # the others are quoted
-    dated = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d UTC\]")  # the date of a message, written from its time
+    dated = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d\]")  # the date of a message, written from its time
     assert all(line == "" or line.startswith(">") or line.startswith("[... ") or dated.fullmatch(line) for line in body)
     assert [line for line in sent.split("\n") if line.startswith("Current question:")] == [
         f"Current question: {QUESTION}"
@@ -131,7 +131,7 @@ def test_passages_far_apart_reach_the_model_with_a_gap_line_between(embedder):
     assert body == [
         "[Message 0, user]",
         f"> {PLANTED_TURN}",
-        "[... 29 messages not shown ...]",
+        "[...]",
         "[Message 30, user]",
         "> My booking reference for the return trip is BK-0042.",
     ]
@@ -152,7 +152,7 @@ def test_show_dates_puts_the_time_each_message_was_said_on_its_line(embedder):
     hook = SemanticMemoryHook(memory=memory, show_dates=True, include_metadata=True)
     make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
     body, _ = read_turn(sent_question(model))
-    assert body[:2] == ["[Message 0, user, 2023-11-14 22:13 UTC]", f"> {PLANTED_TURN}"]
+    assert body[:2] == ["[Message 0, user, 2023-11-14 22:13]", f"> {PLANTED_TURN}"]
 
 
 def test_the_dates_are_shown_by_default_so_a_question_about_time_can_be_answered(embedder):
@@ -162,7 +162,7 @@ def test_the_dates_are_shown_by_default_so_a_question_about_time_can_be_answered
     hook = SemanticMemoryHook(memory=memory)
     make_agent(model, SlidingWindowConversationManager(), hook)(QUESTION)
     body, _ = read_turn(sent_question(model))
-    assert body[:2] == ["[2023-11-14 22:13 UTC]", f"> {PLANTED_TURN}"]
+    assert body[:2] == ["[2023-11-14 22:13]", f"> {PLANTED_TURN}"]
 
 
 def test_max_context_length_bounds_whole_messages(embedder):
@@ -573,3 +573,23 @@ def test_preview_without_an_agent_runs_without_an_event_loop_and_matches_the_age
         return hook.preview(QUESTION).text  # asyncio.run() would refuse to start here
 
     assert asyncio.run(inside_a_running_loop()) == with_agent.text and PLANTED_TURN in with_agent.text
+
+
+def test_a_tool_loop_sends_the_turns_block_unchanged_on_every_call(embedder):
+    """One search per turn, and the same bytes on every model call of a tool loop (a provider's prompt cache hits)."""
+    memory = SemanticMemory(embedder=embedder)
+    memory.add([{"role": "user", "content": [{"text": PLANTED_TURN}]}, *distractor_conversation(40)])
+
+    @tool
+    def lookup(topic: str) -> str:
+        """Look something up."""
+        return f"Nothing new about {topic}. " * 20
+
+    calls = [ToolCall("lookup", {"topic": f"topic {n}"}, tool_use_id=f"t{n}") for n in range(4)]
+    model = ScriptedModel([*calls, "Your booking reference is BK-7731-QZ."])
+    model.update_config(context_window_limit=6_000)
+    hook = SemanticMemoryHook(memory=memory)
+    make_agent(model, SlidingWindowConversationManager(), hook, tools=[lookup])(QUESTION)
+    turns = [r["messages"][0]["content"][0]["text"] for r in model.chat_requests]
+    assert len(turns) == 5 and REFERENCE in turns[0]
+    assert len(set(turns)) == 1, "the same block, byte for byte, on every call of the turn"

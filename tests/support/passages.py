@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 
 from strands_semantic_memory.budget import estimate_tokens
-from strands_semantic_memory.formatting._block import format_body, format_passage_message
-from strands_semantic_memory.hook._selection import GAP_PROBE
+from strands_semantic_memory.formatting._block import GAP, format_body, format_passage_message
 from strands_semantic_memory.retrieval._passages import Passage
 
 
@@ -106,7 +105,7 @@ def reference_selection(
         tracking_id = passage.messages[position].get("tracking_id")
         return isinstance(tracking_id, str) and tracking_id in seen
 
-    gap = GAP_PROBE + "\n"
+    gap = GAP + "\n"
     usable = [w for w in passages if len(w.indices) == len(w.messages)]
     chosen, dropped = reference_pack_passages(
         usable, sizes, list(budgets), gap=(len(gap), estimate_tokens(gap)), skip=skip
