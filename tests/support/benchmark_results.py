@@ -11,7 +11,7 @@ CATEGORY = "1 multi-hop"
 
 
 def tiny_locomo(path: Path) -> Path:
-    """A LoCoMo-shaped file (two sessions, three questions, one malformed evidence id): the real data is not needed."""
+    """A LoCoMo-shaped file (two dated sessions, three questions, one malformed evidence id): the real data is not needed."""
     turns = [
         ("Ann", "I adopted a beagle called Pepper last week."),
         ("Bob", "Nice! I started learning the cello."),
@@ -22,7 +22,14 @@ def tiny_locomo(path: Path) -> Path:
     later = [{"speaker": "Ann", "dia_id": "D2:1", "text": "We hiked Mount Tam on Sunday.", "blip_caption": "a trail"}]
     sample = {
         "sample_id": "tiny",
-        "conversation": {"speaker_a": "Ann", "speaker_b": "Bob", "session_1": session, "session_2": later},
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bob",
+            "session_1": session,
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_2": later,
+            "session_2_date_time": "1:56 pm on 11 May, 2023",
+        },
         "qa": [
             {"question": "What is the name of Ann's dog?", "evidence": ["D1:1"], "category": 4},
             {"question": "Where does Bob's cello teacher live?", "evidence": ["D:1:4"], "category": 4},
