@@ -9,8 +9,8 @@ checks it):
 - ``results.py``: the shapes of every result, plain JSON data (what a run writes as ``benchmarks.json``).
 - ``measure/``: one module per measurement, each with a ``Measurement`` class (``base``: the class and the ``Run``
   the measurements share; ``sizes``: full and ``--quick`` sizes). Some run alone too:
-  ``python -m benchmarks.measure.locomo``, ``.locomo_loop``, ``.cold_start``, ``.compaction``, and the
-  leave-one-out study ``.loo``.
+  ``python -m benchmarks.measure.locomo``, ``.locomo_loop``, ``.cold_start``, ``.compaction``,
+  ``.cross_session``, ``.unrelated``, ``.curve``, and the leave-one-out study ``.loo``.
 - ``report/``: ``sections/`` (one builder per section: Markdown and figures as data), ``targets`` (by name),
   ``plots`` (the figures, drawn), ``writer`` (writes the report and draws its figures);
   ``python -m benchmarks.report RESULTS.json`` renders a report again from a run's data.

@@ -316,6 +316,190 @@ class LocomoLoopResult(TypedDict):
     seconds: NotRequired[float]
 
 
+# --------------------------------------------------------------------------------------------- across sessions
+
+
+class SessionsPlayed(TypedDict):
+    """One user's sessions played through one row at one window (``benchmarks.measure.sessions.UserArchives``).
+
+    ``ms_per_exchange`` times the agent's calls only; ``open_ms`` is building a session's agent (manager, hook,
+    store, storage over the user's file) and closing it, per session; ``archived`` is what the user's archive holds
+    after the last session (None: the row keeps no archive).
+    """
+
+    sessions: int
+    exchanges: int
+    ms_per_exchange: float
+    open_ms: float
+    overflows: int
+    failed_turns: int
+    archived: int | None
+
+
+class AskedCell(TypedDict):
+    """Turns asked in new sessions over one user's archive: what reached the answering call, and what it cost.
+
+    ``injected_tokens`` is measured from each answering request (its input less what the same call holds without
+    the memory, at 4 characters per token), mean over the turns; ``reported_tokens`` is the library's own figure
+    (``hook.enrichment(agent).tokens`` or the store's ``last_enrichment.tokens``), mean over the turns (None: the
+    row reports none); ``given_any`` is the share of turns given any injected text, in percent.
+    """
+
+    turns: int
+    injected_tokens: float
+    reported_tokens: float | None
+    given_any: float
+    ms_per_turn: float
+    overflows: int
+    failed_turns: int
+
+
+class CrossSessionCell(AskedCell):
+    """One row on one conversation at one window: delivered and categories in percent, and its sessions."""
+
+    delivered: float
+    categories: dict[str, float]
+    played: SessionsPlayed
+
+
+class CrossSessionOverall(TypedDict):
+    """One row over every conversation at one window: each question weighs once; counts are summed."""
+
+    delivered: float
+    lowest: float
+    categories: dict[str, float]
+    questions: int
+    injected_tokens: float
+    reported_tokens: float | None
+    given_any: float
+    sessions: int
+    exchanges: int
+    ms_per_exchange: float
+    open_ms: float
+    overflows: int
+    question_overflows: int
+    failed_turns: int
+
+
+class CrossSessionRow(TypedDict):
+    """One row at one window: per conversation (by name) and overall; ``error`` alone when the row could not run."""
+
+    conversations: NotRequired[dict[str, CrossSessionCell]]
+    all: NotRequired[CrossSessionOverall]
+    error: NotRequired[str]
+
+
+class CrossSessionResult(TypedDict):
+    """LoCoMo across sessions (``benchmarks.measure.cross_session``); ``skipped`` alone when the data file is absent.
+
+    ``windows`` maps a window in characters (as a string) to its rows by name; ``sessions`` and ``exchanges`` are
+    what each conversation played, ``questions`` the per-conversation cap (None: every question).
+    """
+
+    skipped: NotRequired[str]
+    windows: NotRequired[dict[str, dict[str, CrossSessionRow]]]
+    rows: NotRequired[list[str]]
+    conversations: NotRequired[list[str]]
+    sessions: NotRequired[dict[str, int]]
+    exchanges: NotRequired[dict[str, int]]
+    questions: NotRequired[int | None]
+    seconds: NotRequired[float]
+
+
+class UnrelatedCell(AskedCell):
+    """Unrelated prompts over one user's archive: tokens as in :class:`AskedCell`, the most one prompt got, and the
+    mean tokens per kind of prompt."""
+
+    max_tokens: float
+    kinds: dict[str, float]
+
+
+class UnrelatedRow(TypedDict):
+    """One row: per user (conversation name) and over every prompt and user; ``error`` alone when it could not run."""
+
+    conversations: NotRequired[dict[str, UnrelatedCell]]
+    all: NotRequired[UnrelatedCell]
+    error: NotRequired[str]
+
+
+class UnrelatedResult(TypedDict):
+    """Unrelated prompts asked in new sessions over each user's archive (``benchmarks.measure.unrelated``)."""
+
+    skipped: NotRequired[str]
+    window: NotRequired[int]
+    rows: NotRequired[dict[str, UnrelatedRow]]
+    prompts: NotRequired[int]
+    kinds: NotRequired[dict[str, int]]
+    lengths: NotRequired[dict[str, int]]
+    conversations: NotRequired[list[str]]
+    seconds: NotRequired[float]
+
+
+class CurvePoint(TypedDict):
+    """One setting of the curve: delivered (percent, lowest conversation, per conversation) against tokens.
+
+    ``role`` is ``"default"`` (the library's defaults), ``"today"`` (the hook before this round) or ``"setting"``.
+    """
+
+    label: str
+    role: str
+    delivered: float
+    lowest: float
+    conversations: dict[str, float]
+    injected_tokens: float
+    reported_tokens: float | None
+    given_any: float
+    questions: int
+    error: NotRequired[str]
+
+
+class CurveResult(TypedDict):
+    """Delivered against injected tokens at one window, one row, several settings (``benchmarks.measure.curve``)."""
+
+    skipped: NotRequired[str]
+    row: NotRequired[str]
+    window: NotRequired[int]
+    points: NotRequired[list[CurvePoint]]
+    seconds: NotRequired[float]
+
+
+class ToolLoopRow(TypedDict):
+    """One turn with tool calls through one row: tokens injected into each model call of the turn.
+
+    ``injected_tokens`` per model call (in order), measured from the requests as in :class:`AskedCell`;
+    ``reported_tokens`` the library's figure for the turn; ``identical`` whether every call that carried injected
+    text carried the same bytes (None: no call did).
+    """
+
+    calls: int
+    tool_calls: int
+    injected_tokens: NotRequired[list[float]]
+    total_tokens: NotRequired[float]
+    injected_calls: NotRequired[int]
+    identical: NotRequired[bool | None]
+    reported_tokens: NotRequired[float | None]
+    error: NotRequired[str]
+
+
+class ToolLoopResult(TypedDict):
+    """A turn with tool calls over a user's archive (``benchmarks.measure.tool_loop``)."""
+
+    skipped: NotRequired[str]
+    conversation: NotRequired[str]
+    question: NotRequired[str]
+    window: NotRequired[int]
+    rows: NotRequired[dict[str, ToolLoopRow]]
+
+
+class CrossSessionSection(TypedDict, total=False):
+    """The across-sessions section: each part present when its measurement ran."""
+
+    cross_session: CrossSessionResult
+    unrelated_prompts: UnrelatedResult
+    token_curve: CurveResult
+    tool_loop: ToolLoopResult
+
+
 # --------------------------------------------------------------------------------------------- cold start
 
 
@@ -488,6 +672,7 @@ class Results(TypedDict):
     locomo: NotRequired[LocomoResult]
     loop: NotRequired[LoopResult]
     locomo_loop: NotRequired[LocomoLoopResult]
+    cross_session: NotRequired[CrossSessionSection]
     cold_start: NotRequired[ColdStartResult]
     large: NotRequired[LargeResult]
     meta: RunMeta

@@ -5,12 +5,17 @@ python -m benchmarks.run --quick           # tiny sizes, for a smoke test: writt
 python -m benchmarks.run --locomo PATH     # LoCoMo file (default: ../shared/data/locomo/locomo-dev.json)
 python -m benchmarks.run --output DIR      # write the report, plots and data into DIR
 python -m benchmarks.run --only locomo_loop --loop-limit 2 --loop-questions 40   # part of LoCoMo in the loop
+python -m benchmarks.run --only cross_session,unrelated_prompts,token_curve --deadline 20000 --output build/cross
 
 The sections, their measurements and their order are the table in ``benchmarks.sections``. LoCoMo in the loop
 (every row of ``benchmarks.measure.locomo_loop.ROWS`` at W = 16,000 and 32,000 characters, every conversation and
 question of the file) and the cold start run last. Estimated from quick runs, they add some 4 to 6 minutes and 1 to
 2 minutes to a full run; the default deadline of 780 s skips them when the sections before take longer, so a full
-regeneration raises it (``--deadline 3000``).
+regeneration raises it (``--deadline 3000``). LoCoMo across sessions (``cross_session``; every user's sessions through
+each row of ``benchmarks.measure.sessions.ROWS`` at W = 16,000, 32,000 and 800,000 characters, every question) and
+what reads its archives (``unrelated_prompts``, ``token_curve``) run after them: about half a minute at ``--quick``;
+at full size, estimated from quick runs, an hour or more (the longest part of a full run), so a run that includes
+them raises the deadline further.
 
 A full run writes into ``docs/``; a quick run never does unless ``--output`` names it, so the committed report is
 only ever replaced by a full run. ``python -m benchmarks.report DIR/benchmarks.json`` renders the report again

@@ -2,8 +2,8 @@
 
 Each :class:`Section` names its key in the run's data (``benchmarks.results.Results``), the measurements that fill
 it (``benchmarks.measure``), the builder that writes it (``benchmarks.report.sections``) and the figures it draws.
-A run measures in this order (the slow LoCoMo in the loop and the cold start last, where a deadline skips them
-first); ``--only`` names measurements.
+A run measures in this order (the slow LoCoMo in the loop, the cold start and LoCoMo across sessions last, where a
+deadline skips them first); ``--only`` names measurements.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Any
 from benchmarks.measure.base import Measurement
 from benchmarks.measure.cold_start import ColdStartAndReduction
 from benchmarks.measure.compaction import CompactionLoop
+from benchmarks.measure.cross_session import CrossSession
+from benchmarks.measure.curve import TokenCurve
 from benchmarks.measure.durable import DurableOpen, SessionTurns, crossover
 from benchmarks.measure.engine import EngineAtScale
 from benchmarks.measure.locomo import LocomoRecall
@@ -22,6 +24,7 @@ from benchmarks.measure.locomo_loop import LocomoInTheLoop
 from benchmarks.measure.quality import RetrievalQuality
 from benchmarks.measure.restore import Restore
 from benchmarks.measure.scale import Scale
+from benchmarks.measure.unrelated import UnrelatedPrompts
 from benchmarks.measure.vector_index import CAVEAT, VectorIndex
 from benchmarks.report import figures
 from benchmarks.report.figures import Part
@@ -29,6 +32,7 @@ from benchmarks.report.sections import (
     cold_start,
     compaction,
     conditions,
+    cross_session,
     large,
     locomo,
     locomo_loop,
@@ -37,7 +41,7 @@ from benchmarks.report.sections import (
     scale,
     target_table,
 )
-from benchmarks.results import LargeResult, Results
+from benchmarks.results import CrossSessionSection, LargeResult, Results
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,12 @@ def _large(measured: Mapping[str, Any]) -> LargeResult:
     return data
 
 
+def _cross_session(measured: Mapping[str, Any]) -> CrossSessionSection:
+    """LoCoMo across sessions, the unrelated prompts and the curve: each part present when its measurement ran."""
+    data: CrossSessionSection = {**measured}  # type: ignore[typeddict-item]
+    return data
+
+
 SECTIONS: tuple[Section, ...] = (
     Section("", (), conditions.build),
     Section("", (), target_table.build),
@@ -95,6 +105,13 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section("locomo_loop", (LocomoInTheLoop(),), locomo_loop.build, (figures.LOCOMO_LOOP,)),
     Section("cold_start", (ColdStartAndReduction(),), cold_start.build),
+    Section(
+        "cross_session",
+        (CrossSession(), UnrelatedPrompts(), TokenCurve()),
+        cross_session.build,
+        (figures.CROSS_SESSION, figures.TOKEN_CURVE),
+        assemble=_cross_session,
+    ),
 )
 """Every section of the report, in its order, which is also the order a run measures in."""
 

@@ -9,6 +9,8 @@ project; the project keeps its development half beside the clone (:data:`LOCOMO_
   role ``user`` for ``speaker_a`` and ``assistant`` for ``speaker_b``; nothing else (no dates, no ids, no sessions).
 - :func:`load_loop_conversations` (LoCoMo in the loop, ``benchmarks.measure.locomo_loop``): speaker A's turns are
   the user's messages (consecutive turns of one speaker joined with a newline) and speaker B's the replies.
+- :func:`load_session_conversations` (across sessions, ``benchmarks.measure.cross_session``): the same exchanges,
+  session by session, each with its date (``session_N_date_time``, read as UTC).
 
 Evidence ids are read leniently (``"D:11:26"`` is ``D11:26``; ``"D8:6; D9:17"`` is two ids); ids that name no turn
 are dropped, and a question left without evidence is skipped.
@@ -18,8 +20,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -70,6 +73,40 @@ class LoopConversation:
     questions: tuple[LoopQuestion, ...]
 
 
+@dataclass(frozen=True)
+class LoopSession:
+    """One session of a conversation: its number, when it took place (epoch seconds, UTC) and its exchanges."""
+
+    number: int
+    began_at: float
+    exchanges: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class SessionConversation:
+    """A conversation as dated sessions of exchanges, and its questions (as :class:`LoopConversation`'s)."""
+
+    name: str
+    sessions: tuple[LoopSession, ...]
+    questions: tuple[LoopQuestion, ...]
+
+    @property
+    def exchanges(self) -> int:
+        """Exchanges over every session."""
+        return sum(len(session.exchanges) for session in self.sessions)
+
+
+SESSION_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
+"""How LoCoMo writes a session's date (``"1:56 pm on 8 May, 2023"``)."""
+UNDATED_START = datetime(2023, 1, 1, 12, tzinfo=timezone.utc).timestamp()
+"""Where a file without session dates starts (a session a day from there)."""
+
+
+def session_date(text: str) -> float:
+    """A LoCoMo session date (``"1:56 pm on 8 May, 2023"``) in epoch seconds, read as UTC."""
+    return datetime.strptime(text.strip(), SESSION_DATE_FORMAT).replace(tzinfo=timezone.utc).timestamp()
+
+
 def turn_text(turn: Mapping[str, Any]) -> str:
     """The archived text of one turn: ``"{speaker}: {text}"`` plus the photo caption when there is one."""
     text = f"{turn['speaker']}: {turn['text']}"
@@ -117,6 +154,42 @@ def load_conversations(path: Path) -> list[Conversation]:
     return conversations
 
 
+def _exchanges(turns: Sequence[Mapping[str, Any]], speaker_a: str) -> tuple[tuple[str, str], ...]:
+    """Turns as exchanges: speaker A's consecutive turns are one user message, speaker B's the reply to it.
+
+    Turns that open with speaker B get an empty first user block (``"{speaker A}:"``); a last user block without a
+    reply gets ``"OK."``.
+    """
+    blocks: list[tuple[bool, list[str]]] = []
+    for turn in turns:
+        is_a = turn["speaker"] == speaker_a
+        if blocks and blocks[-1][0] == is_a:
+            blocks[-1][1].append(turn_text(turn))
+        else:
+            blocks.append((is_a, [turn_text(turn)]))
+    if blocks and not blocks[0][0]:
+        blocks.insert(0, (True, [f"{speaker_a}:"]))
+    exchanges = []
+    for position in range(0, len(blocks), 2):
+        user = "\n".join(blocks[position][1])
+        reply = "\n".join(blocks[position + 1][1]) if position + 1 < len(blocks) else "OK."
+        exchanges.append((user, reply))
+    return tuple(exchanges)
+
+
+def _loop_questions(sample: Mapping[str, Any], turns: Sequence[Mapping[str, Any]]) -> tuple[LoopQuestion, ...]:
+    """The questions whose evidence names turns, with those turns' texts (unique, in the order given)."""
+    by_id = {turn["dia_id"]: turn_text(turn) for turn in turns}
+    questions = []
+    for qa in sample.get("qa", []):
+        evidence = tuple(
+            dict.fromkeys(by_id[i] for raw in qa.get("evidence", []) for i in evidence_ids(raw) if i in by_id)
+        )
+        if evidence:
+            questions.append(LoopQuestion(str(qa["question"]), evidence, int(qa["category"])))
+    return tuple(questions)
+
+
 def load_loop_conversations(path: Path = LOCOMO_DEV) -> list[LoopConversation]:
     """Read LoCoMo samples into exchanges (speaker A: the user; speaker B: the model's replies).
 
@@ -128,28 +201,35 @@ def load_loop_conversations(path: Path = LOCOMO_DEV) -> list[LoopConversation]:
     for number, sample in enumerate(samples):
         dialogue = sample["conversation"]
         turns = [turn for key in _sessions(dialogue) for turn in dialogue[key]]
-        speaker_a = dialogue["speaker_a"]
-        blocks: list[tuple[bool, list[str]]] = []
-        for turn in turns:
-            is_a = turn["speaker"] == speaker_a
-            if blocks and blocks[-1][0] == is_a:
-                blocks[-1][1].append(turn_text(turn))
+        exchanges = _exchanges(turns, dialogue["speaker_a"])
+        questions = _loop_questions(sample, turns)
+        conversations.append(LoopConversation(str(sample.get("sample_id", number)), exchanges, questions))
+    return conversations
+
+
+def load_session_conversations(path: Path = LOCOMO_DEV) -> list[SessionConversation]:
+    """Read LoCoMo samples into dated sessions of exchanges (each session as :func:`load_loop_conversations` reads
+    a conversation: a session that opens with speaker B gets an empty first user block).
+
+    A session's date is its ``session_N_date_time`` (UTC); a session without one is dated a day after the one before
+    (the first: :data:`UNDATED_START`). Empty sessions are skipped.
+    """
+    samples = json.loads(Path(path).read_text(encoding="utf-8"))
+    conversations = []
+    for number, sample in enumerate(samples):
+        dialogue = sample["conversation"]
+        sessions: list[LoopSession] = []
+        for key in _sessions(dialogue):
+            if not dialogue[key]:
+                continue
+            raw_date = dialogue.get(f"{key}_date_time")
+            if raw_date:
+                began = session_date(str(raw_date))
             else:
-                blocks.append((is_a, [turn_text(turn)]))
-        if blocks and not blocks[0][0]:
-            blocks.insert(0, (True, [f"{speaker_a}:"]))
-        exchanges = []
-        for position in range(0, len(blocks), 2):
-            user = "\n".join(blocks[position][1])
-            reply = "\n".join(blocks[position + 1][1]) if position + 1 < len(blocks) else "OK."
-            exchanges.append((user, reply))
-        by_id = {turn["dia_id"]: turn_text(turn) for turn in turns}
-        questions = []
-        for qa in sample.get("qa", []):
-            evidence = tuple(
-                dict.fromkeys(by_id[i] for raw in qa.get("evidence", []) for i in evidence_ids(raw) if i in by_id)
-            )
-            if evidence:
-                questions.append(LoopQuestion(str(qa["question"]), evidence, int(qa["category"])))
-        conversations.append(LoopConversation(str(sample.get("sample_id", number)), tuple(exchanges), tuple(questions)))
+                began = sessions[-1].began_at + 86_400 if sessions else UNDATED_START
+            exchanges = _exchanges(dialogue[key], dialogue["speaker_a"])
+            sessions.append(LoopSession(int(key.split("_")[1]), began, exchanges))
+        turns = [turn for key in _sessions(dialogue) for turn in dialogue[key]]
+        questions = _loop_questions(sample, turns)
+        conversations.append(SessionConversation(str(sample.get("sample_id", number)), tuple(sessions), questions))
     return conversations

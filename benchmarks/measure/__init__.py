@@ -9,7 +9,10 @@ archive cost, eviction, memory), ``restore`` (JSON state against re-embedding), 
 latency), ``compaction`` (the Strands loop: tokens per turn and facts reached per manager), ``durable`` (a
 ``FileSessionManager`` turn and a reopen, JSON state against the SQLite file), ``vector_index`` (the index alone,
 1k..1M), ``engine`` (``retrieve`` at scale), ``locomo_loop`` (LoCoMo played through an agent: what reaches the
-model), ``cold_start`` (fresh processes, the first turn, the reducing turn).
+model), ``cold_start`` (fresh processes, the first turn, the reducing turn), ``cross_session`` (LoCoMo across
+sessions: each session a new agent over the user's SQLite file, questions in new sessions; users and sessions in
+``sessions``), ``unrelated`` (prompts nothing archived answers, over the same archives) and ``curve`` (delivered
+against injected tokens under other settings of the hook).
 
 A study beside the report: ``loo`` and ``loo_grids`` (leave-one-conversation-out choice of ranking constants,
 ``python -m benchmarks.measure.loo``).

@@ -30,6 +30,8 @@ class Run:
         loop_limit: LoCoMo in the loop: only the first N conversations (None: all).
         loop_questions: LoCoMo in the loop: only the first N questions of each (None: all).
         pool: The embedded pool, when a measurement that uses it is run.
+        shared: What measurements of this run build once and share, by name (the users' archives of LoCoMo
+            across sessions, which the unrelated prompts, the curve and the tool loop read too).
     """
 
     sizes: Sizes
@@ -42,6 +44,7 @@ class Run:
     loop_limit: int | None = None
     loop_questions: int | None = None
     pool: Pool | None = field(default=None, repr=False)
+    shared: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def require_pool(self) -> Pool:
         """The embedded pool (the run embeds it before any measurement that declares ``uses_pool``)."""

@@ -90,6 +90,10 @@ class LoopModel(Model):
         last_input: The input text of the latest chat call that was answered.
         overflows: Calls refused as longer than the window (chat and summary calls).
         calls: Calls made (chat and summary).
+        baseline: When set, what the answered call's input would be without the memory (called at each chat call;
+            the cross-session benchmark passes the agent's own messages and system prompt, which the hook and
+            Strands' injection never rewrite).
+        last_baseline: ``baseline()`` at the latest chat call that was answered ("" without ``baseline``).
     """
 
     def __init__(self, window: int) -> None:
@@ -100,6 +104,8 @@ class LoopModel(Model):
         self.last_input = ""
         self.overflows = 0
         self.calls = 0
+        self.baseline: Callable[[], str] | None = None
+        self.last_baseline = ""
 
     def update_config(self, **model_config: Any) -> None:
         """Merge ``model_config`` into the configuration."""
@@ -130,6 +136,7 @@ class LoopModel(Model):
             reply = lossy_summary(messages)
         else:
             reply, self.last_input = self.reply, text
+            self.last_baseline = self.baseline() if self.baseline is not None else ""
         yield {"messageStart": {"role": "assistant"}}
         yield {"contentBlockDelta": {"delta": {"text": reply}}}
         yield {"contentBlockStop": {}}

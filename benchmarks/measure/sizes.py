@@ -109,6 +109,37 @@ QUICK_COLD_START = ColdStartSettings(empty_runs=1, warm_runs=2, first_turn_runs=
 
 LOOP_WINDOWS = (16_000, 32_000)
 """Windows (characters) of LoCoMo in the loop."""
+CROSS_WINDOWS = (16_000, 32_000, 800_000)
+"""Windows (characters) of LoCoMo across sessions; the last is a 200,000-token model, where a session never overflows."""
+
+
+@dataclass(frozen=True)
+class CrossSessionSettings:
+    """Sizes of LoCoMo across sessions and what runs on its archives (unrelated prompts, the curve, the tool loop).
+
+    Attributes:
+        windows: The model's windows, in characters.
+        conversations: Only the first N conversations (None: all).
+        sessions: Only the first N sessions of each conversation, and the questions whose evidence they hold
+            (None: every session and question).
+        questions: Only the first N questions of each conversation (None: all).
+        prompts: Unrelated prompts per user, taken in turn from each kind (None: all 200).
+        curve: Whether to measure the curve (delivered against injected tokens, at the largest window).
+        tool_calls: Tool calls in the tool loop's turn.
+    """
+
+    windows: tuple[int, ...] = CROSS_WINDOWS
+    conversations: int | None = None
+    sessions: int | None = None
+    questions: int | None = None
+    prompts: int | None = None
+    curve: bool = True
+    tool_calls: int = 4
+
+
+FULL_CROSS = CrossSessionSettings()
+QUICK_CROSS = CrossSessionSettings(conversations=1, sessions=3, questions=6, prompts=12)
+"""A quick run plays the first conversation's first three sessions and asks six of their questions."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +156,7 @@ class Sizes:
         locomo_limit: LoCoMo recall: only the first N conversations (None: all).
         loop_limit: LoCoMo in the loop: only the first N conversations (None: all).
         loop_questions: LoCoMo in the loop: only the first N questions of each conversation (None: all).
+        cross: LoCoMo across sessions, and what runs on its archives.
         deadline: Seconds after which sections not yet started are skipped (None: no deadline).
     """
 
@@ -138,6 +170,7 @@ class Sizes:
     loop_limit: int | None
     loop_questions: int | None
     deadline: float | None
+    cross: CrossSessionSettings = FULL_CROSS
 
 
 FULL_SIZES = Sizes(
@@ -163,5 +196,6 @@ QUICK_SIZES = Sizes(
     loop_limit=1,
     loop_questions=10,
     deadline=None,
+    cross=QUICK_CROSS,
 )
 """A quick run plays LoCoMo's first conversation (recall) and asks its first 10 questions (in the loop)."""

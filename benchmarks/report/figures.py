@@ -17,6 +17,8 @@ TOKENS = "tokens.png"
 DURABLE = "durable.png"
 INDEX = "index.png"
 LOCOMO_LOOP = "locomo-loop.png"
+CROSS_SESSION = "cross-session.png"
+TOKEN_CURVE = "token-curve.png"
 """The report's figure files, beside ``benchmarks.md``."""
 
 

@@ -18,6 +18,7 @@ from benchmarks.report import figures  # noqa: E402
 from benchmarks.report.cells import KIND_LABELS, MODES, hook_latency  # noqa: E402
 from benchmarks.results import (  # noqa: E402
     KS,
+    CurveResult,
     DurableOpenRow,
     EngineRow,
     Latency,
@@ -214,6 +215,50 @@ def plot_loop(results: LocomoLoopResult | dict[str, Any], path: Path) -> None:
     ``results["windows"]`` maps a window to its rows; every row is drawn at every window, so the caller keeps the
     rows played at every window only.
     """
+    _delivered_bars(
+        results, path, 85, "LoCoMo in the loop: evidence in the answering call's input (dots: conversations)"
+    )
+
+
+def plot_cross_session(results: dict[str, Any], path: Path) -> None:
+    """LoCoMo across sessions: as :func:`plot_loop` (the rows that ran at every window), the goal at 90 %."""
+    _delivered_bars(
+        results, path, 90, "LoCoMo across sessions: evidence of earlier sessions in a new session's answering call"
+    )
+
+
+def plot_curve(curve: CurveResult, path: Path) -> None:
+    """Delivered against injected tokens, one point per setting that ran (the default and the old hook marked)."""
+    points = [p for p in curve.get("points") or [] if "error" not in p]
+    fig, ax = plt.subplots(figsize=(8, 4.6))
+    styles = {"default": ("tab:red", "*", 160), "today": ("black", "s", 60), "setting": ("tab:blue", "o", 40)}
+    for point in points:
+        color, marker, size = styles.get(point["role"], styles["setting"])
+        ax.scatter(point["injected_tokens"], point["delivered"], color=color, marker=marker, s=size)
+        ax.annotate(
+            point["label"],
+            (point["injected_tokens"], point["delivered"]),
+            fontsize=6,
+            xytext=(4, -8),
+            textcoords="offset points",
+        )
+    ax.set_xlabel("tokens the memory added to the answering call (mean, measured from the request)")
+    ax.set_ylabel("evidence delivered (%)")
+    ax.set_ylim(0, 100)
+    ax.set_xlim(0, max([100.0, *(1.15 * point["injected_tokens"] for point in points)]))
+    window = curve.get("window")
+    ax.set_title(
+        f"Delivered against injected tokens: {curve.get('row', '')}"
+        + (f", W = {window:,} characters" if window else ""),
+        fontsize=9,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _delivered_bars(results: LocomoLoopResult | dict[str, Any], path: Path, goal: float, title: str) -> None:
+    """Evidence delivered per row and window (bars), each conversation's figure (dots), the goal (dashed)."""
     windows = list(results["windows"])
     rows = list(next(iter(results["windows"].values())))
     fig, ax = plt.subplots(figsize=(8, 4.6))
@@ -225,12 +270,12 @@ def plot_loop(results: LocomoLoopResult | dict[str, Any], path: Path) -> None:
         for x, w in zip(xs, windows):
             per = [c["delivered"] for c in results["windows"][w][row]["conversations"].values()]
             ax.plot([x] * len(per), per, "k.", markersize=3)
-    ax.axhline(85, color="grey", linewidth=0.6, linestyle="--")
+    ax.axhline(goal, color="grey", linewidth=0.6, linestyle="--")
     ax.set_xticks(range(len(windows)), [f"W = {int(w):,} chars" for w in windows])
     ax.set_ylabel("evidence delivered (%)")
     ax.set_ylim(0, 100)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
-    ax.set_title("LoCoMo in the loop: evidence in the answering call's input (dots: conversations)", fontsize=9)
+    ax.set_title(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -244,5 +289,7 @@ DRAW: dict[str, Callable[[Any, Path], None]] = {
     figures.DURABLE: plot_durable,
     figures.INDEX: plot_index,
     figures.LOCOMO_LOOP: plot_loop,
+    figures.CROSS_SESSION: plot_cross_session,
+    figures.TOKEN_CURVE: plot_curve,
 }
 """How each figure file is drawn, from the data its section's builder gave."""

@@ -17,6 +17,7 @@ from typing import NamedTuple
 from benchmarks.report.cells import row_at, spread_cell
 from benchmarks.results import (
     KS,
+    CrossSessionRow,
     EngineRow,
     LargeResult,
     LocomoLoopRow,
@@ -26,6 +27,7 @@ from benchmarks.results import (
     Results,
     ScaleRow,
     Spread,
+    UnrelatedRow,
     WithEmbedding,
     at_ks,
 )
@@ -451,6 +453,131 @@ def _loop_targets() -> tuple[Target, ...]:
     return tuple(targets)
 
 
+# --------------------------------------------------------------------------------------------- across sessions
+
+CROSS_BASELINE_ROW = "Strands summarizing (no memory)"
+"""Strands alone across sessions: a new agent without memory (``benchmarks.measure.sessions.STRANDS_ROW``)."""
+CROSS_TARGET_ROWS = (LOOP_DEFAULT_ROW, LOOP_MEMORY_MANAGER_ROW, LOOP_STORAGE_ROW)
+"""The rows held to the cross-session goals, by their names in ``benchmarks.measure.sessions.ROWS`` (the memory
+rows, named as in the loop)."""
+CROSS_DELIVERY_GOALS = {16_000: 90.0, 32_000: 90.0, 800_000: 90.0}
+"""Window (characters) -> evidence from earlier sessions delivered overall in a new one, percent."""
+CROSS_LOWEST_CONVERSATION = 80.0
+UNRELATED_TOKENS = 100.0
+"""Mean tokens a memory may add to a turn that nothing archived answers (issue 38)."""
+
+
+def cross_row(results: Results, window: int, row: str) -> CrossSessionRow | str | None:
+    """One row of LoCoMo across sessions at ``window``; why not when the run lacks it (or it failed); None: not run."""
+    section = results.get("cross_session")
+    found = section.get("cross_session") if section else None
+    if found is None:
+        return None
+    if "skipped" in found:
+        return f"not run: {found['skipped']}"
+    rows = (found.get("windows") or {}).get(str(window))
+    if rows is None:
+        return f"not run at W = {window:,}"
+    if row not in rows:
+        return f"row '{row}' missing from this run"
+    if "all" not in rows[row]:
+        return f"row failed: {rows[row].get('error', 'no result')}"
+    return rows[row]
+
+
+def cross_delivered(window: int, row: str) -> Callable[[Results], Measured]:
+    """Evidence of earlier sessions delivered overall (percent) by ``row`` at ``window``."""
+
+    def measure(results: Results) -> Measured:
+        found = cross_row(results, window, row)
+        return found if found is None or isinstance(found, str) else found["all"]["delivered"]
+
+    return measure
+
+
+def cross_lowest(window: int, row: str) -> Callable[[Results], Measured]:
+    """Evidence delivered (percent) on the conversation (user) where ``row`` delivers least at ``window``."""
+
+    def measure(results: Results) -> Measured:
+        found = cross_row(results, window, row)
+        return found if found is None or isinstance(found, str) else found["all"]["lowest"]
+
+    return measure
+
+
+def unrelated_row(results: Results, row: str) -> UnrelatedRow | str | None:
+    """One row of the unrelated prompts; why not when the run lacks it (or it failed); None: not run."""
+    section = results.get("cross_session")
+    found = section.get("unrelated_prompts") if section else None
+    if found is None:
+        return None
+    if "skipped" in found:
+        return f"not run: {found['skipped']}"
+    rows = found.get("rows") or {}
+    if row not in rows:
+        return f"row '{row}' missing from this run"
+    if "all" not in rows[row]:
+        return f"row failed: {rows[row].get('error', 'no result')}"
+    return rows[row]
+
+
+def unrelated_tokens(row: str) -> Callable[[Results], Measured]:
+    """Mean tokens ``row``'s memory added to the answering call of an unrelated prompt, measured from the request."""
+
+    def measure(results: Results) -> Measured:
+        found = unrelated_row(results, row)
+        return found if found is None or isinstance(found, str) else found["all"]["injected_tokens"]
+
+    return measure
+
+
+def _cross_targets() -> tuple[Target, ...]:
+    targets: list[Target] = []
+    for window, goal in CROSS_DELIVERY_GOALS.items():
+        at = f"LoCoMo across sessions, W = {window:,} characters"
+        w = f"{window // 1000}k"
+        for row in CROSS_TARGET_ROWS:
+            note = RACES_EMBEDDING if row == LOOP_MEMORY_MANAGER_ROW else DETERMINISTIC
+            key = f"cross_{LOOP_ROW_NAMES[row]}"
+            targets += [
+                Target(
+                    f"{key}_delivered_{w}_pct",
+                    "37",
+                    f"{at}: {row} delivers >= {goal:.0f} % of the evidence said in earlier sessions",
+                    goal,
+                    False,
+                    1,
+                    cross_delivered(window, row),
+                    note,
+                ),
+                Target(
+                    f"{key}_lowest_conversation_{w}_pct",
+                    "37",
+                    f"{at}: {row}, no conversation below {CROSS_LOWEST_CONVERSATION:.0f} %",
+                    CROSS_LOWEST_CONVERSATION,
+                    False,
+                    1,
+                    cross_lowest(window, row),
+                    note,
+                ),
+            ]
+    for row in CROSS_TARGET_ROWS:
+        targets.append(
+            Target(
+                f"unrelated_{LOOP_ROW_NAMES[row]}_tokens",
+                "38",
+                f"unrelated prompts across sessions: {row} adds <= {UNRELATED_TOKENS:.0f} tokens per prompt (mean, "
+                "measured from the request)",
+                UNRELATED_TOKENS,
+                True,
+                1,
+                unrelated_tokens(row),
+                DETERMINISTIC,
+            )
+        )
+    return tuple(targets)
+
+
 # --------------------------------------------------------------------------------------------- the targets
 
 
@@ -622,6 +749,7 @@ _TARGETS: tuple[Target, ...] = (
         DETERMINISTIC,
     ),
     *_loop_targets(),
+    *_cross_targets(),
     Target(
         "first_retrieve_warm_cache_s",
         "26",

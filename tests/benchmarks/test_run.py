@@ -40,7 +40,10 @@ def test_only_names_the_measurements_in_the_order_a_run_takes_them():
         "engine",
         "locomo_loop",
         "cold_start",
-    ), "the slow LoCoMo in the loop and the cold start last, where a deadline skips them first"
+        "cross_session",
+        "unrelated_prompts",
+        "token_curve",
+    ), "the slow LoCoMo in the loop, the cold start and LoCoMo across sessions last, where a deadline skips them first"
 
 
 class Counts(Measurement):

@@ -25,9 +25,13 @@ def test_suite_runs_at_tiny_sizes_and_writes_report_and_plots(tmp_path):
         "## Tokens sent per turn",
         "## LoCoMo in the loop",
         "## Cold start and the reducing turn",
+        "## LoCoMo across sessions",
+        "### Unrelated prompts",
+        "### Delivered against injected tokens",
     ]:
         assert heading in report
-    for plot in ["recall.png", "locomo.png", "scale.png", "tokens.png", "durable.png", "index.png", "locomo-loop.png"]:
+    plots = ["recall.png", "locomo.png", "scale.png", "tokens.png", "durable.png", "index.png", "locomo-loop.png"]
+    for plot in [*plots, "cross-session.png", "token-curve.png"]:
         assert (out / plot).stat().st_size > 1000
         assert f"({plot})" in report
     for mode in ["dense", "lexical", "hybrid"]:
@@ -70,6 +74,12 @@ def test_suite_runs_at_tiny_sizes_and_writes_report_and_plots(tmp_path):
     assert re.search(
         r"\| 25 \| LoCoMo in the loop, W = 16,000 characters: semantic manager \+ hook delivers .*\| \d", report
     )
+    across = raw["cross_session"]
+    assert set(across["cross_session"]["windows"]) == {"16000", "32000", "800000"}
+    assert across["cross_session"]["sessions"] == {"tiny": 2}
+    assert across["unrelated_prompts"]["prompts"] == 12 and len(across["token_curve"]["points"]) == 9
+    assert re.search(r"\| 37 \| LoCoMo across sessions, W = 800,000 characters: .*\| \d", report)
+    assert re.search(r"\| 38 \| unrelated prompts across sessions: .*\| \d", report)
     cold = raw["cold_start"]
     assert [row["cache"] for row in cold["cold"]] == ["empty", "warm"]
     assert cold["cold"][1]["first_retrieve"]["runs"] == 2 and cold["cold"][1]["exports"] == [0, 0]

@@ -11,7 +11,10 @@ CATEGORY = "1 multi-hop"
 
 
 def tiny_locomo(path: Path) -> Path:
-    """A LoCoMo-shaped file (two sessions, three questions, one malformed evidence id): the real data is not needed."""
+    """A LoCoMo-shaped file (two dated sessions, three questions, one malformed evidence id).
+
+    The real data is not needed.
+    """
     turns = [
         ("Ann", "I adopted a beagle called Pepper last week."),
         ("Bob", "Nice! I started learning the cello."),
@@ -22,7 +25,14 @@ def tiny_locomo(path: Path) -> Path:
     later = [{"speaker": "Ann", "dia_id": "D2:1", "text": "We hiked Mount Tam on Sunday.", "blip_caption": "a trail"}]
     sample = {
         "sample_id": "tiny",
-        "conversation": {"speaker_a": "Ann", "speaker_b": "Bob", "session_1": session, "session_2": later},
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bob",
+            "session_1": session,
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_2": later,
+            "session_2_date_time": "1:56 pm on 11 May, 2023",
+        },
         "qa": [
             {"question": "What is the name of Ann's dog?", "evidence": ["D1:1"], "category": 4},
             {"question": "Where does Bob's cello teacher live?", "evidence": ["D:1:4"], "category": 4},
@@ -152,4 +162,117 @@ def meta() -> dict[str, Any]:
         "pool_compare": None,
         "locomo_path": "locomo-dev.json",
         "versions": "strands-agents 1.62",
+    }
+
+
+def cross_cell(delivered: float, *, tokens: float = 900.0, questions: int = 10) -> dict[str, Any]:
+    """One row on one user at one window (``benchmarks.measure.cross_session.cell``'s shape)."""
+    return {
+        "turns": questions,
+        "injected_tokens": tokens,
+        "reported_tokens": tokens - 10,
+        "given_any": 100.0,
+        "ms_per_turn": 40.0,
+        "overflows": 0,
+        "failed_turns": 0,
+        "delivered": delivered,
+        "categories": {CATEGORY: delivered},
+        "played": {
+            "sessions": 3,
+            "exchanges": 30,
+            "ms_per_exchange": 80.0,
+            "open_ms": 120.0,
+            "overflows": 0,
+            "failed_turns": 0,
+            "archived": 60,
+        },
+    }
+
+
+def cross_row(*cells: dict[str, Any]) -> dict[str, Any]:
+    """A row over users ``conv-0``, ``conv-1``, ...: the cells and their overall figures (as ``overall`` sums them)."""
+    conversations = {f"conv-{n}": cell for n, cell in enumerate(cells)}
+    delivered = statistics.fmean(c["delivered"] for c in cells)
+    return {
+        "conversations": conversations,
+        "all": {
+            "delivered": delivered,
+            "lowest": min(c["delivered"] for c in cells),
+            "categories": {CATEGORY: delivered},
+            "questions": sum(c["turns"] for c in cells),
+            "injected_tokens": statistics.fmean(c["injected_tokens"] for c in cells),
+            "reported_tokens": statistics.fmean(c["reported_tokens"] for c in cells),
+            "given_any": 100.0,
+            "sessions": 3 * len(cells),
+            "exchanges": 30 * len(cells),
+            "ms_per_exchange": 80.0,
+            "open_ms": 120.0,
+            "overflows": 0,
+            "question_overflows": 0,
+            "failed_turns": 0,
+        },
+    }
+
+
+def cross_session(windows: dict[int, dict[str, dict[str, Any]]], conversations: int = 2) -> dict[str, Any]:
+    """LoCoMo across sessions' result from ``{window: {row name: cross_row(...) or {"error": ...}}}``."""
+    names = [f"conv-{n}" for n in range(conversations)]
+    rows = list(dict.fromkeys(row for per_row in windows.values() for row in per_row))
+    return {
+        "windows": {str(window): per_row for window, per_row in windows.items()},
+        "rows": rows,
+        "conversations": names,
+        "sessions": dict.fromkeys(names, 3),
+        "exchanges": dict.fromkeys(names, 30),
+        "questions": 10,
+        "seconds": 1.0,
+    }
+
+
+def unrelated_cell(tokens: float, *, prompts: int = 12) -> dict[str, Any]:
+    """Unrelated prompts over one user (or all of them): ``benchmarks.measure.unrelated.unrelated_cell``'s shape."""
+    return {
+        "turns": prompts,
+        "injected_tokens": tokens,
+        "reported_tokens": tokens,
+        "given_any": 25.0 if tokens else 0.0,
+        "ms_per_turn": 30.0,
+        "overflows": 0,
+        "failed_turns": 0,
+        "max_tokens": 4 * tokens,
+        "kinds": {"arithmetic": tokens, "smalltalk": 0.0},
+    }
+
+
+def unrelated_prompts(rows: dict[str, float | str]) -> dict[str, Any]:
+    """The unrelated prompts' result from ``{row name: mean tokens, or an error}`` over one user, ``conv-0``."""
+    built: dict[str, Any] = {}
+    for row, tokens in rows.items():
+        if isinstance(tokens, str):
+            built[row] = {"error": tokens}
+        else:
+            built[row] = {"conversations": {"conv-0": unrelated_cell(tokens)}, "all": unrelated_cell(tokens)}
+    return {
+        "window": 800_000,
+        "rows": built,
+        "prompts": 12,
+        "kinds": {"arithmetic": 6, "smalltalk": 6},
+        "lengths": {"short": 8, "medium": 4},
+        "conversations": ["conv-0"],
+        "seconds": 1.0,
+    }
+
+
+def curve_point(label: str, role: str, delivered: float, tokens: float) -> dict[str, Any]:
+    """One setting of the curve (``benchmarks.measure.curve.point``'s shape)."""
+    return {
+        "label": label,
+        "role": role,
+        "delivered": delivered,
+        "lowest": delivered - 5,
+        "conversations": {"conv-0": delivered},
+        "injected_tokens": tokens,
+        "reported_tokens": tokens,
+        "given_any": 100.0,
+        "questions": 10,
     }

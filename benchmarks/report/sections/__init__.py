@@ -2,5 +2,6 @@
 
 In the report's order: ``conditions`` (title, how the run went), ``target_table``, ``quality``, ``scale``,
 ``restore``, ``locomo``, ``compaction`` (tokens per turn in the Strands loop), ``large`` (the durable archive and
-1k..1M), ``locomo_loop``, ``cold_start``. ``benchmarks.sections`` pairs each with its measurements.
+1k..1M), ``locomo_loop``, ``cold_start``, ``cross_session`` (LoCoMo across sessions, the unrelated prompts,
+the curve). ``benchmarks.sections`` pairs each with its measurements.
 """

@@ -1,8 +1,16 @@
 """LoCoMo read two ways (archived turns with evidence positions; exchanges with evidence texts), on a tiny file."""
 
+import json
+
 import pytest
 
-from benchmarks.data.locomo import LOCOMO_DEV, load_conversations, load_loop_conversations
+from benchmarks.data.locomo import (
+    LOCOMO_DEV,
+    load_conversations,
+    load_loop_conversations,
+    load_session_conversations,
+    session_date,
+)
 from tests.support.benchmark_results import tiny_locomo
 
 
@@ -33,3 +41,25 @@ def test_locomo_becomes_alternating_exchanges_with_evidence_texts():
     assert first.exchanges[0][0].startswith("Caroline: ") and first.exchanges[0][1].startswith("Melanie: ")
     texts = "\n".join(u + "\n" + r for u, r in first.exchanges)
     assert all(e in texts for q in first.questions for e in q.evidence)
+
+
+def test_sessions_keep_their_dates_and_exchanges(tmp_path):
+    (conversation,) = load_session_conversations(tiny_locomo(tmp_path / "locomo.json"))
+    first, second = conversation.sessions
+    assert first.began_at == session_date("1:56 pm on 8 May, 2023") == 1683554160.0, "read as UTC"
+    assert second.began_at - first.began_at == 86_400 * 3
+    assert first.exchanges == (
+        ("Ann: I adopted a beagle called Pepper last week.", "Bob: Nice! I started learning the cello."),
+        ("Ann: Pepper chewed my running shoes.", "Bob: My cello teacher lives in Lisbon."),
+    )
+    assert second.exchanges == (("Ann: We hiked Mount Tam on Sunday. [shares a photo: a trail]", "OK."),)
+    assert conversation.exchanges == 3 and len(conversation.questions) == 3
+
+
+def test_a_session_without_a_date_is_a_day_after_the_one_before(tmp_path):
+    path = tiny_locomo(tmp_path / "locomo.json")
+    samples = json.loads(path.read_text())
+    del samples[0]["conversation"]["session_2_date_time"]
+    path.write_text(json.dumps(samples))
+    (conversation,) = load_session_conversations(path)
+    assert conversation.sessions[1].began_at - conversation.sessions[0].began_at == 86_400
