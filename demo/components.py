@@ -105,9 +105,14 @@ def make_tools(manager: Any) -> list[Any]:
     return list(memory_tools(manager, allow_forget=True))  # the demo shows forgetting too
 
 
+DEMO_USER = "demo-user"
+"""The user whose memory the demo's sessions share: naming the user turns on recall across sessions."""
+
+
 def make_manager(args: argparse.Namespace, embedder: Any, archive: Path) -> Any:
-    """The demo's manager over the durable archive file ``archive``: small context, two hits with one neighbour
-    each; ``--structured`` keeps a structured summary."""
+    """The demo's manager over the durable archive file ``archive``, the memory of one named user (so session 2
+    recalls what session 1 said): small context, two hits with one neighbour each; ``--structured`` keeps a
+    structured summary."""
     from strands_semantic_memory import SemanticSummarizingConversationManager
 
     options: dict[str, Any] = {
@@ -117,6 +122,7 @@ def make_manager(args: argparse.Namespace, embedder: Any, archive: Path) -> Any:
         "message_context_radius": 1,
         "embedder": embedder,
         "archive_path": archive,
+        "user_id": DEMO_USER,
     }
     if args.structured:  # the structured path has its own merge instructions: no summary prompt
         return SemanticSummarizingConversationManager(**options, summary_format="structured")

@@ -19,9 +19,7 @@ with ``SemanticMemoryStore`` in the setup the memory-manager guide recommends, t
 ``SemanticMemoryHook()``, and Strands' ``ContextManager`` with ``SemanticStorage`` and ``SemanticMemoryHook()``. Each
 memory row names its user and clock where the user names them: ``SemanticSummarizingConversationManager(
 archive_path=..., user_id=..., clock=...)``, ``SemanticMemoryStore(...)``, ``SemanticStorage(...)`` (the benchmark
-also passes its loaded embedder, so sessions do not load the model again). Where the manager does not take
-``user_id`` and ``clock`` yet, it gets ``memory=SemanticMemory(archive_path=..., user_id=..., clock=...)``: the same
-archive, user and clock.
+also passes its loaded embedder, so sessions do not load the model again).
 
 What a turn delivered is read from the answering call's input (``received``: the archive's ``"> "`` and ``"| "``
 quotation marks removed, Strands' XML escapes undone); what it cost is that input less what the same call would
@@ -33,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import inspect
 import re
 import statistics
 import tempfile
@@ -190,13 +187,13 @@ def _store(model: Model, user: User, tuning: Tuning) -> Session:
 def _manager(model: Model, user: User, tuning: Tuning) -> Session:
     from strands_semantic_memory import SemanticSummarizingConversationManager
 
-    # The user and the clock as the other adapters take them (the manager's keywords are landing: issue 37).
-    where: dict[str, Any] = {"archive_path": user.archive, "user_id": user.user_id, "clock": user.clock}
-    if "user_id" in inspect.signature(SemanticSummarizingConversationManager).parameters:
-        manager = SemanticSummarizingConversationManager(**where, embedder=user.embedder, budget=tuning.budget())
-    else:  # until then: the memory those keywords build, passed as the manager's documented ``memory=``
-        memory = SemanticMemory(**where, embedder=user.embedder)
-        manager = SemanticSummarizingConversationManager(memory=memory, budget=tuning.budget())
+    manager = SemanticSummarizingConversationManager(
+        archive_path=user.archive,
+        user_id=user.user_id,
+        clock=user.clock,
+        embedder=user.embedder,
+        budget=tuning.budget(),
+    )
     hook = SemanticMemoryHook(**tuning.hook)
     agent = Agent(
         model=model, conversation_manager=manager, hooks=[hook], tools=list(tuning.tools), callback_handler=None

@@ -51,7 +51,8 @@ def test_retrieval_and_answer_right():
         assert section in output
     assert "6. Session 2, in the same process: a new agent, manager and hook over the same archive file" in output
     # Session 2 starts empty: the number can only come from the archive file session 1 wrote.
-    assert "the new session starts with 0 messages in context; the archive file holds 13" in flat(output)
+    # every message of session 1 (the planted turn and ten topics, each with its reply), archived as it was added
+    assert "the new session starts with 0 messages in context; the archive file holds 22" in flat(output)
     assert f"{reference} is retrievable from the archive, verbatim" in output
     assert "[ok] the summary names 4 of the" in output and "hash tables, binary search trees" in output
     assert f"the summary does not contain {reference}" in output

@@ -209,11 +209,13 @@ def test_the_demo_tells_the_fact_in_a_child_process_and_asks_for_it_in_a_new_ses
     assert run.returncode in (0, 3), run.stdout + run.stderr
     assert "Session 1 runs in a child process (python -m demo.session_one;" in output
     assert "Loading local chat model SmolLM2-135M-Instruct (PyTorch;" in output
-    assert "session 1 ends: 2 messages archived in the file" in output
+    ended = re.search(r"session 1 ends: (\d+) messages archived in the file", output)
+    assert ended and int(ended.group(1)) >= 2, "at least the planted exchange"
     assert "6. Session 2, in this process: a new agent, manager and hook over the same archive file" in output
     assert "while session 1 ran" in output
     pids = re.findall(r"process (\d+);", output)
     assert len(pids) == 2 and pids[0] != pids[1], pids
-    assert "the new session starts with 0 messages in context; the archive file holds 2 (written by the child" in output
+    holds = f"the new session starts with 0 messages in context; the archive file holds {ended.group(1)} (written"
+    assert holds in output
     assert f"RESULT retrieval (the library): ok, {reference} reached the model in the injected context" in output
     assert "Traceback" not in run.stderr and "Failed to initialize NumPy" not in run.stderr
