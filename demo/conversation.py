@@ -1,5 +1,11 @@
-"""One demo run: plant a reference number, talk, summarize, search the archive, ask for the number; and the
-rates over several seeds.
+"""One demo run: plant a reference number, talk, summarize (session 1); then, in a new session over the same
+durable archive, search it and ask for the number (session 2); and the rates over several seeds.
+
+A single run puts session 1 in a child process (``python -m demo.session_one``) and session 2 in this one, with a
+new agent, conversation manager and hook over the same SQLite archive file (in a temporary folder): what was said in
+one process comes back in another. ``--one-process`` and ``--seeds`` run both sessions in this process (the models
+load once), still over the file. Today the manager archives only what leaves the context, so session 1 ends with an
+explicit reduction (what a context overflow triggers).
 
 Two results are reported separately: retrieval (the library's job: the planted number reached the model) and
 the answer (the model's job: its reply contains the number).
@@ -9,21 +15,31 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
+import os
 import random
 import string
+import subprocess
+import sys
+import tempfile
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from demo.checks import (
     Outcome,
+    SummaryCheck,
     check_summary,
     contains_reference,
     failed_summary,
     seeds_exit_status,
+    summary_from_dict,
     summary_result,
+    summary_to_dict,
 )
-from demo.components import load_embedder, make_chat_model, make_manager, make_tools
+from demo.components import DemoError, load_embedder, make_chat_model, make_manager, make_tools, reply_time
 from demo.console import Console, shorten
 
 SYSTEM_PROMPT = (
@@ -67,16 +83,66 @@ def reference_number(seed: int | None) -> str:
 
 def show_conversation(messages: list[Any], console: Console, new: list[Any] | None = None) -> None:
     """One line per message of the active context; ``new`` messages (the summary) are labelled as such."""
-    from strands_semantic_memory.messages._text import render_message
+    from strands_semantic_memory.messages import render_message
 
     for position, message in enumerate(messages):
         label = "summary" if new and any(message is m for m in new) else message["role"]
         console.item(f"{position:>2} {label:<9} {shorten(render_message(message), console.width - 16)}")
 
 
+ROOT = Path(__file__).resolve().parents[1]
+SESSION_ONE_SECONDS = "2 to 4 minutes on 2 cores (PyTorch backend), under a minute with llama-cpp-python"
+"""What session 1 takes, as the parent announces it: loading the models, eleven replies and a summary."""
+
+
+@dataclass
+class FirstSession:
+    """What session 1 leaves for session 2 besides the archive file (JSON, when it ran in another process).
+
+    Attributes:
+        reference: The planted reference number.
+        archived: Messages in the archive when session 1 closed it.
+        still_in_context: The number never left session 1's context, so it was not archived.
+        summary: The check of session 1's summary (None when none was attempted).
+        timings: Seconds of the conversation and the summary.
+        model: The chat model, when session 1 ran in this process (for session 2 to reuse).
+        embedder: The embedder, likewise.
+    """
+
+    reference: str
+    archived: int
+    still_in_context: bool
+    summary: SummaryCheck | None
+    timings: dict[str, float]
+    model: Any = field(default=None, repr=False)
+    embedder: Any = field(default=None, repr=False)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "reference": self.reference,
+                "archived": self.archived,
+                "still_in_context": self.still_in_context,
+                "summary": summary_to_dict(self.summary),
+                "timings": self.timings,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> FirstSession:
+        data = json.loads(text)
+        return cls(
+            reference=data["reference"],
+            archived=data["archived"],
+            still_in_context=data["still_in_context"],
+            summary=summary_from_dict(data["summary"]),
+            timings=data["timings"],
+        )
+
+
 @dataclass
 class Prepared:
-    """A demo run up to the final question: the agent after summarization and the archive search."""
+    """A demo run up to the final question: session 2's agent over the archive, and the archive search."""
 
     reference: str
     agent: Any
@@ -88,39 +154,34 @@ class Prepared:
     timings: dict[str, float]
 
 
-def prepare_run(
-    args: argparse.Namespace, console: Console, chat_model: Any | None, embedder: Any | None = None
-) -> Prepared:
-    """Steps 1 to 6 of the demo: plant, talk, summarize, search."""
+def first_session(
+    args: argparse.Namespace, console: Console, chat_model: Any | None, embedder: Any | None, archive: Path
+) -> FirstSession:
+    """Session 1, steps 1 to 5: plant, talk, summarize, over the SQLite archive file ``archive`` (closed at the end)."""
     from strands import Agent
     from strands.types.exceptions import ContextWindowOverflowException
 
     from strands_semantic_memory import SemanticMemoryHook
-    from strands_semantic_memory.messages._text import render_message
+    from strands_semantic_memory.messages import render_message
 
     timings: dict[str, float] = {}
     reference = reference_number(args.seed)
 
-    console.section("1. Setting up")
+    console.section("1. Session 1: setting up")
     model = chat_model if chat_model is not None else make_chat_model(args, console)
     embedder = embedder if embedder is not None else load_embedder(args.embedding_model, args.region, console)
-    manager = make_manager(args, embedder)
-    tools = make_tools(manager) if args.tools else []
+    manager = make_manager(args, embedder, archive)
     hook = SemanticMemoryHook(**HOOK_OPTIONS)
     agent = Agent(
         model=model,
         system_prompt=SYSTEM_PROMPT,
         conversation_manager=manager,
         hooks=[hook],
-        tools=tools,
         callback_handler=None,
     )
-    parts = ["SemanticSummarizingConversationManager", "SemanticMemoryHook"]
-    if args.structured:
-        parts[0] += ' (summary_format="structured")'
-    if tools:
-        parts.append(f"{len(tools)} conversation tools")
-    console.ok("agent ready: " + " + ".join(parts))
+    kind = ' (summary_format="structured")' if args.structured else ""
+    console.ok(f"agent ready: SemanticSummarizingConversationManager{kind} + SemanticMemoryHook")
+    console.item(f"process {os.getpid()}; archive: a SQLite file, {archive}")
 
     console.section("2. Planting a reference number")
     first_turn = f"Please remember my reference number {reference}. It is private: keep it out of any summary."
@@ -128,7 +189,7 @@ def prepare_run(
     console.said("assistant", str(agent(first_turn)))
 
     questions = TOPIC_QUESTIONS[: max(1, args.turns)]
-    console.section(f"3. Talking about data structures ({len(questions)} turns)")
+    console.section(f"3. Talking about data structures ({len(questions)} turns{reply_time(model)})")
     started = time.perf_counter()
     for number, question in enumerate(questions, 1):
         console.said(f"{number:>2}. user", question)
@@ -142,7 +203,8 @@ def prepare_run(
     before = list(agent.messages)
     summary_check = None
     try:
-        with console.step("Archiving the oldest messages and generating a summary") as step:
+        summarizing = "Archiving the oldest messages and generating a summary" + reply_time(model, " (", ")")
+        with console.step(summarizing) as step:
             manager.reduce_context(agent, e=ContextWindowOverflowException("demo: context window full"))
         timings["summarize"] = step["seconds"]
     except Exception as error:  # a failing summary must not hide what the archive kept
@@ -164,13 +226,58 @@ def prepare_run(
         report_summary(summary_check, reference, console)
     still_in_context = contains_reference([render_message(m) for m in agent.messages], reference)
     if still_in_context and (summary_check is None or not summary_check.has_reference):
-        console.warn("the reference number is still in the active context (the conversation was too short)")
+        console.warn(
+            "the reference number is still in the active context (the conversation was too short): it was not "
+            "archived, so a new session cannot find it"
+        )
+    manager.memory.embed_pending()  # the vectors go into the file too: session 2 searches at once
+    archived = len(manager.memory)
+    manager.memory.close()
+    console.ok(f"session 1 ends: {archived} messages archived in the file")
+    return FirstSession(reference, archived, still_in_context, summary_check, timings, model, embedder)
 
-    console.section("6. Searching the archive")
+
+def second_session(
+    args: argparse.Namespace,
+    console: Console,
+    model: Any,
+    embedder: Any,
+    archive: Path,
+    first: FirstSession,
+    where: str,
+) -> Prepared:
+    """Session 2, step 6: a new agent, manager and hook over the same archive file; the archive searched."""
+    from strands import Agent
+
+    from strands_semantic_memory import SemanticMemoryHook
+    from strands_semantic_memory.messages import render_message
+
+    timings = dict(first.timings)
+    manager = make_manager(args, embedder, archive)
+    tools = make_tools(manager) if args.tools else []
+    hook = SemanticMemoryHook(**HOOK_OPTIONS)
+    agent = Agent(
+        model=model,
+        system_prompt=SYSTEM_PROMPT,
+        conversation_manager=manager,
+        hooks=[hook],
+        tools=tools,
+        callback_handler=None,
+    )
+    parts = ["a new SemanticSummarizingConversationManager over the same file", "a new SemanticMemoryHook"]
+    if tools:
+        parts.append(f"{len(tools)} conversation tools")
+    console.ok("agent ready: " + " + ".join(parts))
+    console.item(
+        f"process {os.getpid()}; the new session starts with {len(agent.messages)} messages in context; the archive "
+        f"file holds {len(manager.memory)} ({where})"
+    )
+
+    reference = first.reference
     started = time.perf_counter()
     hits = manager.memory.search(RECALL_QUESTION, top_k=3)
     timings["search_ms"] = (time.perf_counter() - started) * 1000
-    console.item(f'query: "{RECALL_QUESTION}" ({timings["search_ms"]:.1f} ms)')
+    console.item(f'searching the archive: "{RECALL_QUESTION}" ({timings["search_ms"]:.1f} ms)')
     searched = False
     for hit in hits:
         text = render_message(hit.message)
@@ -182,22 +289,88 @@ def prepare_run(
         console.ok(f"{reference} is retrievable from the archive, verbatim")
     else:
         console.fail(f"{reference} was not among the top hits", "see docs/benchmarks.md for retrieval quality")
-    return Prepared(reference, agent, manager, hook, searched, still_in_context, summary_check, timings)
+    # A new session holds none of session 1's messages: the number can reach the model through the archive only.
+    return Prepared(reference, agent, manager, hook, searched, False, first.summary, timings)
+
+
+def prepare_run(
+    args: argparse.Namespace, console: Console, chat_model: Any | None, embedder: Any | None, archive: Path
+) -> Prepared:
+    """Both sessions up to the final question, in this process, over the archive file ``archive`` (a new one)."""
+    first = first_session(args, console, chat_model, embedder, archive)
+    console.section("6. Session 2, in the same process: a new agent, manager and hook over the same archive file")
+    return second_session(args, console, first.model, first.embedder, archive, first, "session 1 ran in this process")
+
+
+class Preload:
+    """This process's chat model and embedder, loaded in a thread while session 1 runs in the child process.
+
+    Session 2 needs its own copy of the models (it runs in another process than session 1); loading them meanwhile
+    takes their load time (most of a minute for the PyTorch backend on a busy 2-core machine) off the wall clock.
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.started = time.perf_counter()
+        self.seconds = 0.0
+        self.models: tuple[Any, Any] | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._load, args=(args,), name="demo-preload", daemon=True)
+        self.thread.start()
+
+    def _load(self, args: argparse.Namespace) -> None:
+        quiet = Console(io.StringIO())
+        try:
+            model = make_chat_model(args, quiet)
+            self.models = (model, load_embedder(args.embedding_model, args.region, quiet))
+        except BaseException as error:  # raised again in the main thread, by wait()
+            self.error = error
+        self.seconds = time.perf_counter() - self.started
+
+    def wait(self, console: Console) -> tuple[Any, Any]:
+        """The loaded models (waiting for them if need be); what failed to load is raised here."""
+        if self.thread.is_alive():
+            with console.step("Waiting for this process's chat model and embedder (still loading)"):
+                self.thread.join()
+        if self.error is not None:
+            raise self.error
+        assert self.models is not None
+        console.item(f"this process's chat model and embedder loaded in {self.seconds:.1f} s, while session 1 ran")
+        return self.models
+
+
+def first_session_in_child(args: argparse.Namespace, console: Console, archive: Path) -> FirstSession:
+    """Run session 1 in a child process (``python -m demo.session_one``); its output goes to ``console``."""
+    spec = archive.parent / "session-one.json"
+    result = archive.parent / "session-one-result.json"
+    spec.write_text(json.dumps({"args": vars(args), "archive": str(archive), "result": str(result)}))
+    console.line()
+    console.line(
+        f"Session 1 runs in a child process (python -m demo.session_one; {SESSION_ONE_SECONDS}); this process loads "
+        "its own models meanwhile, for session 2."
+    )
+    command = [sys.executable, "-m", "demo.session_one", str(spec)]
+    if console.out is sys.stdout:  # the child writes straight to the terminal, progress as it happens
+        status = subprocess.run(command, cwd=ROOT, check=False).returncode
+    else:
+        child = subprocess.run(command, cwd=ROOT, check=False, stdout=subprocess.PIPE, text=True)
+        console.out.write(child.stdout)
+        status = child.returncode
+    if status != 0 or not result.is_file():
+        raise DemoError(f"session 1 (the child process) failed with exit status {status}", "its output above says why")
+    return FirstSession.from_json(result.read_text())
 
 
 def ask_recall(prepared: Prepared, console: Console) -> Outcome:
     """Step 7: ask the agent for the number; show what the hook injected and the reply, in full."""
-    from strands_semantic_memory.messages._text import render_message
-
-    console.section("7. Asking the agent")
+    console.section("7. Asking the agent in session 2" + reply_time(prepared.agent.model, " (", ")"))
     console.said("user", RECALL_QUESTION)
     started = time.perf_counter()
     answer = str(prepared.agent(RECALL_QUESTION))
     prepared.timings["answer"] = time.perf_counter() - started
     enrichment = prepared.hook.last_enrichment
-    injected_texts: list[str] = []
-    if enrichment is not None and enrichment.passages:
-        injected_texts = [render_message(m) for w in enrichment.passages for m in w.messages]
+    injected = ""
+    if enrichment is not None and enrichment.text:
+        injected = enrichment.text  # what the model received for the question: the archived passages, then it
         console.item(
             f"the hook added earlier context to this turn ({enrichment.elapsed_ms:.1f} ms); the model received:"
         )
@@ -208,7 +381,7 @@ def ask_recall(prepared: Prepared, console: Console) -> Outcome:
     return Outcome(
         reference=prepared.reference,
         searched=prepared.searched,
-        injected=contains_reference(injected_texts, prepared.reference),
+        injected=contains_reference([injected], prepared.reference),
         still_in_context=prepared.still_in_context,
         answer=answer,
         summary=prepared.summary,
@@ -218,19 +391,34 @@ def ask_recall(prepared: Prepared, console: Console) -> Outcome:
 def run_demo(
     args: argparse.Namespace, console: Console, chat_model: Any | None, embedder: Any | None = None
 ) -> Outcome:
-    """One run of the demo: plant, talk, summarize, search, ask; returns the verdict."""
-    prepared = prepare_run(args, console, chat_model, embedder)
-    outcome = ask_recall(prepared, console)
-    if args.tools:
-        show_tools(prepared.agent, prepared.manager, prepared.reference, console)
+    """One run of the demo: session 1 (plant, talk, summarize), session 2 (search, ask); returns the verdict.
 
-    timings = prepared.timings
-    console.section("Memory and timings")
-    console.block(prepared.manager.get_memory_usage_summary(), indent=2)
-    console.item(
-        f"conversation {timings['conversation']:.1f} s, summary {timings.get('summarize', 0):.1f} s, "
-        f"archive search {timings['search_ms']:.1f} ms, final answer {timings['answer']:.1f} s"
-    )
+    Session 1 runs in a child process unless a ready model is given (tests, ``--seeds``) or ``--one-process``.
+    """
+    with tempfile.TemporaryDirectory(prefix="ssm-demo-") as folder:
+        archive = Path(folder) / "archive.sqlite3"
+        if chat_model is None and not getattr(args, "one_process", False):
+            preload = Preload(args)  # this process's models load while session 1 runs in the child
+            first = first_session_in_child(args, console, archive)
+            console.section("6. Session 2, in this process: a new agent, manager and hook over the same archive file")
+            model, embedder = preload.wait(console)
+            prepared = second_session(args, console, model, embedder, archive, first, "written by the child process")
+        else:
+            prepared = prepare_run(args, console, chat_model, embedder, archive)
+        try:
+            outcome = ask_recall(prepared, console)
+            if args.tools:
+                show_tools(prepared.agent, prepared.manager, prepared.reference, console)
+            timings = prepared.timings
+            console.section("Memory and timings")
+            console.block(prepared.manager.get_memory_usage_summary(), indent=2)
+            summarized = timings.get("summarize", 0)
+            console.item(
+                f"session 1: conversation {timings['conversation']:.1f} s, summary {summarized:.1f} s; "
+                f"session 2: archive search {timings['search_ms']:.1f} ms, final answer {timings['answer']:.1f} s"
+            )
+        finally:
+            prepared.manager.memory.close()
     report_outcome(outcome, console)
     return outcome
 
@@ -323,7 +511,10 @@ def run_seeds(args: argparse.Namespace, console: Console, chat_model: Any | None
     """Run the demo for ``args.seeds`` seeds and report how often retrieval and the answer succeeded."""
     count = max(1, args.seeds)
     first = 1 if args.seed is None else args.seed
-    console.section(f"{count} runs, seeds {first}..{first + count - 1} (each run's full output is not shown)")
+    console.section(
+        f"{count} runs, seeds {first}..{first + count - 1} (each run's full output is not shown; both sessions run in "
+        "this process, so the models load once)"
+    )
     model = chat_model if chat_model is not None else make_chat_model(args, console)
     embedder = load_embedder(args.embedding_model, args.region, console)
     outcomes: list[Outcome] = []

@@ -18,8 +18,10 @@ import io
 import json
 import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from demo.checks import Outcome
@@ -47,7 +49,7 @@ class Lever:
     max_tokens: int | None = None
 
 
-LEVERS = (  # grouped by system prompt: llama.cpp reuses the evaluated prompt prefix between calls
+LEVERS = (  # grouped by system prompt: both backends reuse the evaluated prompt prefix between calls
     Lever("include_metadata=True"),
     Lever("include_metadata=False", include_metadata=False),
     Lever('stop ["[Message", "> "]', stop=STOP),
@@ -96,28 +98,36 @@ def ask_with(prepared: Prepared, snapshot: list[Any], lever: Lever) -> Outcome:
         prepared.hook.include_metadata, prepared.agent.system_prompt = saved_metadata, saved_prompt
 
 
-def measure(seeds: range, out: Console) -> dict[str, Tally]:
-    from demo.local_llm import LocalLlamaModel
+def measure(seeds: range, out: Console, backend: str = "auto") -> dict[str, Tally]:
+    from demo.local_llm import load_local_model
 
-    model = LocalLlamaModel()
-    args = build_parser().parse_args([])
+    model = load_local_model(backend)
+    args = build_parser().parse_args(["--backend", backend])
     embedder = load_embedder(args.embedding_model, None, Console(io.StringIO()))
     tallies: dict[str, Tally] = {}
     for seed in seeds:
         started = time.perf_counter()
-        prepared = prepare_run(
-            argparse.Namespace(**{**vars(args), "seed": seed}), Console(io.StringIO()), model, embedder
-        )
-        prepared_seconds = time.perf_counter() - started
-        snapshot = copy.deepcopy(prepared.agent.messages)
-        for lever in LEVERS:
-            outcome = ask_with(prepared, snapshot, lever)
-            tallies.setdefault(lever.name, Tally()).add(outcome)
-            flags = "labels " * outcome.echoed_labels + "quote" * outcome.copied_quote
-            out.item(
-                f"seed {seed:>2} {lever.name:<50} answer {'ok' if outcome.answered else 'WRONG':<5} "
-                f"{flags or 'own words'}: {outcome.answer!r}"
+        with tempfile.TemporaryDirectory(prefix="ssm-levers-") as folder:
+            prepared = prepare_run(
+                argparse.Namespace(**{**vars(args), "seed": seed}),
+                Console(io.StringIO()),
+                model,
+                embedder,
+                Path(folder) / "archive.sqlite3",
             )
+            prepared_seconds = time.perf_counter() - started
+            snapshot = copy.deepcopy(prepared.agent.messages)
+            try:
+                for lever in LEVERS:
+                    outcome = ask_with(prepared, snapshot, lever)
+                    tallies.setdefault(lever.name, Tally()).add(outcome)
+                    flags = "labels " * outcome.echoed_labels + "quote" * outcome.copied_quote
+                    out.item(
+                        f"seed {seed:>2} {lever.name:<50} answer {'ok' if outcome.answered else 'WRONG':<5} "
+                        f"{flags or 'own words'}: {outcome.answer!r}"
+                    )
+            finally:
+                prepared.manager.memory.close()
         out.item(
             f"seed {seed}: conversation {prepared_seconds:.0f} s, all levers {time.perf_counter() - started:.0f} s, "
             f"load average {os.getloadavg()[0]:.2f}"
@@ -130,11 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write every answer to this file")
+    parser.add_argument("--backend", choices=["auto", "torch", "llama"], default="auto")
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     out = Console()
     started = time.perf_counter()
-    tallies = measure(range(args.seed, args.seed + args.seeds), out)
+    tallies = measure(range(args.seed, args.seed + args.seeds), out, args.backend)
     out.line()
     out.line(
         f"| lever (seeds {args.seed}..{args.seed + args.seeds - 1}) | retrieved | answer right | echoing "

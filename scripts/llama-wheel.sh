@@ -23,7 +23,7 @@
 # segmentation fault in llama.cpp's AMX matrix multiplication on the first prompt longer than a few tokens.
 SSM_LLAMA_DEFAULT_CMAKE_ARGS="-DGGML_NATIVE=OFF"
 
-# The llama-cpp-python version the demo extra pins in pyproject.toml (the one place it is written).
+# The llama-cpp-python version the demo-llama extra pins in pyproject.toml (the one place it is written).
 ssm_llama_version() {
   local root
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -83,7 +83,8 @@ ssm_build_llama_wheel() {
   dir="$(ssm_llama_wheel_dir "$version")"
   mkdir -p "$dir"
   build="$(mktemp -d "$dir/.build.XXXXXX")"
-  echo "==> compiling llama-cpp-python $version (once per machine and build flags: about 9 CPU-minutes)"
+  echo "==> compiling llama-cpp-python $version (once per machine and build flags: about 9 CPU-minutes, 12 to 35"
+  echo "    minutes of wall time on a busy 2-core machine; pip prints nothing meanwhile)"
   echo "    CMAKE_ARGS=$(ssm_cmake_args); the wheel is kept in $dir"
   if ! CMAKE_ARGS="$(ssm_cmake_args)" pip wheel --quiet --no-cache-dir --no-deps \
     --no-binary llama-cpp-python --wheel-dir "$build" "llama-cpp-python==$version"; then
@@ -96,7 +97,8 @@ ssm_build_llama_wheel() {
 }
 
 # Install llama-cpp-python VERSION into the active environment from its kept wheel, building the wheel first if
-# this machine has none for the current flags. Its dependencies are installed by `pip install -e ".[demo]"`.
+# this machine has none for the current flags. Its dependencies are installed by `pip install -e ".[demo-llama]"`
+# (local-model.sh), which finds the pinned version installed.
 ssm_install_llama() {
   local version="$1" wheel
   wheel="$(ssm_llama_wheel "$version")"

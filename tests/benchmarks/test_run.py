@@ -1,12 +1,14 @@
-"""The run: where it writes, which sections it accepts, and the data it keeps of the loop and cold-start sections."""
+"""The run: where it writes, which measurements it accepts, and how it goes on when one fails or time runs out."""
 
-import json
 from pathlib import Path
 
 import pytest
 
-from benchmarks import cold_start as cold
-from benchmarks.run import FULL_OUTPUT, QUICK_OUTPUT, cold_start_result, locomo_loop, main, output_folder
+from benchmarks.measure.base import Measurement, Run
+from benchmarks.measure.sizes import QUICK_SIZES
+from benchmarks.report.figures import Part
+from benchmarks.run import FULL_OUTPUT, NAMES, QUICK_OUTPUT, Progress, main, measure, output_folder
+from benchmarks.sections import Section
 
 
 def test_a_full_run_writes_the_committed_report():
@@ -25,34 +27,74 @@ def test_an_unknown_section_is_refused_before_anything_runs(capsys):
     assert "unknown sections delivery" in capsys.readouterr().err
 
 
-def test_the_loop_section_is_skipped_with_its_reason_without_a_locomo_file(tmp_path):
-    assert locomo_loop(None, embedder=None) == {"skipped": "LoCoMo in the loop was not run: `--locomo none`"}
-    missing = locomo_loop(tmp_path / "absent.json", embedder=None)
-    assert set(missing) == {"skipped"} and "absent.json" in missing["skipped"]
+def test_only_names_the_measurements_in_the_order_a_run_takes_them():
+    assert NAMES == (
+        "quality",
+        "scale",
+        "restore",
+        "locomo",
+        "loop",
+        "turns",
+        "open",
+        "index",
+        "engine",
+        "locomo_loop",
+        "cold_start",
+    ), "the slow LoCoMo in the loop and the cold start last, where a deadline skips them first"
 
 
-def test_cold_start_results_become_plain_spreads():
-    def spread(*runs):
-        return cold.Spread(tuple(runs))
+class Counts(Measurement):
+    name = "counts"
+    label = "counting"
 
-    measured = cold.Results(
-        cold=(
-            cold.ColdStart(
-                "warm", spread(1.0, 1.2, 0.9), spread(0.4, 0.5, 0.4), spread(1.3, 1.4, 1.2), (0, 0, 0), False
-            ),
-        ),
-        first_turns=(cold.FirstTurn(True, 1.0, spread(0.01), spread(1.02)),),
-        turns=(
-            cold.TurnLatency("background", spread(0.016, 0.02, 0.018), spread(0.001, 0.002, 0.003), 3),
-            cold.TurnLatency("strands", spread(0.0), spread(0.001), 0),
-        ),
-        load_average=(1.0, 2.0, 3.0),
+    def measure(self, run):
+        return [1, 2, 3]
+
+
+class Fails(Measurement):
+    name = "fails"
+    label = "failing"
+    key = "failed_part"
+
+    def measure(self, run):
+        raise ValueError("the measurement broke")
+
+
+class Skips(Measurement):
+    name = "skips"
+    label = "skipping"
+
+    def skip(self, run):
+        return "skips skipped: nothing to measure"
+
+    def measure(self, run):  # pragma: no cover - never called
+        raise AssertionError("a skipped measurement is not measured")
+
+
+def _sections():
+    def build(results):
+        return Part([])
+
+    return (
+        Section("counted", (Counts(),), build),
+        Section("both", (Fails(), Counts()), build, assemble=lambda measured: {"keys": sorted(measured)}),
+        Section("skipped", (Skips(),), build),
     )
-    result = cold_start_result(measured, turns=60)
-    assert result["cold"][0]["first_retrieve"] == {"min": 0.9, "median": 1.0, "max": 1.2, "runs": 3}
-    assert result["cold"][0]["exports"] == [0, 0, 0] and result["cold"][0]["torch_imported"] is False
-    assert result["first_turns"][0]["first_turn"]["runs"] == 1
-    assert result["turns"][0]["reducing"] == {"min": 0.016, "median": 0.018, "max": 0.02, "runs": 3}
-    assert result["turns"][1]["reducing"] is None, "no reducing turn: no spread"
-    assert result["load_average"] == [1.0, 2.0, 3.0] and result["turns_per_manager"] == 60
-    assert json.loads(json.dumps(result)) == result, "plain JSON data"
+
+
+def test_a_failing_measurement_is_recorded_and_the_others_still_run(capsys):
+    progress = Progress(deadline=None)
+    run = Run(sizes=QUICK_SIZES, embedder=None)
+    results = measure(run, {"counts", "fails", "skips"}, progress, _sections())
+    assert results == {"counted": [1, 2, 3], "both": {"keys": ["counts"]}}, "a section holds what ran"
+    assert progress.errors == {"fails": "ValueError: the measurement broke"}
+    assert set(progress.steps) == {"counting", "failing"}, "a skipped measurement takes no time"
+    output = capsys.readouterr().out
+    assert "skips skipped: nothing to measure" in output and "] failing" in output
+
+
+def test_measurements_past_the_deadline_are_skipped_and_named(capsys):
+    progress = Progress(deadline=-1.0)
+    results = measure(Run(sizes=QUICK_SIZES, embedder=None), {"counts"}, progress, _sections())
+    assert results == {} and progress.skipped == ["counting", "counting"]
+    assert "counting: skipped (past the -1 s deadline)" in capsys.readouterr().out

@@ -4,33 +4,10 @@ import json
 import re
 
 from benchmarks import run
-from benchmarks.dataset import build_dataset
-from benchmarks.loop import ROWS
-from benchmarks.report import main as report_main
+from benchmarks.measure.locomo_loop import ROWS
+from benchmarks.report.__main__ import main as report_main
 from strands_semantic_memory.embeddings import onnx_available
-
-
-def tiny_locomo(path):
-    """A LoCoMo-shaped file (two sessions, three questions, one malformed evidence id): the real data is not needed."""
-    turns = [
-        ("Ann", "I adopted a beagle called Pepper last week."),
-        ("Bob", "Nice! I started learning the cello."),
-        ("Ann", "Pepper chewed my running shoes."),
-        ("Bob", "My cello teacher lives in Lisbon."),
-    ]
-    session = [{"speaker": s, "dia_id": f"D1:{n + 1}", "text": t} for n, (s, t) in enumerate(turns)]
-    later = [{"speaker": "Ann", "dia_id": "D2:1", "text": "We hiked Mount Tam on Sunday.", "blip_caption": "a trail"}]
-    sample = {
-        "sample_id": "tiny",
-        "conversation": {"speaker_a": "Ann", "speaker_b": "Bob", "session_1": session, "session_2": later},
-        "qa": [
-            {"question": "What is the name of Ann's dog?", "evidence": ["D1:1"], "category": 4},
-            {"question": "Where does Bob's cello teacher live?", "evidence": ["D:1:4"], "category": 4},
-            {"question": "Where did Ann hike?", "evidence": ["D2:1", "D9:9"], "category": 2},
-        ],
-    }
-    path.write_text(json.dumps([sample]))
-    return path
+from tests.support.benchmark_results import tiny_locomo
 
 
 def test_suite_runs_at_tiny_sizes_and_writes_report_and_plots(tmp_path):
@@ -100,22 +77,3 @@ def test_suite_runs_at_tiny_sizes_and_writes_report_and_plots(tmp_path):
     again = tmp_path / "again"
     assert report_main([str(out / "benchmarks.json"), "--output", str(again)]) == 0
     assert (again / "benchmarks.md").read_text() == report, "the run's data renders the same report"
-
-
-def test_locomo_section_is_skipped_with_one_line_when_the_file_is_absent(tmp_path, capsys):
-    from benchmarks.suite import locomo
-
-    result = locomo(tmp_path / "absent.json", embedder=None, repeats=2)
-    assert set(result) == {"skipped"}
-    assert capsys.readouterr().out.count("\n") == 1
-
-
-def test_dataset_is_reproducible_and_its_evidence_is_where_it_says():
-    first, second = build_dataset(21, per_kind=4), build_dataset(21, per_kind=4)
-    assert first.messages == second.messages and first.questions == second.questions
-    assert build_dataset(22, per_kind=4).messages != first.messages
-    for question in first.questions:
-        for position in question.evidence:
-            assert first.messages[position]["role"] == "user"
-        if question.kind == "multi_turn":
-            assert question.evidence[1] - question.evidence[0] <= 6, "a few turns apart"

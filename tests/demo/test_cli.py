@@ -47,8 +47,11 @@ def test_retrieval_and_answer_right():
     status, output, model = run(["--seed", "5", "--turns", "10"], reading)
     reference = conversation.reference_number(5)
     assert status == 0, output
-    for section in ["1. Setting up", "2. Planting", "4. Before summarization", "5. Summarizing", "6. Searching"]:
+    for section in ["1. Session 1: setting up", "2. Planting", "4. Before summarization", "5. Summarizing"]:
         assert section in output
+    assert "6. Session 2, in the same process: a new agent, manager and hook over the same archive file" in output
+    # Session 2 starts empty: the number can only come from the archive file session 1 wrote.
+    assert "the new session starts with 0 messages in context; the archive file holds 13" in flat(output)
     assert f"{reference} is retrievable from the archive, verbatim" in output
     assert "[ok] the summary names 4 of the" in output and "hash tables, binary search trees" in output
     assert f"the summary does not contain {reference}" in output
@@ -229,12 +232,20 @@ def test_missing_local_chat_model_runtime_is_explained(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as if llama-cpp-python were not installed
     out = io.StringIO()
-    assert cli.main([], out=out) == 2
-    text = out.getvalue()
-    assert "llama-cpp-python is not installed" in text and "scripts/demo.sh" in text and "Traceback" not in text
+    assert cli.main(["--backend", "llama", "--one-process"], out=out) == 2
+    text = flat(out.getvalue())
+    assert "llama-cpp-python is not installed: bash scripts/local-model.sh compiles and installs it" in text
+    assert "scripts/demo.sh" in text and "Traceback" not in text
+
+    monkeypatch.setitem(sys.modules, "gguf", None)  # the PyTorch backend's GGUF reader, likewise
+    out = io.StringIO()
+    assert cli.main(["--one-process"], out=out) == 2  # auto: no llama-cpp-python, so PyTorch
+    text = flat(out.getvalue())
+    assert "Loading local chat model SmolLM2-135M-Instruct (PyTorch;" in text
+    assert "the PyTorch backend needs gguf: pip install -e '.[demo]'" in text and "Traceback" not in text
 
 
-def test_levers_apply_to_the_final_call_only_and_restore_the_conversation():
+def test_levers_apply_to_the_final_call_only_and_restore_the_conversation(tmp_path):
     import argparse
 
     from demo.console import Console
@@ -242,7 +253,7 @@ def test_levers_apply_to_the_final_call_only_and_restore_the_conversation():
 
     model = ScriptedModel(reading)
     args = argparse.Namespace(**{**vars(cli.build_parser().parse_args([])), "seed": 5, "turns": 6})
-    prepared = conversation.prepare_run(args, Console(io.StringIO()), model)
+    prepared = conversation.prepare_run(args, Console(io.StringIO()), model, None, tmp_path / "archive.sqlite3")
     snapshot = [dict(m) for m in prepared.agent.messages]
     as_is = ask_with(prepared, snapshot, Lever("as is"))
     sent_as_is = model.chat_requests[-1]
@@ -257,6 +268,7 @@ def test_levers_apply_to_the_final_call_only_and_restore_the_conversation():
     assert len(sent_bare["messages"]) == len(sent_as_is["messages"]) == len(snapshot) + 1
     assert prepared.hook.include_metadata is conversation.HOOK_OPTIONS["include_metadata"]
     assert prepared.agent.system_prompt == conversation.SYSTEM_PROMPT and not model.get_config().get("stop")
+    prepared.manager.memory.close()
 
 
 def test_a_phrase_of_one_topic_does_not_name_another():
@@ -299,8 +311,8 @@ def test_a_failed_structured_summary_is_reported_and_fails_the_exit_status():
     reference = conversation.reference_number(8)
     assert model.summary_requests, "the summary was asked for"
     assert "[xx] the summary failed (the local model's JSON was cut off" in output
-    # nothing left the context (the summary failed), so the number is still there and not injected again
-    assert f"RESULT retrieval (the library): ok, {reference} reached the model: it is still in the active" in output
+    # The leaving messages were archived before the summary was asked for: session 2 finds the number there.
+    assert f"RESULT retrieval (the library): ok, {reference} reached the model in the injected context" in output
     assert flat(
         "RESULT summary (the model):     FAILED, no summary was made (the local model's JSON was cut off at the "
         "1024-token bound"

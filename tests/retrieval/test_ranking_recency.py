@@ -116,10 +116,10 @@ def test_rank_puts_a_near_equal_later_candidate_first_only_when_asked():
 
 @pytest.fixture(scope="module")
 def changed_facts(embedder):
-    """Each changed fact of the knowledge-update test set (``benchmarks.devset``: conversations of 70 to 270
+    """Each changed fact of the knowledge-update test set (``benchmarks.data.devset``: conversations of 70 to 270
     messages, 29 changes of versions, owners, dates, prices, addresses, venues...), searched for with the default
     ranking and with ``prefer_later=0.25``."""
-    from benchmarks.devset import build_update_set
+    from benchmarks.data.devset import build_update_set
     from strands_semantic_memory import SemanticMemory
 
     rows = []

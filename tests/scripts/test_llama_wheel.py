@@ -121,7 +121,7 @@ def test_the_pinned_version_is_read_from_the_demo_extra():
     )
     version = result.stdout.strip()
     assert re.fullmatch(r"\d+\.\d+\.\d+", version)
-    assert f'demo = ["llama-cpp-python=={version}"]' in (ROOT / "pyproject.toml").read_text()
+    assert f'demo-llama = ["llama-cpp-python=={version}"]' in (ROOT / "pyproject.toml").read_text()
 
 
 @pytest.mark.subprocess

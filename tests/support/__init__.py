@@ -1,5 +1,6 @@
-"""Shared test helpers: real-model embedder wrappers, deterministic conversations, the scripted chat model, store
-factories and plain reference versions of passage packing. Test modules import from here, never from each other."""
+"""Shared test helpers: real-model embedder wrappers, deterministic conversations, store factories and plain reference
+versions of passage packing. The scripted chat model is the package's (``strands_semantic_memory.testing``), under
+the names the tests import from here. Test modules import from here, never from each other."""
 
 from pathlib import Path
 

@@ -1,17 +1,42 @@
-"""Small handmade benchmark results, shaped as a run writes them, for the report and target tests."""
+"""Small handmade benchmark data and results, shaped as a run reads and writes them, for the benchmark tests."""
 
 from __future__ import annotations
 
+import json
 import statistics
+from pathlib import Path
 from typing import Any
 
 CATEGORY = "1 multi-hop"
 
 
+def tiny_locomo(path: Path) -> Path:
+    """A LoCoMo-shaped file (two sessions, three questions, one malformed evidence id): the real data is not needed."""
+    turns = [
+        ("Ann", "I adopted a beagle called Pepper last week."),
+        ("Bob", "Nice! I started learning the cello."),
+        ("Ann", "Pepper chewed my running shoes."),
+        ("Bob", "My cello teacher lives in Lisbon."),
+    ]
+    session = [{"speaker": s, "dia_id": f"D1:{n + 1}", "text": t} for n, (s, t) in enumerate(turns)]
+    later = [{"speaker": "Ann", "dia_id": "D2:1", "text": "We hiked Mount Tam on Sunday.", "blip_caption": "a trail"}]
+    sample = {
+        "sample_id": "tiny",
+        "conversation": {"speaker_a": "Ann", "speaker_b": "Bob", "session_1": session, "session_2": later},
+        "qa": [
+            {"question": "What is the name of Ann's dog?", "evidence": ["D1:1"], "category": 4},
+            {"question": "Where does Bob's cello teacher live?", "evidence": ["D:1:4"], "category": 4},
+            {"question": "Where did Ann hike?", "evidence": ["D2:1", "D9:9"], "category": 2},
+        ],
+    }
+    path.write_text(json.dumps([sample]))
+    return path
+
+
 def loop_cell(
     delivered: float, *, overflows: int = 0, question_overflows: int = 0, ms: float = 2.0, questions: int = 10
 ) -> dict[str, Any]:
-    """One row on one conversation at one window (``benchmarks.loop.play``'s shape)."""
+    """One row on one conversation at one window (``benchmarks.measure.locomo_loop.play``'s shape)."""
     return {
         "delivered": delivered,
         "categories": {CATEGORY: delivered},

@@ -1,43 +1,20 @@
-"""Deterministic conversations and Strands agents for tests."""
+"""Deterministic conversations and Strands agents for tests, from the word lists and messages of the benchmarks."""
 
 from __future__ import annotations
 
 import random
 
-# Everyday and technical topics (the same list the benchmark generator uses; copied, so tests never import
-# benchmarks).
-TOPICS = [
-    "the quarterly budget",
-    "the hiking trip",
-    "binary search trees",
-    "the kitchen renovation",
-    "sourdough baking",
-    "the marketing offsite",
-    "Rust lifetimes",
-    "the garden irrigation",
-    "the jazz concert",
-    "tax deductions",
-    "the database migration",
-    "a birthday party",
-    "the chess opening",
-    "solar panels",
-    "the book club",
-    "the onboarding plan",
-    "photosynthesis",
-    "the bicycle repair",
-    "a job interview",
-    "the weather",
-    "the flight booking",
-    "the invoice backlog",
-    "the support tickets",
-    "the team dinner",
-    "the conference talk",
+from benchmarks.data.conversations import TOPICS, text_message
+
+__all__ = [
+    "PLANTED_TURN",
+    "REFERENCE",
+    "TOPICS",
+    "TOPIC_TURNS",
+    "distractor_conversation",
+    "make_agent",
+    "text_message",
 ]
-
-
-def text_message(role: str, text: str) -> dict:
-    return {"role": role, "content": [{"text": text}]}
-
 
 _SUBJECTS = TOPICS
 _VERBS = [
