@@ -39,6 +39,7 @@ from strands_semantic_memory.hook._model_call import View, build_view
 from strands_semantic_memory.hook._options import CHECKS, HookOptions, InjectWhen
 from strands_semantic_memory.hook._plan import plan_call
 from strands_semantic_memory.hook._search import preview_turn, search_turn
+from strands_semantic_memory.hook._trace import inject_operation, record_view
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, user_text
 
 if TYPE_CHECKING:
@@ -341,15 +342,17 @@ class SemanticMemoryHook(Plugin, HookProvider):
             return
         plan = plan_call(options, context.agent, context.messages, context.system_prompt)  # one plan per call
         turn = state.turn
-        if turn is not None and not turn.searched:
-            storage = self._storage_for(context.agent)
-            scope = storage.turn_scope(context.messages, plan.depth) if storage is not None else None
-            await search_turn(plan, self._memory_for(context.agent), turn, scope)
-            if turn.enrichment is not None:  # None: nothing archived yet, the enrichment stays None
-                self._note(state, turn.enrichment)
         retries = 0
         while True:
-            view = build_view(plan, context, state)
+            with inject_operation(retries) as operation:  # a memory.inject span, ended before the call is sent
+                if turn is not None and not turn.searched:
+                    storage = self._storage_for(context.agent)
+                    scope = storage.turn_scope(context.messages, plan.depth) if storage is not None else None
+                    await search_turn(plan, self._memory_for(context.agent), turn, scope)
+                    if turn.enrichment is not None:  # None: nothing archived yet, the enrichment stays None
+                        self._note(state, turn.enrichment)
+                view = build_view(plan, context, state)
+                record_view(operation, plan, turn, view)
             if view is None or not view.injected:
                 self._sent(state, view, retries)
                 async for event in next_fn(context):
