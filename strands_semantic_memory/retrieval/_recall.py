@@ -383,12 +383,12 @@ class Recall:
             found, best_similarity = self._ranked(query, k, threshold, search_filter, 3 * k, records)
             ranked = [(i, s) for i, s, _ in found]
         else:
-            hits, records = self._search(query, k, threshold, search_filter, 3 * k)
-            ranked = [(h.index, h.score) for h in hits]
-            best_similarity = max((h.similarity for h in hits if h.similarity is not None), default=None)
-        hits = relative_cut(ranked[:k], cut)
-        kept, considered = len(hits), min(k, len(ranked))
-        ranked = hits + ranked[k:]  # the deeper pool still scores the passages
+            reranked, records = self._search(query, k, threshold, search_filter, 3 * k)
+            ranked = [(h.index, h.score) for h in reranked]
+            best_similarity = max((h.similarity for h in reranked if h.similarity is not None), default=None)
+        kept_hits = relative_cut(ranked[:k], cut)
+        kept, considered = len(kept_hits), min(k, len(ranked))
+        ranked = kept_hits + ranked[k:]  # the deeper pool still scores the passages
         return Recollection(
             passages=self._assemble(ranked, kept, radius, records, refill=cut <= 0),
             best_similarity=best_similarity,
