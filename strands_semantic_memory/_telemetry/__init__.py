@@ -1,4 +1,4 @@
-"""OpenTelemetry traces and metrics of the memory, under Strands' own spans (docs/operations.md, "Observability").
+"""OpenTelemetry traces and metrics of the memory, under Strands' own spans (docs/operations.md, "Traces and metrics").
 
 Everything goes through the OpenTelemetry API that Strands already depends on: the spans nest under the current
 span (Strands' agent, cycle and tool spans), and with no SDK configured every span is a non-recording one and every
