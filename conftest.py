@@ -55,3 +55,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.postgres)
         if item.get_closest_marker("markdown-docs") is not None:
             item.add_marker(pytest.mark.docs)
+
+
+@pytest.fixture
+def opentelemetry_for_tests() -> None:
+    """For an example that turns Strands' telemetry on (its fence names ``fixture:opentelemetry_for_tests``).
+
+    OpenTelemetry sets a process's global providers once. The tests' in-memory SDK (``tests/support/telemetry.py``)
+    is installed first, so the example's ``StrandsTelemetry()`` runs as written but leaves the providers as they are
+    (OpenTelemetry logs that it does not override them), exports nothing, and the telemetry tests (``tests/_telemetry``)
+    find their own SDK whichever runs first.
+    """
+    from tests.support.telemetry import install
+
+    install()

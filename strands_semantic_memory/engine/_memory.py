@@ -41,6 +41,7 @@ from typing import Any, TypedDict
 from strands.types.content import Message
 from typing_extensions import Unpack
 
+from strands_semantic_memory import _telemetry
 from strands_semantic_memory._validation import check_identifier, check_members
 from strands_semantic_memory.archives import resolve_archive
 from strands_semantic_memory.archives._protocol import Archive, NewRecord, SearchFilter, StoredRecord
@@ -176,6 +177,7 @@ class SemanticMemory:
         )
         archive.bind(self.embedder.model_id)
         self._archive = archive
+        self._archive_type = type(archive).__name__
         self._lock = threading.RLock()
         """Guards the counters and a restore; it is also the store lock of a store that is not thread-safe."""
         self._archive_lock: AbstractContextManager[object] = (
@@ -192,6 +194,7 @@ class SemanticMemory:
         self._version = 0
         self._generation = 0
         self._searches = 0
+        _telemetry.watch(self._gauge_figures)  # read only when a metric reader collects
         if self._options.embedding == "background":  # what a durable archive left pending is embedded now
             try:
                 self._queue.catch_up()
@@ -362,15 +365,34 @@ class SemanticMemory:
         return self._archive_records(records)
 
     def _archive_records(self, records: Sequence[NewRecord]) -> list[int]:
-        """Commit checked records, then embed what is due and enforce the limits (the second half of ``add``)."""
-        with self._archive_lock:
-            indices, added = self._commit(records)
-        self._changed(len(added))
-        self._calibration.added(len(added))
-        # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
-        texts = {i: r.text for i, r in zip(indices, records, strict=True) if i in added and r.text.strip()}
-        self._changed(self._queue.after_archive(texts))
-        self._enforce_limits()
+        """Commit checked records, then embed what is due and enforce the limits (the second half of ``add``).
+
+        Traced as a ``memory.add`` span: the messages offered, those newly archived and their bytes.
+        """
+        with _telemetry.Operation("memory.add") as operation:
+            with self._archive_lock:
+                indices, added = self._commit(records)
+            self._changed(len(added))
+            self._calibration.added(len(added))
+            # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
+            texts = {i: r.text for i, r in zip(indices, records, strict=True) if i in added and r.text.strip()}
+            added_bytes = sum(len(r.data) for i, r in zip(indices, records, strict=True) if i in added)
+            if operation.recording:
+                operation.set(
+                    {
+                        "memory.archive.type": self._archive_type,
+                        "memory.embedding.mode": self._options.embedding,
+                        "memory.message.count": len(records),
+                        "memory.message.new_count": len(added),
+                        "memory.message.bytes": added_bytes,
+                    }
+                )
+            if added:
+                kind = {"memory.archive.type": self._archive_type}
+                _telemetry.ARCHIVE_ADDED.add(len(added), kind)
+                _telemetry.ARCHIVE_ADDED_BYTES.add(added_bytes, kind)
+            self._changed(self._queue.after_archive(texts))
+            self._enforce_limits()
         return indices
 
     def _commit(self, records: Sequence[NewRecord]) -> tuple[list[int], set[int]]:
@@ -479,7 +501,7 @@ class SemanticMemory:
         """Evict the ``count`` oldest messages from the archive and the indexes together; returns their indices."""
         with self._archive_lock:
             evicted = self._archive.evict_oldest(count)
-        return self._removed(evicted)
+        return self._removed(evicted, "evicted")
 
     def clear(self) -> None:
         """Forget every archived message by eviction. Indices keep increasing from where they were."""
@@ -506,13 +528,24 @@ class SemanticMemory:
             raise InvalidMessageTypeError("forget() takes integer archive indices")
         if query is not None and (not isinstance(query, str) or not query.strip()):
             raise InvalidMessageError("forget(query=...) needs a non-empty string")
-        with self._archive_lock:
-            if query is not None:
-                targets = [*targets, *self._archive.find_text(query)]
-            removed = self._archive.forget(sorted(set(targets))) if targets else []
+        with _telemetry.Operation("memory.forget") as operation:
+            requested = len(targets)
+            with self._archive_lock:
+                if query is not None:
+                    targets = [*targets, *self._archive.find_text(query)]
+                removed = self._archive.forget(sorted(set(targets))) if targets else []
+            if operation.recording:  # never the query's text: what was forgotten must not stay in a trace
+                operation.set(
+                    {
+                        "memory.archive.type": self._archive_type,
+                        "memory.forget.requested_count": requested,
+                        "memory.forget.by_query": query is not None,
+                        "memory.forget.count": len(removed),
+                    }
+                )
         if removed:
             logger.info("forgotten=<%d> | archived messages deleted on request", len(removed))
-        return self._removed(removed)
+        return self._removed(removed, "forgotten")
 
     def forget_all(self) -> int:
         """Delete every message of the memory's user for good, on every archive, in one call; returns how many.
@@ -554,7 +587,7 @@ class SemanticMemory:
             logger.info(
                 "evicted=<%d>, newest_evicted=<%d> | oldest archived messages evicted", len(evicted), evicted[-1]
             )
-        self._removed(evicted)
+        self._removed(evicted, "evicted")
 
     def _changed(self, count: int = 1) -> int:
         """Count a change (``version`` increases by one) unless ``count`` is 0; returns ``count``."""
@@ -563,10 +596,17 @@ class SemanticMemory:
                 self._version += 1
         return count
 
-    def _removed(self, indices: list[int]) -> list[int]:
-        """Count removed ``indices`` as one change if there are any, and tell the embedding queue; returns them."""
+    def _removed(self, indices: list[int], reason: str) -> list[int]:
+        """Count removed ``indices`` as one change if there are any, and tell the embedding queue; returns them.
+
+        ``reason`` (``evicted`` or ``forgotten``) is the ``semantic_memory.archive.removed`` counter's attribute.
+        """
         self._queue.removed(indices)
         self._changed(len(indices))
+        if indices:
+            _telemetry.ARCHIVE_REMOVED.add(
+                len(indices), {"memory.archive.type": self._archive_type, "memory.remove.reason": reason}
+            )
         return indices
 
     # ------------------------------------------------------------------------------------------- searching
@@ -621,8 +661,14 @@ class SemanticMemory:
             InvalidMessageTypeError: If a time, session or index to exclude is of the wrong type.
             EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
         """
-        search_filter = make_filter(roles, since, until, sessions, exclude)
-        return self._recall_for(query, min_score, search_filter).search(query, top_k, min_score, search_filter)
+        with _telemetry.SearchOperation("search", self._options.retrieval, self._archive_type) as operation:
+            if operation.recording:
+                operation.set(self._search_attributes(query, top_k, None))
+            search_filter = make_filter(roles, since, until, sessions, exclude)
+            hits = self._recall_for(query, min_score, search_filter).search(query, top_k, min_score, search_filter)
+            if operation.recording:
+                operation.set({"memory.result.count": len(hits), **self._search_outcome()})
+        return hits
 
     def retrieve(
         self,
@@ -642,9 +688,15 @@ class SemanticMemory:
         Arguments and errors as in ``search``; passages come in conversation order. A passage holds no message
         outside ``sessions``.
         """
-        search_filter = make_filter(roles, since, until, sessions, exclude)
-        recall = self._recall_for(query, min_score, search_filter)
-        return recall.passages(query, top_k, context_radius, min_score, search_filter)
+        with _telemetry.SearchOperation("retrieve", self._options.retrieval, self._archive_type) as operation:
+            if operation.recording:
+                operation.set(self._search_attributes(query, top_k, context_radius))
+            search_filter = make_filter(roles, since, until, sessions, exclude)
+            recall = self._recall_for(query, min_score, search_filter)
+            passages = recall.passages(query, top_k, context_radius, min_score, search_filter)
+            if operation.recording:
+                operation.set({**_found(passages), **self._search_outcome()})
+        return passages
 
     def indices_of(self, messages: Sequence[Message]) -> dict[int, int]:
         """Which of ``messages`` are archived, and at which index: ``{position in messages: archive index}``.
@@ -699,11 +751,35 @@ class SemanticMemory:
             ConfigurationError: If an argument breaks its option's rule.
             InvalidMessageTypeError: If a time, session or index to exclude is of the wrong type.
         """
-        search_filter = make_filter(roles, since, until, sessions, exclude)
-        recall = self._recall_for(query, min_score, search_filter)
-        found = recall.recollect(query, top_k, context_radius, min_score, search_filter, cut=cut)
-        floor = self._floor(recall) if found.best_similarity is not None else None
-        return dataclasses.replace(found, floor=floor, relevance=relevance(found.best_similarity, floor))
+        with _telemetry.SearchOperation("recall", self._options.retrieval, self._archive_type) as operation:
+            if operation.recording:
+                operation.set(self._search_attributes(query, top_k, context_radius))
+            search_filter = make_filter(roles, since, until, sessions, exclude)
+            recall = self._recall_for(query, min_score, search_filter)
+            found = recall.recollect(query, top_k, context_radius, min_score, search_filter, cut=cut)
+            floor = self._floor(recall) if found.best_similarity is not None else None
+            found = dataclasses.replace(found, floor=floor, relevance=relevance(found.best_similarity, floor))
+            if operation.recording:
+                operation.set({**_found(found.passages), **_judged(found), **self._search_outcome()})
+        return found
+
+    def _search_attributes(
+        self, query: object, top_k: int | None, context_radius: int | None
+    ) -> dict[str, _telemetry.AttributeValue]:
+        """A search span's attributes known before it runs (the query's text only when opted in)."""
+        options = self._options
+        attributes: dict[str, _telemetry.AttributeValue] = {
+            **_telemetry.query_attributes(query),
+            "gen_ai.request.model": self.embedder.model_id,
+            "memory.max_search_results": top_k if isinstance(top_k, int) else options.top_k,
+        }
+        if isinstance(context_radius, int) or context_radius is None:
+            attributes["memory.context_radius"] = options.context_radius if context_radius is None else context_radius
+        return attributes
+
+    def _search_outcome(self) -> dict[str, _telemetry.AttributeValue]:
+        """What a finished search span adds about pending messages: those it could match by their words only."""
+        return {"memory.pending.unembedded_count": self._queue.last_search_unembedded}
 
     def _floor(self, recall: Recall) -> float | None:
         """The relevance floor of the archive (computed when due; see ``_calibration``)."""
@@ -752,6 +828,14 @@ class SemanticMemory:
         return build_stats(
             figures, self._options, self.embedder.model_id, archive, self._queue, self._checked, self._searches
         )
+
+    def _gauge_figures(self) -> _telemetry.ArchiveFigures | None:
+        """The archive's size and backlog for the metric gauges (None once closed); one ``stats`` call."""
+        if self._queue.stopping:
+            return None
+        with self._archive_lock:
+            figures = self._archive.stats()
+        return _telemetry.ArchiveFigures(self._archive_type, figures.message_count, figures.pending_count)
 
     def get_memory_usage_stats(self) -> dict[str, Any]:
         """``stats`` as a dict (``message_count``, ``total_memory``, ``pending_embedding_count``, ...)."""
@@ -809,6 +893,27 @@ class SemanticMemory:
         memory = cls(**constructor_arguments(state, kwargs))
         memory.load_state(state, reembed=reembed)
         return memory
+
+
+def _found(passages: Sequence[Passage]) -> dict[str, _telemetry.AttributeValue]:
+    """A search span's hits and passages."""
+    return {
+        "memory.result.count": sum(len(p.hit_indices) for p in passages),
+        "memory.passage.count": len(passages),
+    }
+
+
+def _judged(found: Recollection) -> dict[str, _telemetry.AttributeValue]:
+    """A recall span's judgement of the query: its relevance, best similarity, the archive's floor, the cut."""
+    attributes: dict[str, _telemetry.AttributeValue] = {
+        "memory.relevance": found.relevance,
+        "memory.cut.count": found.cut,
+    }
+    if found.best_similarity is not None:
+        attributes["memory.best_similarity"] = float(found.best_similarity)
+    if found.floor is not None:
+        attributes["memory.relevance.floor"] = float(found.floor)
+    return attributes
 
 
 def resolve_memory(source: object, *, pass_as: str) -> SemanticMemory:

@@ -37,8 +37,9 @@ from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memor
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.hook._model_call import build_view
 from strands_semantic_memory.hook._options import CHECKS, HookOptions, InjectWhen
-from strands_semantic_memory.hook._plan import plan_call
+from strands_semantic_memory.hook._plan import CallPlan, plan_call
 from strands_semantic_memory.hook._search import Reach, preview_turn, search_turn
+from strands_semantic_memory.hook._trace import inject_operation, record_view
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, View, user_text
 from strands_semantic_memory.messages._session import session_of, session_scope
 
@@ -355,23 +356,13 @@ class SemanticMemoryHook(Plugin, HookProvider):
             return
         plan = plan_call(options, context.agent, context.messages, context.system_prompt)  # one plan per call
         turn = state.turn
-        if turn is not None and not turn.searched:
-            storage = self._storage_for(context.agent)
-            scope = storage.turn_scope(context.messages, plan.depth) if storage is not None else None
-            memory = self._memory_for(context.agent)
-            sessions = session_scope(memory.user_id, session_of(context.agent))
-            messages = context.messages
-
-            def reach() -> Reach:  # in the search's worker thread: it may read the archive
-                held = state.held.of(memory, messages) if scope is None else frozenset()
-                return Reach(sessions=sessions, held=held)
-
-            await search_turn(plan, memory, turn, scope, reach)
-            if turn.enrichment is not None:  # None: nothing archived yet, the enrichment stays None
-                self._note(state, turn.enrichment)
         retries = 0
         while True:
-            view = build_view(plan, context, state)
+            with inject_operation(retries) as operation:  # a memory.inject span, ended before the call is sent
+                if turn is not None and not turn.searched:
+                    await self._search(context, plan, state, turn)
+                view = build_view(plan, context, state)
+                record_view(operation, plan, turn, view)
             if view is None or not view.injected:
                 self._sent(state, view, retries)
                 async for event in next_fn(context):
@@ -407,6 +398,22 @@ class SemanticMemoryHook(Plugin, HookProvider):
                 continue
             self._sent(state, view, retries)
             return
+
+    async def _search(self, context: InvokeModelContext, plan: CallPlan, state: AgentState, turn: Turn) -> None:
+        """The turn's one search: in the sessions the agent's memory may recall, leaving out what the call holds."""
+        storage = self._storage_for(context.agent)
+        scope = storage.turn_scope(context.messages, plan.depth) if storage is not None else None
+        memory = self._memory_for(context.agent)
+        sessions = session_scope(memory.user_id, session_of(context.agent))
+        messages = context.messages
+
+        def reach() -> Reach:  # in the search's worker thread: it may read the archive
+            held = state.held.of(memory, messages) if scope is None else frozenset()
+            return Reach(sessions=sessions, held=held)
+
+        await search_turn(plan, memory, turn, scope, reach)
+        if turn.enrichment is not None:  # None: nothing archived yet, the enrichment stays None
+            self._note(state, turn.enrichment)
 
     def _sent(self, state: AgentState, view: View | None, retries: int) -> None:
         """Let the turn note what its call was finally sent with (its enrichment is the agent's latest)."""

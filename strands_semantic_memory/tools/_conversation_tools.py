@@ -35,6 +35,7 @@ from strands.tools.decorator import tool
 from strands.types.content import Message
 from strands.types.tools import AgentTool, ToolContext
 
+from strands_semantic_memory import _telemetry
 from strands_semantic_memory._validation import check_flag, check_int, check_score
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryError
@@ -486,12 +487,20 @@ def memory_tools(
             "tool that deletes archived messages"
         )
 
-    def answer(make: Callable[[], str]) -> str:
-        """The tool's answer, bounded; a refusal's message bounded too (Strands returns it as the result)."""
-        try:
-            return bounded(make(), max_output_chars)
-        except ValueError as error:
-            raise ValueError(bounded(str(error), max_output_chars - 100)) from None
+    def answer(name: str, make: Callable[[], str]) -> str:
+        """The tool's answer, bounded; a refusal's message bounded too (Strands returns it as the result).
+
+        Each call is a ``memory.tool`` span (under Strands' ``execute_tool`` span) naming the tool; a refusal is
+        recorded on it as an error.
+        """
+        with _telemetry.Operation("memory.tool", {"gen_ai.tool.name": name}) as operation:
+            try:
+                text = bounded(make(), max_output_chars)
+            except ValueError as error:
+                raise ValueError(bounded(str(error), max_output_chars - 100)) from None
+            if operation.recording:
+                operation.set({"memory.tool.output_chars": len(text)})
+            return text
 
     def conversation_search(
         query: ModelText,
@@ -510,6 +519,7 @@ def memory_tools(
             until: Only messages up to this time (ISO-8601; a bare date includes the whole day).
         """
         return answer(
+            "conversation_search",
             lambda: search_text(
                 memory,
                 query,
@@ -521,7 +531,7 @@ def memory_tools(
                 min_score=min_score,
                 max_chars=max_output_chars,
                 show_dates=show_dates,
-            )
+            ),
         )
 
     def conversation_read(start: ModelInt, end: ModelInt | None = None) -> str:
@@ -531,7 +541,10 @@ def memory_tools(
             start: Archive index of the first message (the N of [Message N]).
             end: Archive index of the last message, inclusive; omit to read one message.
         """
-        return answer(lambda: read_text(memory, start, end, max_chars=max_output_chars, show_dates=show_dates))
+        return answer(
+            "conversation_read",
+            lambda: read_text(memory, start, end, max_chars=max_output_chars, show_dates=show_dates),
+        )
 
     def conversation_forget(
         tool_context: ToolContext | None = None, indices: ModelIndices | None = None, query: ModelText | None = None
@@ -548,6 +561,7 @@ def memory_tools(
         if getattr(manager, "memory", None) is not memory:
             manager = None
         return answer(
+            "conversation_forget",
             lambda: forget_text(
                 memory,
                 indices,
@@ -556,7 +570,7 @@ def memory_tools(
                 confirm=confirm_forget,
                 active=list(getattr(agent, "messages", None) or []),
                 manager=manager,
-            )
+            ),
         )
 
     tools: list[AgentTool] = [

@@ -14,6 +14,7 @@ policy and the thread's state; the archive lock is always taken before it.
 
 from __future__ import annotations
 
+import collections
 import inspect
 import logging
 import threading
@@ -25,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from strands_semantic_memory import _telemetry
 from strands_semantic_memory.archives._protocol import Archive
 from strands_semantic_memory.embeddings._base import Vectors
-from strands_semantic_memory.engine.embedding._claims import ArchiveAccess, Claims, Detached
+from strands_semantic_memory.engine.embedding._claims import ArchiveAccess, Claim, Claims, Detached
 from strands_semantic_memory.engine.embedding._overlay import SearchVectors
 from strands_semantic_memory.engine.embedding._retry import (
     MAX_AUTOMATIC_ATTEMPTS,
@@ -47,6 +49,8 @@ logger = logging.getLogger(__name__)
 
 QUERY_TIME_LIMIT = 32
 """Pending messages a search in background mode embeds for itself at most, newest first."""
+LINKS_KEPT = 32
+"""Requests (spans that archived messages) a background batch's span links to at most: the latest ones."""
 
 
 def _held(callback: Callable[[int], object]) -> Callable[[], Callable[[int], object] | None]:
@@ -89,6 +93,9 @@ class EmbeddingQueue:
         self._unembedded = 0
         self._told_beyond = False
         self._store_failure_first = False
+        self._archive_type = type(archive).__name__
+        self._links: collections.deque[_telemetry.Link] = collections.deque(maxlen=LINKS_KEPT)
+        """The spans that archived messages since the background thread's last batch (its span links to them)."""
 
     # ------------------------------------------------------------------ state
 
@@ -149,6 +156,10 @@ class EmbeddingQueue:
         """
         self._claims.archived(texts)
         if self.in_background:
+            link = _telemetry.current_link()
+            if link is not None and texts:
+                with self._lock:
+                    self._links.append(link)
             self._worker.wake()
             return 0
         return self._run_contained() if self.due() else 0
@@ -255,7 +266,7 @@ class EmbeddingQueue:
         """The background thread's job: batches until none is left, a failure stops them, or ``close`` is called."""
         try:
             while not self._worker.stopping:
-                updated, failed = self._run_once(automatic=True)
+                updated, failed = self._run_once(automatic=True, background=True)
                 if updated:
                     callback = self._on_embedded()
                     if callback is not None:
@@ -274,8 +285,12 @@ class EmbeddingQueue:
         with self._lock:
             return self._policy.wait(now), self._policy.next_retry(now)
 
-    def _run_once(self, *, automatic: bool) -> tuple[int, SemanticMemoryError | None]:
-        """Claim one batch, embed it, store its vectors, account for the result."""
+    def _run_once(self, *, automatic: bool, background: bool = False) -> tuple[int, SemanticMemoryError | None]:
+        """Claim one batch, embed it, store its vectors, account for the result; a ``memory.embed`` span.
+
+        The background thread's batches are trace roots (the requests they serve may have ended long ago), linked
+        to the spans that archived the messages; a batch in the caller's thread is a child of the current span.
+        """
         with self._lock:
             now = time.monotonic()
             options = self._options
@@ -288,6 +303,64 @@ class EmbeddingQueue:
                 self._policy.settled(now, claim.texts if claim else (), claim is None or claim.complete)
         if claim is None:
             return 0, None
+        links: list[_telemetry.Link] = []
+        if background:
+            with self._lock:
+                links, self._links = list(self._links), collections.deque(maxlen=LINKS_KEPT)
+        updated, failed, error = 0, len(claim.texts), None
+        operation = _telemetry.Operation("memory.embed", root=background, links=links)
+        try:
+            with operation:
+                try:
+                    updated, failed, error = self._embed_claim(claim, options, automatic)
+                except Detached:
+                    failed = 0  # the memory was closed during the batch: nothing failed, the messages stay pending
+                    raise
+                finally:
+                    self._account(operation, claim, (updated, failed), background)
+                if error is not None:
+                    operation.fail(error)
+        finally:
+            attributes: dict[str, _telemetry.AttributeValue] = {
+                "memory.archive.type": self._archive_type,
+                "memory.embed.background": background,
+            }
+            if operation.error_type is not None:
+                attributes["error.type"] = operation.error_type
+            _telemetry.EMBEDDING_DURATION.record(operation.elapsed_ms, attributes)
+        return updated, error
+
+    def _account(
+        self, operation: _telemetry.Operation, claim: Claim, counts: tuple[int, int], background: bool
+    ) -> None:
+        """A batch's span attributes and metrics: (stored, left pending); the backlog is counted only when traced."""
+        updated, failed = counts
+        kind = {"memory.archive.type": self._archive_type}
+        if updated:
+            _telemetry.EMBEDDING_MESSAGES.add(updated, {**kind, "memory.embed.outcome": "embedded"})
+        if failed:
+            _telemetry.EMBEDDING_MESSAGES.add(failed, {**kind, "memory.embed.outcome": "failed"})
+        if not operation.recording:
+            return
+        attributes: dict[str, _telemetry.AttributeValue] = {
+            **kind,
+            "memory.embed.background": background,
+            "memory.embed.batch_size": len(claim.texts),
+            "memory.embed.ready_count": len(claim.ready),
+            "memory.embed.embedded_count": updated,
+            "memory.embed.failed_count": failed,
+        }
+        try:
+            with self._access.use() as archive:
+                attributes["memory.embed.backlog"] = archive.stats().pending_count
+        except Exception as error:  # a closed archive: the batch is traced without its backlog
+            logger.debug("error=<%s> | backlog not counted for the batch's span", error)
+        operation.set(attributes)
+
+    def _embed_claim(
+        self, claim: Claim, options: MemoryOptions, automatic: bool
+    ) -> tuple[int, int, SemanticMemoryError | None]:
+        """Embed a claimed batch and store its vectors: (messages stored, messages left pending, the failure)."""
         try:
             todo = [i for i in claim.texts if i not in claim.ready]
             chunks = {i: self._chunks(i, claim.texts[i], options) for i in todo}
@@ -308,7 +381,7 @@ class EmbeddingQueue:
             self._claims.release(claim)
         if updated is None:
             logger.debug("messages=<%d> | vectors for a replaced archive dropped", len(claim.texts))
-            return 0, None
+            return 0, 0, None
         with self._lock:
             verdict = self._policy.record(time.monotonic(), claim.texts, outcome, automatic=automatic)
             self.embedded += updated
@@ -316,7 +389,7 @@ class EmbeddingQueue:
         if not outcome.errors:
             if verdict.recovered:
                 logger.info("embedded=<%d> | embedding works again", updated)
-            return updated, None
+            return updated, 0, None
         first = outcome.errors[0]
         failed = sum(1 for i in claim.texts if i not in outcome.vectors)
         # an unavailable model was logged once by the encoder, which also shows it in stats().degraded
@@ -345,10 +418,10 @@ class EmbeddingQueue:
                 MAX_AUTOMATIC_ATTEMPTS,
             )
         if isinstance(first, SemanticMemoryError):
-            return updated, first
+            return updated, failed, first
         wrapped = EmbeddingError(f"embedding {failed} archived message(s) failed: {self.last_error}")
         wrapped.__cause__ = first
-        return updated, wrapped
+        return updated, failed, wrapped
 
     def _chunks(self, index: int, text: str, options: MemoryOptions) -> list[str]:
         chunks, truncated = chunk_text(text, options.chunk_chars, options.max_chunks_per_message)
@@ -392,7 +465,18 @@ class EmbeddingQueue:
         fresh: dict[int, Vectors] = {}
         try:
             if selection.texts and allowed:
-                fresh = self._embed_for_search(selection.texts, options)
+                with _telemetry.Operation("memory.embed") as operation:
+                    fresh = self._embed_for_search(selection.texts, options)
+                    if operation.recording:
+                        operation.set(
+                            {
+                                "memory.archive.type": self._archive_type,
+                                "memory.embed.for_search": True,
+                                "memory.embed.batch_size": len(selection.texts),
+                                "memory.embed.embedded_count": len(fresh),
+                                "memory.embed.failed_count": len(selection.texts) - len(fresh),
+                            }
+                        )
         finally:
             handed = self._claims.hand_over(selection, fresh)
         if handed:
@@ -412,6 +496,7 @@ class EmbeddingQueue:
         try:
             matrix = self._embed(flat) if flat else np.zeros((0, 0), dtype=np.float32)
         except Exception as error:
+            _telemetry.fail_current(error)
             with self._lock:
                 first = self._policy.search_failed(time.monotonic())
             (logger.warning if first else logger.debug)(
