@@ -43,7 +43,11 @@ def conversation(embedder, telemetry, monkeypatch):
     monkeypatch.delenv(OPT_IN, raising=False)
     model = ScriptedModel(max_input_chars=1600)
     manager = SemanticSummarizingConversationManager(
-        embedder=embedder, preserve_recent_messages=4, semantic_search_top_k=2, message_context_radius=1
+        embedder=embedder,
+        preserve_recent_messages=4,
+        semantic_search_top_k=2,
+        message_context_radius=1,
+        archive_when="leaving",  # the reductions alone archive: each add span is one that left the context
     )
     hook = SemanticMemoryHook()
     agent = make_agent(model, manager, hook)
@@ -51,4 +55,5 @@ def conversation(embedder, telemetry, monkeypatch):
         agent(turn)
     telemetry.settle(manager.memory)  # the background thread embedded everything, and its spans ended
     model.max_input_chars = 2400
-    return agent, model, manager, hook
+    yield agent, model, manager, hook
+    telemetry.settle(manager.memory)  # nothing the test archived is embedded into the next test's metrics

@@ -201,7 +201,7 @@ def call(tool, **arguments):
 def test_the_tools_calls_are_spans_with_the_search_and_the_forgetting_inside(embedder, telemetry):
     memory = SemanticMemory(embedder=embedder, embedding="inline")
     memory.add([text_message("user", "The parcel locker code is 4417."), text_message("assistant", "Noted.")])
-    tools = {t.tool_name: t for t in memory_tools(memory)}
+    tools = {t.tool_name: t for t in memory_tools(memory, allow_forget=True)}
 
     status, found = call(tools["conversation_search"], query="locker code")
     assert status == "success"

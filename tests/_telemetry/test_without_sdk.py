@@ -27,7 +27,7 @@ memory = SemanticMemory(embedder=SentenceTransformerEmbedder(), embedding="backg
 memory.add([{"role": "user", "content": [{"text": "The parcel locker code is 4417."}]}])
 memory.embed_pending()
 hook = SemanticMemoryHook(memory=memory, inject_when="always")
-agent = Agent(model=ScriptedModel(), hooks=[hook], tools=memory_tools(memory), callback_handler=None)
+agent = Agent(model=ScriptedModel(), hooks=[hook], tools=memory_tools(memory, allow_forget=True), callback_handler=None)
 agent("What is the parcel locker code?")
 agent.tool.conversation_search(query="locker code", record_direct_tool_call=False)
 agent.tool.conversation_forget(query="locker code", record_direct_tool_call=False)
