@@ -12,10 +12,10 @@ Example, a model with ``context_window_limit=8000`` tokens and the defaults::
     memory up to  0.50 x 8000 = 4000 tokens   (the hook's injected context, hits before neighbours)
     reply         0.05 x 8000 =  400 tokens
 
-With a large window the memory's share is capped at ``max_memory_tokens`` (8,000 by default): half of a
+With a large window the memory's share is capped at ``max_memory_tokens`` (2,500 by default): half of a
 200,000-token window would put up to 100,000 tokens of archived context into every call, and pay for them. What
-the cap leaves goes to the history (182,000 tokens of that window's 200,000), so the manager does not summarize
-earlier than the window needs.
+the cap leaves goes to the history (187,500 tokens of that window's 200,000), so the manager does not summarize
+earlier than the window needs. A turn the relevance gate is unsure about gets at most ``uncertain_memory_tokens``.
 
 When the model does not declare its window, the manager reduces only when the model reports an overflow (as
 Strands does), and the hook spends at most ``fallback_memory_tokens``.
