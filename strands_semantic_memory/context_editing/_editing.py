@@ -76,6 +76,7 @@ from strands_semantic_memory.context_editing._ranges import (
 )
 from strands_semantic_memory.engine._memory import SemanticMemory, resolve_memory
 from strands_semantic_memory.errors import ConfigurationError
+from strands_semantic_memory.messages._session import session_of
 from strands_semantic_memory.tools._arguments import format_index_ranges
 
 if TYPE_CHECKING:
@@ -258,7 +259,8 @@ class ContextEditor(Plugin):
                 raise ValueError("the range overlaps an edit you already asked for in this step; wait for it to apply")
             self._pending.append(edit)
         try:
-            archived = await asyncio.to_thread(self.memory.add, originals) if originals else []
+            session_id = session_of(agent)
+            archived = await asyncio.to_thread(self.memory.add, originals, session_id=session_id) if originals else []
         except Exception:
             with self._lock:
                 self._pending.remove(edit)

@@ -131,6 +131,22 @@ class CompactingConversationManager(SummarizingConversationManager):
         """Archive ``messages`` (idempotently) and return their archive indices, same order."""
         raise NotImplementedError
 
+    def _find_own_summary(self, messages: list[Message]) -> None:
+        """After a restore that copied the messages (``Agent.load_snapshot``), point at the summary's copy.
+
+        The summary is recognised by identity; a restore that deep-copies the conversation leaves the manager holding
+        the original, so the copy with the same tracking id and the same content becomes the summary.
+        """
+        summary = self._summary_message
+        if summary is None or any(m is summary for m in messages):
+            return
+        for message in messages:
+            if message.get("tracking_id") == summary.get("tracking_id") and message.get("content") == summary.get(
+                "content"
+            ):
+                self._summary_message = message
+                return
+
     def is_forgotten(self, message: Message) -> bool:
         """Whether ``message`` was forgotten on request while in the active context: it leaves it unarchived."""
         return False
@@ -182,6 +198,7 @@ class CompactingConversationManager(SummarizingConversationManager):
             Exception: The summary's error during overflow recovery (``e`` set) with ``on_summary_failure="raise"``.
             ContextWindowOverflowException: If nothing could be dropped either, nor the state trimmed.
         """
+        self._find_own_summary(agent.messages)
         if isinstance(e, ContextWindowOverflowException):
             self._learn_window(agent)
         fitted = self._fit_state(agent)

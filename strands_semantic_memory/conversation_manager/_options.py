@@ -19,6 +19,7 @@ from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryErr
 
 __all__ = [
     "ARCHIVE_WHEN",
+    "DEFAULT_ARCHIVE_WHEN",
     "ON_SUMMARY_FAILURES",
     "SUMMARY_FORMATS",
     "ArchiveWhen",
@@ -40,6 +41,8 @@ ArchiveWhen = Literal["added", "leaving"]
 """When the manager archives a message: at the end of the invocation that added it (``"added"``: the memory holds the
 whole session, so a new session finds it), or only when it leaves the active context (``"leaving"``)."""
 ARCHIVE_WHEN: tuple[ArchiveWhen, ...] = get_args(ArchiveWhen)
+DEFAULT_ARCHIVE_WHEN: ArchiveWhen = "added"
+"""The default of the manager's ``archive_when``."""
 
 SUMMARY_RATIO_RANGE = (0.1, 0.8)
 """Strands' range for ``summary_ratio``; Strands clamps a value outside it silently, this manager clamps it too, and
@@ -201,7 +204,7 @@ def validate_archive_options(
     semantic_search_top_k: Any,
     semantic_search_min_score: Any,
     memory: Any,
-    archive_when: Any = "added",
+    archive_when: Any,
 ) -> None:
     """Raise ConfigurationError naming the first invalid archive option, under the manager's own option names.
 

@@ -25,6 +25,7 @@ from strands_semantic_memory.conversation_manager._compaction import (
     check_strands_compatibility,
 )
 from strands_semantic_memory.conversation_manager._options import (
+    DEFAULT_ARCHIVE_WHEN,
     ArchiveWhen,
     OnSummaryFailure,
     SummaryFormat,
@@ -143,7 +144,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         memory: SemanticMemory | None = None,
         budget: ContextBudget | None = None,
         warm_up: bool = False,
-        archive_when: ArchiveWhen = "added",
+        archive_when: ArchiveWhen = DEFAULT_ARCHIVE_WHEN,
     ) -> None:
         """Create the manager.
 
@@ -306,6 +307,7 @@ class SemanticSummarizingConversationManager(CompactingConversationManager):
         if self.archive_when != "added":
             return
         self._session_id = session_of(event.agent)
+        self._find_own_summary(event.agent.messages)
         fresh = [
             m
             for m in event.agent.messages

@@ -42,6 +42,7 @@ from strands_semantic_memory.hook._search import Reach, preview_turn, search_tur
 from strands_semantic_memory.hook._trace import inject_operation, record_view
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, View, user_text
 from strands_semantic_memory.messages._session import session_of, session_scope
+from strands_semantic_memory.retrieval._relevance import DEFAULT_INJECT_WHEN
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -105,7 +106,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
         show_dates: bool = True,
         budget: ContextBudget | None = None,
         storage: SemanticStorage | None = None,
-        inject_when: InjectWhen = "relevant",
+        inject_when: InjectWhen = DEFAULT_INJECT_WHEN,
     ) -> None:
         """Create the hook.
 

@@ -15,7 +15,7 @@ from typing import Any
 from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score
 from strands_semantic_memory.budget import ContextBudget
 from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.retrieval._relevance import INJECT_WHEN, InjectWhen
+from strands_semantic_memory.retrieval._relevance import DEFAULT_INJECT_WHEN, INJECT_WHEN, InjectWhen
 
 __all__ = ["DEFAULT_HOOK_OPTIONS", "INJECT_WHEN", "HookOptions", "InjectWhen"]
 
@@ -65,7 +65,7 @@ class HookOptions:
     max_context_tokens: int | None = None
     show_dates: bool = True
     budget: ContextBudget | None = None
-    inject_when: InjectWhen = "relevant"
+    inject_when: InjectWhen = DEFAULT_INJECT_WHEN
 
     def __post_init__(self) -> None:
         """Check every field (booleans are not integers, flags are real booleans).

@@ -48,7 +48,7 @@ from strands_semantic_memory.memory_store._fit import call_tokens, fit_passages,
 from strands_semantic_memory.messages._session import session_of, session_scope
 from strands_semantic_memory.retrieval._passages import Passage, subset_passage
 from strands_semantic_memory.retrieval._recall import Recollection
-from strands_semantic_memory.retrieval._relevance import DEFAULT_RULE, INJECT_WHEN, InjectWhen
+from strands_semantic_memory.retrieval._relevance import DEFAULT_INJECT_WHEN, DEFAULT_RULE, INJECT_WHEN, InjectWhen
 from strands_semantic_memory.tools._conversation_tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ class SemanticMemoryStore(MemoryStore):
         tools: bool = True,
         allow_forget: bool = False,
         budget: ContextBudget | None = None,
-        inject_when: InjectWhen = "relevant",
+        inject_when: InjectWhen = DEFAULT_INJECT_WHEN,
         **memory_options: Unpack[NewMemoryArguments],
     ) -> None:
         """Create the store.

@@ -34,6 +34,7 @@ from typing import Literal, get_args
 from strands_semantic_memory.errors import ConfigurationError
 
 __all__ = [
+    "DEFAULT_INJECT_WHEN",
     "INJECT_WHEN",
     "PROBES",
     "PROBE_QUANTILE",
@@ -52,6 +53,8 @@ InjectWhen = Literal["relevant", "always"]
 is ``"relevant"``, or ``"uncertain"`` within a small budget) or ``"always"`` (every turn, up to the budget)."""
 
 INJECT_WHEN: tuple[InjectWhen, ...] = get_args(InjectWhen)
+DEFAULT_INJECT_WHEN: InjectWhen = "relevant"
+"""The default of ``inject_when`` for the hook and the store."""
 
 Relevance = Literal["relevant", "uncertain", "unrelated", "unknown"]
 """How much a turn resembles the archive (see the module docstring)."""

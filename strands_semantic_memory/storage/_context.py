@@ -57,6 +57,7 @@ def _narrowed(passage: Passage, prefix: str, present: frozenset[str]) -> Passage
         indices=indices,
         roles=[passage.roles[p] for p in kept] if passage.roles else [],
         timestamps=[passage.timestamps[p] for p in kept] if passage.timestamps else [],
+        session_ids=[passage.session_ids[p] for p in kept] if passage.session_ids else [],
     )
 
 

@@ -264,14 +264,14 @@ class SemanticStorage:
             raise StorageError(f"SemanticStorage.write takes bytes for '{key}', got {type(data).__name__}")
         payload = bytes(data)
         try:
-            index = await asyncio.to_thread(self._write, full, payload)
+            index = await asyncio.to_thread(self._write, full, payload, stash_session(normalize_key(key)))
         except Exception as error:
             raise StorageError(f"Failed to write '{key}'") from error
         logger.debug("key=<%s>, bytes=<%d>, index=<%d> | entry archived", full, len(payload), index)
 
-    def _write(self, key: str, data: bytes) -> int:
+    def _write(self, key: str, data: bytes, session_id: str | None) -> int:
         message = entry_message(key, data, indexed=self._indexed(key))
-        return self._table.write(key, message, session_id=stash_session(key))
+        return self._table.write(key, message, session_id=session_id)
 
     async def read(self, key: str) -> bytes | None:
         """The bytes stored under ``key``, exactly as written; None if there are none.
@@ -389,9 +389,10 @@ class SemanticStorage:
 def stash_session(key: str) -> str | None:
     """The Strands session a key of Strands' stash belongs to (``context/<session id>/...``), else None.
 
-    Strands' ``ContextManager`` stashes under ``context/<session id>/scopes/agent/<agent id>/`` (``STASH_PREFIX``);
-    an entry archived from there carries that session, so a memory without a named user recalls only the agent's
-    session (``messages._session.session_scope``).
+    ``key`` is relative to the storage view Strands writes through. Strands' ``ContextManager`` stashes under
+    ``context/<session id>/scopes/agent/<agent id>/`` (``STASH_PREFIX``); an entry archived from there carries that
+    session, so a memory without a named user recalls only the agent's session (``messages._session.session_scope``).
+    A view Strands uses as the stash root itself (a caller-scoped view) holds no session id: its entries carry none.
     """
     parts = key.split("/")
     if len(parts) < 3 or parts[0] != STASH_PREFIX or not parts[1]:

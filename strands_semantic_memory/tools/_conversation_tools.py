@@ -42,6 +42,7 @@ from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryErr
 from strands_semantic_memory.formatting._block import format_passages
 from strands_semantic_memory.formatting._tool_output import cut_message, read_passage, render_passages
 from strands_semantic_memory.messages._codec import searchable_text
+from strands_semantic_memory.messages._session import session_of, session_scope
 from strands_semantic_memory.messages._text import render_message
 from strands_semantic_memory.tools._arguments import (
     ModelIndices,
@@ -150,8 +151,11 @@ def search_text(
     min_score: float | None = None,
     max_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     show_dates: bool = True,
+    sessions: frozenset[str | None] | None = None,
 ) -> str:
     """What ``conversation_search`` returns (see ``memory_tools``); usable without an agent.
+
+    ``sessions``: the sessions the agent may recall (``session_scope``; None: every session).
 
     Raises:
         ValueError: On invalid arguments (the message is meant for the model).
@@ -179,6 +183,7 @@ def search_text(
         roles=[role] if role else None,
         since=start,
         until=stop,
+        sessions=sessions,
     )
     filters = _filters_text(role or None, since, until)
     if not passages:
@@ -202,8 +207,11 @@ def read_text(
     *,
     max_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     show_dates: bool = True,
+    sessions: frozenset[str | None] | None = None,
 ) -> str:
     """What ``conversation_read`` returns (see ``memory_tools``); usable without an agent.
+
+    ``sessions``: the sessions the agent may recall; a message of another session reads as not in the archive.
 
     Raises:
         ValueError: On invalid arguments (the message is meant for the model).
@@ -217,7 +225,7 @@ def read_text(
     if len(memory) == 0:
         return "The conversation archive is empty: nothing has been archived yet."
     stop = min(last, first + MAX_READ_MESSAGES - 1)
-    found = memory.messages(first, stop)
+    found = _in_scope(memory, memory.messages(first, stop), sessions)
     notes: list[str] = []
     if stop < last:
         notes.append(
@@ -282,6 +290,7 @@ def forget_text(
     confirm: ConfirmForget | None = None,
     active: list[Message] | None = None,
     manager: Any = None,
+    sessions: frozenset[str | None] | None = None,
 ) -> str:
     """What ``conversation_forget`` does and returns (see ``memory_tools``); usable without an agent.
 
@@ -293,6 +302,7 @@ def forget_text(
         confirm: The application's ``confirm_forget``, if any.
         active: The agent's active conversation, to find the messages still in it that hold ``query``.
         manager: The conversation manager that archives the active conversation (``forget_when_archived``).
+        sessions: The sessions the agent may recall: nothing outside them is found or deleted (None: every one).
 
     Raises:
         ValueError: On invalid arguments (the message is meant for the model).
@@ -307,7 +317,7 @@ def forget_text(
                 f"Nothing was forgotten: {len(wanted)} indices were given, and at most {max_per_call} archived "
                 "messages can be forgotten per call. Ask the user which ones matter, or forget them in smaller calls."
             )
-        found = _records(memory, wanted)
+        found = _records(memory, wanted, sessions)
     elif query is not None and query != "":
         needle = text_argument(query, "query", max_chars=MAX_QUERY_CHARS).strip()
         if len(needle) < MIN_FORGET_QUERY_CHARS:
@@ -318,13 +328,15 @@ def forget_text(
             matches = memory.find_text(needle)
         except SemanticMemoryError as error:  # the engine's own rules for a query
             raise ValueError(str(error)) from None
+        if sessions is not None:
+            matches = sorted(_records(memory, matches, sessions))
         if len(matches) > max_per_call:
             return (
                 f"Nothing was forgotten: {len(matches)} archived messages contain that text, and at most "
                 f"{max_per_call} can be forgotten per call. Use a more specific text (the exact number or name), "
                 "or archive indices."
             )
-        wanted, found = matches, _records(memory, matches)
+        wanted, found = matches, _records(memory, matches, sessions)
     else:
         raise ValueError(_ONE_OF)
     existing = sorted(found)
@@ -360,15 +372,37 @@ _ONE_OF = (
 )
 
 
-def _records(memory: SemanticMemory, indices: list[int]) -> dict[int, Message]:
-    """The archived messages at ``indices`` that exist."""
+def _records(
+    memory: SemanticMemory, indices: list[int], sessions: frozenset[str | None] | None = None
+) -> dict[int, Message]:
+    """The archived messages at ``indices`` that exist (and were said in ``sessions``, when given)."""
     found: dict[int, Message] = {}
     for index in indices:
         try:
-            found[index] = memory.get(index)
+            if sessions is None:
+                found[index] = memory.get(index)
+                continue
+            record = memory.record(index)
         except KeyError:
             continue
+        if record.session_id in sessions:
+            found[index] = record.message
     return found
+
+
+def _in_scope(
+    memory: SemanticMemory, found: list[tuple[int, Message]], sessions: frozenset[str | None] | None
+) -> list[tuple[int, Message]]:
+    """``found`` without the messages of sessions outside ``sessions`` (None: all of them)."""
+    if sessions is None:
+        return found
+    kept = _records(memory, [i for i, _ in found], sessions)
+    return [(i, m) for i, m in found if i in kept]
+
+
+def _sessions(memory: SemanticMemory, tool_context: ToolContext | None) -> frozenset[str | None] | None:
+    """The sessions the calling agent may recall (the one rule: a named user recalls all of them)."""
+    return session_scope(memory.user_id, session_of(getattr(tool_context, "agent", None)))
 
 
 def _contains(message: Message, needle: str) -> bool:
@@ -508,10 +542,12 @@ def memory_tools(
         role: ModelText | None = None,
         since: ModelText | None = None,
         until: ModelText | None = None,
+        tool_context: ToolContext | None = None,
     ) -> str:
         """Search the archive of this conversation.
 
         Args:
+            tool_context: Supplied by Strands (the agent, whose session scopes the search of an unnamed memory).
             query: What to look for: words, names, numbers or a question.
             limit: How many matching messages to return (1-20); each comes with its neighbours.
             role: Only messages from 'user' or 'assistant'; omit for both.
@@ -531,19 +567,22 @@ def memory_tools(
                 min_score=min_score,
                 max_chars=max_output_chars,
                 show_dates=show_dates,
+                sessions=_sessions(memory, tool_context),
             ),
         )
 
-    def conversation_read(start: ModelInt, end: ModelInt | None = None) -> str:
+    def conversation_read(start: ModelInt, end: ModelInt | None = None, tool_context: ToolContext | None = None) -> str:
         """Read archived messages exactly as they were said.
 
         Args:
             start: Archive index of the first message (the N of [Message N]).
             end: Archive index of the last message, inclusive; omit to read one message.
+            tool_context: Supplied by Strands (the agent, whose session scopes an unnamed memory).
         """
+        sessions = _sessions(memory, tool_context)
         return answer(
             "conversation_read",
-            lambda: read_text(memory, start, end, max_chars=max_output_chars, show_dates=show_dates),
+            lambda: read_text(memory, start, end, max_chars=max_output_chars, show_dates=show_dates, sessions=sessions),
         )
 
     def conversation_forget(
@@ -570,12 +609,13 @@ def memory_tools(
                 confirm=confirm_forget,
                 active=list(getattr(agent, "messages", None) or []),
                 manager=manager,
+                sessions=_sessions(memory, tool_context),
             ),
         )
 
     tools: list[AgentTool] = [
-        tool(name="conversation_search", description=SEARCH_DESCRIPTION)(conversation_search),
-        tool(name="conversation_read", description=READ_DESCRIPTION)(conversation_read),
+        tool(name="conversation_search", description=SEARCH_DESCRIPTION, context=True)(conversation_search),
+        tool(name="conversation_read", description=READ_DESCRIPTION, context=True)(conversation_read),
     ]
     if allow_forget:
         tools.append(

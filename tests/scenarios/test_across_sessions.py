@@ -133,3 +133,45 @@ def test_a_manager_serves_one_agent(embedder):
     with pytest.raises(ConfigurationError, match="already serves another agent"):
         Agent(model=ScriptedModel(), conversation_manager=manager, callback_handler=None)
     assert first.conversation_manager is manager
+
+
+def test_the_conversation_tools_of_an_unnamed_memory_keep_to_the_agents_session(tmp_path, embedder):
+    from strands_semantic_memory import memory_tools
+
+    path = tmp_path / "shared.db"
+    _, _, first = session(path, embedder, None, turns=[FACT])
+    first.memory.close()
+    agent, _, second = session(path, embedder, None, turns=CHATTER[:1])
+    for tool in memory_tools(second, allow_forget=True):
+        agent.tool_registry.register_tool(tool)
+    found = agent.tool.conversation_search(query="storage locker code", record_direct_tool_call=False)
+    assert "4417" not in str(found), "another session's words, found through the tool"
+    read = agent.tool.conversation_read(start=0, end=1, record_direct_tool_call=False)
+    assert "4417" not in str(read)
+    agent.tool.conversation_forget(query="4417-PLUM", record_direct_tool_call=False)
+    assert any("4417-PLUM" in render_message(m) for _, m in second.memory.messages()), "nothing of it deleted"
+    second.memory.close()
+
+
+def test_a_snapshot_restore_does_not_archive_the_managers_summary(tmp_path, embedder):
+    agent, _, manager = session(
+        tmp_path / "alice.db", embedder, "alice", turns=[FACT, *CHATTER], preserve_recent_messages=2
+    )
+    manager.reduce_context(agent)
+    summary = manager.summary_message
+    assert summary is not None
+    snapshot = agent.take_snapshot(preset="session")
+    agent.load_snapshot(snapshot)  # a deep copy of the messages: the summary is another object now
+    agent(QUESTION)
+    texts = [render_message(m) for _, m in manager.memory.messages()]
+    assert render_message(summary) not in texts, "the manager's summary is never archived"
+    manager.memory.close()
+
+
+def test_stash_entries_carry_their_session_in_any_view():
+    from strands_semantic_memory.storage._storage import stash_session
+
+    assert stash_session("context/monday/scopes/agent/a1/tool_0") == "monday"
+    assert stash_session("context//scopes/agent/a1") is None
+    assert stash_session("notes/context/monday/x") is None
+    assert stash_session("context/bad\x00id/x") is None
