@@ -409,7 +409,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
         messages = context.messages
 
         def reach() -> Reach:  # in the search's worker thread: it may read the archive
-            held = state.held.of(memory, messages) if scope is None else frozenset()
+            held = state.held.of(memory, messages) if storage is None else storage.held(messages)
             return Reach(sessions=sessions, held=held)
 
         await search_turn(plan, memory, turn, scope, reach)

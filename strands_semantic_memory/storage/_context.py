@@ -1,8 +1,10 @@
 """What the hook brings back from a storage: entries outside the active context, within the storage's namespace.
 
 Strands' ``ContextManager`` stashes every message as it is added, long before anything is summarized away, so a
-search of the stash also finds what the model still sees (the user's current question first of all). For one
-turn, ``TurnScope`` asks the search for as many more hits as the context holds stashable texts, then keeps, in each
+search of the stash would also find what the model still sees (the user's current question first of all). The
+hook's search excludes the stash entries of the call's messages by their keys (``SemanticStorage.held``); as a
+second line, for the same text stashed under another key, ``TurnScope`` asks the search for as many more hits as the
+context holds stashable texts, then keeps, in each
 passage, only the entries of the storage's namespace whose text the context no longer holds, and of the hits left the
 turn's ``top_k`` best (by each hit's own score, as the hook's packing ranks them; a passage keeps the others as
 neighbours): the hits a search of an archive holding only what left the context would have found. A pure function of

@@ -37,7 +37,7 @@ from strands.types.content import Message
 from strands_semantic_memory.engine._intake import STORAGE_ROLE
 from strands_semantic_memory.messages import render_message
 
-__all__ = ["ROLE", "entry_bytes", "entry_key", "entry_message", "entry_text", "texts_in"]
+__all__ = ["ROLE", "entry_bytes", "entry_key", "entry_message", "entry_text", "stash_refs", "texts_in"]
 
 ROLE = STORAGE_ROLE
 """The role of every archived storage entry (one that ``SemanticMemory.add`` refuses from any caller)."""
@@ -159,6 +159,31 @@ def entry_bytes(message: Mapping[str, Any]) -> bytes:
     if not isinstance(text, str):
         raise ValueError("archived storage entry without its text or bytes")
     return text.encode("utf-8")
+
+
+def stash_refs(messages: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The last key segment Strands' stash writes for each stashed block of ``messages`` (``Stash.refs_for``).
+
+    A text block is stashed as ``<tracking id>_<block index>``, each part of a tool result as
+    ``<tool use id>_<part index>``; tool uses, reasoning and cache points are not stashed.
+    """
+    refs: set[str] = set()
+    for message in messages:
+        tracking_id = message.get("tracking_id")
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for position, block in enumerate(content):
+            if not isinstance(block, Mapping) or _UNSTASHED.intersection(block):
+                continue
+            result = block.get("toolResult")
+            if isinstance(result, Mapping):
+                parts = result.get("content")
+                count = len(parts) if isinstance(parts, list) else 0
+                refs.update(f"{result.get('toolUseId')}_{i}" for i in range(count))
+            elif isinstance(tracking_id, str):
+                refs.add(f"{tracking_id}_{position}")
+    return refs
 
 
 def texts_in(messages: Iterable[Mapping[str, Any]]) -> set[str]:

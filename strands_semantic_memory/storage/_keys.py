@@ -59,13 +59,17 @@ class KeyTable:
         self._memory = memory
         self._lock = threading.RLock()
         self._records: dict[str, list[int]] = {}
+        self._by_ref: dict[str, set[str]] = {}  # a key's last segment -> keys ending in it (may list deleted keys)
         self._next = 0  # the lowest archive index not read yet
         self._generation: int | None = None  # the memory's generation the table was read under (None: not yet)
 
     # ------------------------------------------------------------------ reading the archive
 
     def _note(self, key: str, index: int) -> None:
-        indices = self._records.setdefault(key, [])
+        indices = self._records.get(key)
+        if indices is None:
+            indices = self._records[key] = []
+            self._by_ref.setdefault(_last_segment(key), set()).add(key)
         if index not in indices:
             bisect.insort(indices, index)
 
@@ -94,7 +98,10 @@ class KeyTable:
             key = entry_key(message)
             if key is not None:
                 records.setdefault(key, []).append(index)
-        self._records, self._next, self._generation = records, following, generation
+        by_ref: dict[str, set[str]] = {}
+        for key in records:
+            by_ref.setdefault(_last_segment(key), set()).add(key)
+        self._records, self._by_ref, self._next, self._generation = records, by_ref, following, generation
 
     def _owned(self, key: str, indices: Iterable[int]) -> list[int]:
         """Those of ``indices`` whose record carries ``key`` (records gone meanwhile are skipped).
@@ -222,6 +229,21 @@ class KeyTable:
                 return len(forgotten)
             raise SemanticMemoryError(f"the archive changed while the key '{key}' was deleted; try again")
 
+    def indices_ending(self, prefix: str, refs: Iterable[str]) -> frozenset[int]:
+        """Archive indices of every record of the keys under ``prefix`` whose last segment is one of ``refs``."""
+        wanted = set(refs)
+        if not wanted:
+            return frozenset()
+        with self._lock, self._memory._restores_held():
+            self._sync()
+            found: set[int] = set()
+            for ref in wanted:
+                for key in self._by_ref.get(ref, ()):
+                    indices = self._records.get(key)
+                    if indices and key.startswith(prefix):
+                        found.update(indices)
+            return frozenset(found)
+
     def keys(self, prefix: str) -> list[str]:
         """The keys that start with ``prefix``, ascending, as the archive holds them now (a full read)."""
         with self._lock, self._memory._restores_held():
@@ -245,3 +267,8 @@ class KeyTable:
                 return None
             self._sync()
             return {key: indices[-1] for key in keys if (indices := self._records.get(key))}
+
+
+def _last_segment(key: str) -> str:
+    """The part of ``key`` after its last ``/`` (Strands' stash reference: ``<id>_<block index>``)."""
+    return key.rsplit("/", 1)[-1]

@@ -47,7 +47,7 @@ from strands_semantic_memory.engine._options import BUILT_MEMORY_EMBEDDING
 from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryError
 from strands_semantic_memory.messages import render_message, tokenize
 from strands_semantic_memory.storage._context import TurnScope
-from strands_semantic_memory.storage._entries import entry_bytes, entry_key, entry_message
+from strands_semantic_memory.storage._entries import entry_bytes, entry_key, entry_message, stash_refs
 from strands_semantic_memory.storage._keys import KeyTable
 from strands_semantic_memory.storage._strands import (
     EPHEMERAL,
@@ -361,6 +361,15 @@ class SemanticStorage:
         ]
         results.sort(key=lambda result: result.score, reverse=True)
         return results[: self._max_results]
+
+    def held(self, messages: Iterable[Mapping[str, Any]]) -> frozenset[int]:
+        """Archive indices of the stash entries of ``messages``, in this view: a turn's search must not return them.
+
+        Strands' ``ContextManager`` stashes each message as it is added, the current question included, so without
+        this the question would be its own best hit (and set the relative cut and the relevance gate by itself).
+        Blocking: call it off the event loop.
+        """
+        return self._table.indices_ending(self._prefix, stash_refs(messages))
 
     def turn_scope(self, messages: Iterable[Mapping[str, Any]], top_k: int | None = None) -> TurnScope:
         """How ``SemanticMemoryHook`` searches this storage for a turn whose model call sends ``messages``.

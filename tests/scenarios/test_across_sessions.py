@@ -175,3 +175,35 @@ def test_stash_entries_carry_their_session_in_any_view():
     assert stash_session("context//scopes/agent/a1") is None
     assert stash_session("notes/context/monday/x") is None
     assert stash_session("context/bad\x00id/x") is None
+
+
+def test_the_storage_search_leaves_out_the_calls_own_stash_entries(tmp_path, embedder):
+    """Strands stashes the question before the call: it must not be its own best hit (nor set the cut by itself)."""
+    from strands.experimental.context_manager import ContextManager
+
+    from strands_semantic_memory import SemanticStorage
+    from strands_semantic_memory.storage import BudgetSummarization
+
+    def chat():
+        storage = SemanticStorage(archive_path=tmp_path / "alice.db", user_id="alice", embedder=embedder)
+        hook = SemanticMemoryHook(storage=storage)
+        model = ScriptedModel(context_window_limit=200_000)
+        agent = Agent(
+            model=model,
+            context_manager=ContextManager(strategies=[BudgetSummarization()]),
+            storage=storage,
+            plugins=[hook],
+            callback_handler=None,
+        )
+        return agent, model, hook, storage
+
+    agent, _, _, storage = chat()
+    agent(FACT)
+    storage.close()
+    agent, model, hook, storage = chat()
+    agent(QUESTION)
+    found = hook.last_enrichment
+    assert found.best_similarity is not None and found.best_similarity < 0.99, "the question did not find itself"
+    assert "4417-PLUM" in call_input(model.chat_requests[-1])
+    assert all(QUESTION not in render_message(m) for p in found.passages for m in p.messages)
+    storage.close()
