@@ -55,14 +55,14 @@ class CallPlan:
         window: The model's declared context window in tokens, or None.
         used: Estimated tokens the call takes without the memory (messages and system prompt); None for a preview,
             where only the memory's share applies.
-        seen: Tracking ids of the messages the call holds (never injected again).
+        held_ids: Tracking ids of the messages the call holds (never injected again).
     """
 
     options: HookOptions
     budget: ContextBudget
     window: int | None
     used: int | None
-    seen: frozenset[str]
+    held_ids: frozenset[str]
 
     @property
     def share(self) -> int:
@@ -113,5 +113,5 @@ def plan_call(
         budget=agent_budget(agent, options.budget),
         window=model_window(getattr(agent, "model", None)),
         used=None if messages is None else history_tokens(held, system_prompt),
-        seen=tracking_ids(held),
+        held_ids=tracking_ids(held),
     )

@@ -47,7 +47,7 @@ def select_passages(
     """
     options = plan.options
     texts = MessageTexts(include_metadata=options.include_metadata, show_dates=options.show_dates)
-    seen = plan.seen
+    held_ids = plan.held_ids
 
     def sizes(passage: Passage, position: int) -> tuple[int, int]:
         chars = len(texts.message(passage, position)) + len(SEPARATOR)  # with the separator that may follow it
@@ -55,13 +55,13 @@ def select_passages(
 
     def skip(passage: Passage, position: int) -> bool:
         tracking_id = passage.messages[position].get("tracking_id")
-        return isinstance(tracking_id, str) and tracking_id in seen
+        return isinstance(tracking_id, str) and tracking_id in held_ids
 
     gap = GAP + "\n"
     usable = [w for w in passages if len(w.indices) == len(w.messages)]
     budgets = [plan.chars(cap=char_cap), plan.tokens(kept=kept, cap=token_cap)]
     chosen, left_out = pack_passages(
-        usable, sizes, budgets, gap=(len(gap), estimate_tokens(gap)), skip=skip if seen else None
+        usable, sizes, budgets, gap=(len(gap), estimate_tokens(gap)), skip=skip if held_ids else None
     )
     body = texts.body(chosen)  # the chosen messages were formatted once, when they were sized
     return Selection(chosen=chosen, left_out=left_out, body=body, tokens=estimate_tokens(body) if chosen else 0)

@@ -42,7 +42,7 @@ def test_the_choice_and_its_text_are_those_of_formatting_every_message_each_time
             )
             budgets = (chars, fallback if tokens is None else min(fallback, tokens))
             for seen in (frozenset(), recent):
-                plan = CallPlan(options=options, budget=ContextBudget(), window=None, used=None, seen=seen)
+                plan = CallPlan(options=options, budget=ContextBudget(), window=None, used=None, held_ids=seen)
                 selection = select_passages(plan, passages)
                 chosen, dropped, body = reference_selection(
                     passages, budgets, include_metadata=include_metadata, show_dates=show_dates, seen=seen
