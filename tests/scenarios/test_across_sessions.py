@@ -207,3 +207,53 @@ def test_the_storage_search_leaves_out_the_calls_own_stash_entries(tmp_path, emb
     assert "4417-PLUM" in call_input(model.chat_requests[-1])
     assert all(QUESTION not in render_message(m) for p in found.passages for m in p.messages)
     storage.close()
+
+
+def test_one_storage_shared_by_two_users_agents_never_mixes_them(embedder):
+    """Issue 39, point 2: one unnamed SemanticStorage behind two agents' ContextManagers, with the hook, at once."""
+    import threading
+
+    from strands.experimental.context_manager import ContextManager
+
+    from strands_semantic_memory import SemanticStorage
+    from strands_semantic_memory.storage import BudgetSummarization
+
+    storage = SemanticStorage(embedder=embedder, embedding="inline")
+
+    def agent_for():
+        model = ScriptedModel(context_window_limit=200_000)
+        agent = Agent(
+            model=model,
+            context_manager=ContextManager(strategies=[BudgetSummarization()]),
+            storage=storage,
+            plugins=[SemanticMemoryHook(storage=storage)],
+            callback_handler=None,
+        )
+        return agent, model
+
+    alice, _ = agent_for()
+    bob, bob_model = agent_for()  # each agent its own Strands session id
+    alice("My wifi password is tulip-42, the router is in the hall.")
+    errors = []
+
+    def talk(agent, turns):
+        try:
+            for turn in turns:
+                agent(turn)
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [
+        threading.Thread(target=talk, args=(alice, ["And the guest network password is fern-7.", *CHATTER])),
+        threading.Thread(target=talk, args=(bob, [*CHATTER, "What is the wifi password?"])),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors
+    assert all("tulip" not in call_input(r) and "fern" not in call_input(r) for r in bob_model.chat_requests)
+    memory = storage.memory
+    alices = [memory.record(i) for i in memory.indices if "tulip" in render_message(memory.get(i))]
+    assert alices and {r.session_id for r in alices} == {alice.session_id} != {bob.session_id}
+    storage.close()
