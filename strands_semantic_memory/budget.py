@@ -167,8 +167,10 @@ class ContextBudget:
                 when known; the memory never takes more than the room they leave (less the reply's share).
 
         Returns:
-            ``memory_share`` of the window, at most ``max_memory_tokens``, capped by the room left;
-            ``fallback_memory_tokens`` without a window.
+            ``memory_share`` of the window, at most ``max_memory_tokens``; with ``used`` known, the room the call
+            leaves (less the reply's share), up to ``max_memory_tokens`` when that is more than the share: a call
+            whose history leaves the window mostly empty (a new session) may spend the cap, and a call whose history
+            fills its own part gets the share. ``fallback_memory_tokens`` without a window.
         """
         if window is None or window <= 0:
             return self._capped(self.fallback_memory_tokens)
@@ -176,7 +178,8 @@ class ContextBudget:
         if used is None:
             return share
         room = window - _part(window, self.reply_share) - used
-        return max(0, min(share, room))
+        ceiling = share if self.max_memory_tokens is None else max(share, self.max_memory_tokens)
+        return max(0, min(ceiling, room))
 
 
 def _part(window: int, share: float) -> int:

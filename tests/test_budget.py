@@ -41,7 +41,8 @@ def test_history_memory_and_reply_never_add_up_to_more_than_the_window(memory, r
     memory_part, reply_part = math.floor(window * memory + 1e-9), math.floor(window * reply + 1e-9)
     if cap is not None:
         memory_part = min(memory_part, cap)  # what the cap leaves goes to the history
-    assert 0 <= spent <= memory_part
+    # the share, or the cap where the call leaves more room than the share (an empty history)
+    assert 0 <= spent <= (memory_part if cap is None or used is None else max(memory_part, cap))
     assert cap is None or spent <= cap
     assert history + memory_part + reply_part == window
     if used is not None:
@@ -61,10 +62,12 @@ def test_the_history_keeps_below_its_share_so_the_memory_fits():
 
 def test_a_large_window_gives_the_memory_at_most_its_cap_and_the_history_keeps_its_share():
     budget = ContextBudget()
-    assert budget.memory_tokens(8000) == 4000  # below the cap: half the window
-    assert budget.memory_tokens(200_000) == 8000  # not 100,000 tokens of archived context in every call
-    assert budget.history_limit(200_000) == 182_000  # the room the cap leaves goes to the history
-    assert budget.history_limit(8000) == 3600
+    assert budget.max_memory_tokens == 2500
+    assert budget.memory_tokens(4000) == 2000  # below the cap: half the window
+    assert budget.memory_tokens(8000) == 2500  # the cap
+    assert budget.memory_tokens(200_000) == 2500  # not 100,000 tokens of archived context in every call
+    assert budget.history_limit(200_000) == 187_500  # the room the cap leaves goes to the history
+    assert budget.history_limit(8000) == 5100
     uncapped = ContextBudget(max_memory_tokens=None)
     assert uncapped.memory_tokens(200_000) == 100_000 and uncapped.history_limit(200_000) == 90_000
     assert ContextBudget(max_memory_tokens=500).memory_tokens(None) == 500  # the cap bounds the fallback too
@@ -224,3 +227,11 @@ def test_a_budget_summarization_in_the_agents_context_manager_shares_its_budget(
     agent("Hello.")
     assert agent_budget(agent, None) is budget
     assert agent_budget(agent, DEFAULT_BUDGET) is DEFAULT_BUDGET
+
+
+def test_a_call_whose_history_leaves_room_may_spend_the_cap_and_a_full_history_keeps_the_share():
+    budget = ContextBudget()  # share 0.5, reply 0.05, cap 2,500
+    assert budget.memory_tokens(4000, used=100) == 2500  # a new session: the window is mostly free
+    assert budget.memory_tokens(4000, used=budget.history_limit(4000)) == 2000  # the history fills its part
+    assert budget.memory_tokens(4000, used=3500) == 300  # the room still bounds it
+    assert ContextBudget(max_memory_tokens=None).memory_tokens(4000, used=100) == 2000  # no cap: the share
