@@ -257,3 +257,49 @@ def test_one_storage_shared_by_two_users_agents_never_mixes_them(embedder):
     alices = [memory.record(i) for i in memory.indices if "tulip" in render_message(memory.get(i))]
     assert alices and {r.session_id for r in alices} == {alice.session_id} != {bob.session_id}
     storage.close()
+
+
+def test_two_users_at_once_on_every_archive_each_recall_only_their_own(store_kind, request, embedder):
+    """Issue 37: concurrent agents of two named users, on each kind of archive; each recalls their own words only."""
+    import threading
+
+    from tests.support.archives import archive_for
+
+    secrets = {"alice": "My locker code is 4417-PLUM.", "bob": "My locker code is 9031-FIG."}
+
+    def manager_for(user):
+        archive = archive_for(store_kind, request, user)
+        options = {"user_id": user} if archive is None else {"archive": archive}
+        return SemanticSummarizingConversationManager(embedder=embedder, embedding="inline", **options)
+
+    managers = {user: manager_for(user) for user in secrets}  # one memory per user, kept across their sessions
+    errors, models = [], {}
+
+    def sessions_of(user):
+        try:
+            manager = managers[user]
+            first = Agent(
+                model=ScriptedModel(), conversation_manager=manager, hooks=[SemanticMemoryHook()], callback_handler=None
+            )
+            first(secrets[user])
+            first(CHATTER[0])
+            again = SemanticSummarizingConversationManager(memory=manager.memory)  # a new session, same memory
+            models[user] = ScriptedModel()
+            second = Agent(
+                model=models[user], conversation_manager=again, hooks=[SemanticMemoryHook()], callback_handler=None
+            )
+            second("What is my locker code?")
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=sessions_of, args=(user,)) for user in secrets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors
+    alice, bob = (call_input(models[u].chat_requests[-1]) for u in ("alice", "bob"))
+    assert "4417-PLUM" in alice and "9031" not in alice
+    assert "9031-FIG" in bob and "4417" not in bob
+    for manager in managers.values():
+        manager.memory.close()
