@@ -498,7 +498,7 @@ def test_hits_come_before_neighbours_within_the_budget(embedder):
     from strands_semantic_memory.budget import ContextBudget
 
     store = SemanticMemoryStore(
-        embedder=embedder, context_radius=2, tools=False, budget=ContextBudget(memory_share=0.25)
+        embedder=embedder, context_radius=2, tools=False, budget=ContextBudget(memory_share=0.25, max_memory_tokens=250)
     )
     messages, planted = [], []
     for i in range(30):

@@ -79,8 +79,9 @@ def test_history_memory_and_call_fit_the_window_and_a_summarized_fact_comes_back
     injected_turns = 0
     for request in chat_requests(model):
         before, own, block = split(request)
-        assert history_tokens(before) + estimate_tokens(own) <= budget.history_limit(WINDOW)
-        assert estimate_tokens(block) <= budget.memory_tokens(WINDOW)
+        used = history_tokens(before) + estimate_tokens(own)
+        assert used <= budget.history_limit(WINDOW)
+        assert estimate_tokens(block) <= budget.memory_tokens(WINDOW, used)  # the share, or the cap in free room
         assert sum(len(render_message(m)) for m in request["messages"]) <= WINDOW * 4
         injected_turns += bool(block)
     assert injected_turns > len(TOPICS) // 2, "the hook had room on most turns"
@@ -99,12 +100,15 @@ def test_the_hook_spends_the_strategys_budget(make_storage):
     play(agent, hook)
     agent(QUESTION)
 
-    blocks = [split(r)[2] for r in chat_requests(model)]
-    assert any(blocks)
-    assert all(estimate_tokens(b) <= budget.memory_tokens(WINDOW) for b in blocks)
+    calls = [split(r) for r in chat_requests(model)]
+    assert any(block for _, _, block in calls)
+    for before, own, block in calls:
+        assert estimate_tokens(block) <= budget.memory_tokens(WINDOW, history_tokens(before) + estimate_tokens(own))
     largest_history = max(history_tokens(split(r)[0]) for r in chat_requests(model))
     assert largest_history > ContextBudget().history_limit(WINDOW), "the history may take what the memory leaves"
-    assert hook.last_enrichment is not None and hook.last_enrichment.tokens <= budget.memory_tokens(WINDOW)
+    before, own, _ = calls[-1]
+    last = budget.memory_tokens(WINDOW, history_tokens(before) + estimate_tokens(own))
+    assert hook.last_enrichment is not None and hook.last_enrichment.tokens <= last
 
 
 def test_fewer_summary_calls_and_a_longer_history_than_strands_preset_with_the_hook(make_storage):
