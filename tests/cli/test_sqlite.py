@@ -52,9 +52,11 @@ def _one_error_line(result: subprocess.CompletedProcess[str], code: int) -> str:
 
 
 def test_stats_as_a_table_and_as_json(archive):
-    table = run_cli("stats", "--archive", archive)
+    table = run_cli("stats", "--archive", archive, env={"COLUMNS": "400"})  # wide enough that no cell wraps
     assert table.returncode == 0, table.stderr
     assert "messages" in table.stdout and "5" in table.stdout and str(archive) in table.stdout
+    narrow = run_cli("stats", "--archive", archive, env={"COLUMNS": "60"})  # a narrow terminal folds, never fails
+    assert narrow.returncode == 0 and "messages" in narrow.stdout
     figures = _json(run_cli("stats", "--archive", archive, "--json"))
     assert (figures["message_count"], figures["pending_embedding_count"], figures["newest_index"]) == (5, 0, 4)
     assert (figures["location"], figures["archive"]) == (str(archive), "SqliteArchive")
