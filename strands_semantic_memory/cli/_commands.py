@@ -228,14 +228,16 @@ def stats(where: ArchiveOptions, as_json: bool) -> None:
     if as_json:
         echo_json({"location": where.describe(), "user_id": user, **figures})
         return
-    table = Table(title=f"{where.describe()}", show_header=False, title_justify="left")
+    table = Table(show_header=False)
     table.add_column("", style="bold")
     table.add_column("", justify="right")
     table.add_row("user", user or "")
     for key, label in _STATS_ROWS:
         value = figures[key]
         table.add_row(label, "" if value is None else f"{value:,}" if isinstance(value, int) else str(value))
-    out_console().print(table)
+    console = out_console()
+    console.print(where.describe(), markup=False, soft_wrap=True)  # a path is never folded, so it can be copied
+    console.print(table)
 
 
 # ------------------------------------------------------------------------------------------- search
