@@ -3,6 +3,8 @@
 import json
 import re
 
+import pytest
+
 from benchmarks import run
 from benchmarks.measure.locomo_loop import ROWS
 from benchmarks.report.__main__ import main as report_main
@@ -10,6 +12,7 @@ from strands_semantic_memory.embeddings import onnx_available
 from tests.support.benchmark_results import tiny_locomo
 
 
+@pytest.mark.slow  # every benchmark end to end: a minute or more on 2 cores
 def test_suite_runs_at_tiny_sizes_and_writes_report_and_plots(tmp_path):
     locomo = tiny_locomo(tmp_path / "locomo.json")
     out = tmp_path / "out"
