@@ -41,7 +41,7 @@ from strands_semantic_memory.hook._plan import CallPlan, plan_call
 from strands_semantic_memory.hook._search import Reach, preview_turn, search_turn
 from strands_semantic_memory.hook._trace import inject_operation, record_view
 from strands_semantic_memory.hook._turn import AgentState, Enrichment, Turn, View, user_text
-from strands_semantic_memory.messages._session import session_of, session_scope
+from strands_semantic_memory.messages._session import agent_scope
 from strands_semantic_memory.retrieval._relevance import DEFAULT_INJECT_WHEN
 
 if TYPE_CHECKING:
@@ -271,7 +271,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
             ConfigurationError: If there is no memory to search.
         """
         memory = self._memory_for(agent)
-        reach = Reach(sessions=session_scope(memory.user_id, session_of(agent)))
+        reach = Reach(sessions=agent_scope(memory.user_id, agent))
         return preview_turn(plan_call(self._options, agent), memory, query, reach)
 
     def _memory_for(self, agent: Any) -> SemanticMemory:
@@ -405,7 +405,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
         storage = self._storage_for(context.agent)
         scope = storage.turn_scope(context.messages, plan.depth) if storage is not None else None
         memory = self._memory_for(context.agent)
-        sessions = session_scope(memory.user_id, session_of(context.agent))
+        sessions = agent_scope(memory.user_id, context.agent)
         messages = context.messages
 
         def reach() -> Reach:  # in the search's worker thread: it may read the archive

@@ -45,7 +45,7 @@ from strands_semantic_memory.memory_store._agent import AgentLink
 from strands_semantic_memory.memory_store._entries import LeftOut, StoreEnrichment, entry
 from strands_semantic_memory.memory_store._extraction import aware_of_agent, keyed, resolve_extraction
 from strands_semantic_memory.memory_store._fit import call_tokens, fit_passages, injected_tokens
-from strands_semantic_memory.messages._session import session_of, session_scope
+from strands_semantic_memory.messages._session import agent_scope, session_of
 from strands_semantic_memory.retrieval._passages import Passage, subset_passage
 from strands_semantic_memory.retrieval._recall import Recollection
 from strands_semantic_memory.retrieval._relevance import DEFAULT_INJECT_WHEN, DEFAULT_RULE, INJECT_WHEN, InjectWhen
@@ -329,7 +329,7 @@ class SemanticMemoryStore(MemoryStore):
             context_radius=self.context_radius,
             min_score=self.min_score,
             cut=DEFAULT_RULE.cut if gated else 0.0,
-            sessions=session_scope(self._memory.user_id, session_of(agent)),
+            sessions=agent_scope(self._memory.user_id, agent),
         )
         record = StoreEnrichment(
             query=query,

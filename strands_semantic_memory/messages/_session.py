@@ -8,7 +8,7 @@ from typing import Any
 from strands_semantic_memory._validation import check_identifier
 from strands_semantic_memory.errors import ConfigurationError
 
-__all__ = ["session_of", "session_scope"]
+__all__ = ["agent_scope", "session_of", "session_scope"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,3 +39,8 @@ def session_scope(user_id: str | None, session_id: str | None) -> frozenset[str 
     if user_id is not None or session_id is None:
         return None
     return frozenset({session_id, None})
+
+
+def agent_scope(user_id: str | None, agent: Any) -> frozenset[str | None] | None:
+    """``session_scope`` for a turn of ``agent`` (its session read by ``session_of``)."""
+    return session_scope(user_id, session_of(agent))

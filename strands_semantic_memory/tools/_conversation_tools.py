@@ -42,7 +42,7 @@ from strands_semantic_memory.errors import ConfigurationError, SemanticMemoryErr
 from strands_semantic_memory.formatting._block import format_passages
 from strands_semantic_memory.formatting._tool_output import cut_message, read_passage, render_passages
 from strands_semantic_memory.messages._codec import searchable_text
-from strands_semantic_memory.messages._session import session_of, session_scope
+from strands_semantic_memory.messages._session import agent_scope
 from strands_semantic_memory.messages._text import render_message
 from strands_semantic_memory.tools._arguments import (
     ModelIndices,
@@ -402,7 +402,7 @@ def _in_scope(
 
 def _sessions(memory: SemanticMemory, tool_context: ToolContext | None) -> frozenset[str | None] | None:
     """The sessions the calling agent may recall (the one rule: a named user recalls all of them)."""
-    return session_scope(memory.user_id, session_of(getattr(tool_context, "agent", None)))
+    return agent_scope(memory.user_id, getattr(tool_context, "agent", None))
 
 
 def _contains(message: Message, needle: str) -> bool:

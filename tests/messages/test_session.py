@@ -7,7 +7,7 @@ import types
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strands_semantic_memory.messages._session import session_of, session_scope
+from strands_semantic_memory.messages._session import agent_scope, session_of, session_scope
 
 ids = st.text(min_size=1, max_size=40).filter(lambda s: all(c.isprintable() for c in s))
 
@@ -34,3 +34,9 @@ def test_the_agents_session_id_is_read_and_checked(caplog):
     assert session_of(types.SimpleNamespace(session_id="bad\x00id")) is None
     assert "not a valid id" in caplog.text
     assert session_of(types.SimpleNamespace(session_id="x" * 10_000)) is None
+
+
+def test_an_agents_scope_is_its_sessions_scope():
+    agent = types.SimpleNamespace(session_id="monday")
+    assert agent_scope(None, agent) == session_scope(None, "monday") == frozenset({"monday", None})
+    assert agent_scope("alice", agent) is None and agent_scope(None, None) is None
