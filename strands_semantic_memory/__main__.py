@@ -2,5 +2,4 @@
 
 from strands_semantic_memory.cli import main
 
-if __name__ == "__main__":
-    main()
+main()

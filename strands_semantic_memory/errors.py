@@ -1,7 +1,8 @@
 """Exceptions raised by strands-semantic-memory.
 
-Every error the library raises on purpose derives from ``SemanticMemoryError``, so callers can catch the
-whole family at once. Subclasses carry the data needed to understand the failure and say how to recover.
+Every error the library raises on purpose derives from ``SemanticMemoryError``, so callers can catch the whole
+family at once. Subclasses carry the data needed to understand the failure and say how to recover; input errors are
+also the standard ``ValueError``/``TypeError``/``KeyError`` they always were.
 """
 
 from __future__ import annotations
@@ -32,25 +33,18 @@ class ConfigurationError(SemanticMemoryError, ValueError):
 
 
 class MissingDependencyError(SemanticMemoryError, ImportError):
-    """An optional dependency is not installed.
+    """An optional dependency is not installed; the message names the extra that installs it.
 
     Attributes:
-        extra: The pip extra that installs it, e.g. ``"pgvector"``.
+        feature: What needed it (``"PostgresArchive"``).
+        extra: The extra of ``strands-semantic-memory`` that installs it (``"pgvector"``).
+        package: The missing import.
     """
 
     def __init__(self, feature: str, extra: str, package: str) -> None:
-        """Build the error.
-
-        Args:
-            feature: What the user asked for (e.g. ``"PostgresArchive"``).
-            extra: The extra of ``strands-semantic-memory`` that installs what is missing.
-            package: The missing import.
-        """
-        self.feature = feature
-        self.extra = extra
-        self.package = package
-        install = f"pip install 'strands-semantic-memory[{extra}]'" if extra else "pip install strands-semantic-memory"
-        super().__init__(f"{feature} needs the '{package}' package: {install}")
+        """Build the error (arguments: the attributes)."""
+        self.feature, self.extra, self.package = feature, extra, package
+        super().__init__(f"{feature} needs the '{package}' package: pip install 'strands-semantic-memory[{extra}]'")
 
     def __reduce__(self) -> tuple[type, tuple[str, str, str]]:
         return type(self), (self.feature, self.extra, self.package)
@@ -61,10 +55,7 @@ class InvalidMessageError(SemanticMemoryError, ValueError):
 
 
 class HistoryLineError(InvalidMessageError):
-    """A line of a history import is not one the importer can read (``engine.import_history``).
-
-    Raised before anything of the line's batch is archived; earlier batches stay archived, and running the same
-    import again adds only what is missing. ``engine.check_history`` raises it before anything is archived.
+    """A line of a history import cannot be read; nothing of its batch was archived (a re-run adds what is missing).
 
     Attributes:
         line: The line's number, counted from 1.
@@ -72,14 +63,8 @@ class HistoryLineError(InvalidMessageError):
     """
 
     def __init__(self, line: int, reason: str) -> None:
-        """Build the error.
-
-        Args:
-            line: The line's number, counted from 1.
-            reason: What is wrong with it.
-        """
-        self.line = line
-        self.reason = reason
+        """Build the error (arguments: the attributes)."""
+        self.line, self.reason = line, reason
         super().__init__(f"line {line}: {reason}")
 
     def __reduce__(self) -> tuple[type, tuple[int, str]]:
@@ -93,18 +78,12 @@ class InvalidMessageTypeError(SemanticMemoryError, TypeError):
 class MessageNotFoundError(SemanticMemoryError, KeyError):
     """No archived message has this index (never archived, evicted or forgotten).
 
-    A ``KeyError`` too, so ``except KeyError`` around a read by index keeps working.
-
     Attributes:
         index: The index that was asked for.
     """
 
     def __init__(self, index: int) -> None:
-        """Build the error.
-
-        Args:
-            index: The index that was asked for.
-        """
+        """Build the error (arguments: the attributes)."""
         self.index = index
         super().__init__(f"no archived message with index {index}")
 
@@ -120,10 +99,9 @@ class EmbeddingError(SemanticMemoryError):
 
 
 class ModelUnavailableError(ConfigurationError, EmbeddingError):
-    """The embedding model is not on this machine, or cannot be loaded from it. Retrying does not help.
+    """The embedding model is not on this machine or cannot be loaded from it; retrying does not help.
 
-    Raised when the memory is built (a name found neither as a folder nor in the Hugging Face cache) or when the
-    model is first loaded (damaged files, a model the backend cannot run). The library never downloads a model.
+    The library never downloads a model.
 
     Attributes:
         model: The model name or folder as configured.
@@ -131,14 +109,8 @@ class ModelUnavailableError(ConfigurationError, EmbeddingError):
     """
 
     def __init__(self, model: str, reason: str) -> None:
-        """Build the error.
-
-        Args:
-            model: The model name or folder as configured.
-            reason: What is wrong and how to fix it.
-        """
-        self.model = model
-        self.reason = reason
+        """Build the error (arguments: the attributes)."""
+        self.model, self.reason = model, reason
         super().__init__(f"embedding model '{model}' is unavailable: {reason}")
 
     def __reduce__(self) -> tuple[type, tuple[str, str]]:
@@ -153,26 +125,20 @@ class DimensionMismatchError(SemanticMemoryError, ValueError):
         actual: The dimension that was offered.
     """
 
-    def __init__(self, expected: int, actual: int, hint: str = "") -> None:
-        """Build the error.
+    def __init__(self, expected: int, actual: int) -> None:
+        """Build the error (arguments: the attributes)."""
+        self.expected, self.actual = expected, actual
+        super().__init__(
+            f"embedding dimension mismatch: the archive holds {expected}-dimensional vectors, got {actual}; "
+            "open it with the model that built it, or re-embed it (strands-semantic-memory reembed)"
+        )
 
-        Args:
-            expected: The archive's dimension.
-            actual: The dimension that was offered.
-            hint: How to recover.
-        """
-        self.expected = expected
-        self.actual = actual
-        self.hint = hint
-        message = f"embedding dimension mismatch: the archive holds {expected}-dimensional vectors, got {actual}"
-        super().__init__(f"{message}. {hint}" if hint else message)
-
-    def __reduce__(self) -> tuple[type, tuple[int, int, str]]:
-        return type(self), (self.expected, self.actual, self.hint)
+    def __reduce__(self) -> tuple[type, tuple[int, int]]:
+        return type(self), (self.expected, self.actual)
 
 
 class EmbeddingModelMismatchError(SemanticMemoryError, ValueError):
-    """A saved archive was built with another embedding model than the one configured.
+    """An archive was built with another embedding model than the one configured.
 
     Attributes:
         archived_model: The model that built the archive.
@@ -180,18 +146,11 @@ class EmbeddingModelMismatchError(SemanticMemoryError, ValueError):
     """
 
     def __init__(self, archived_model: str, configured_model: str) -> None:
-        """Build the error.
-
-        Args:
-            archived_model: The model that built the archive.
-            configured_model: The model configured now.
-        """
-        self.archived_model = archived_model
-        self.configured_model = configured_model
+        """Build the error (arguments: the attributes)."""
+        self.archived_model, self.configured_model = archived_model, configured_model
         super().__init__(
-            f"the saved archive was embedded with '{archived_model}' but '{configured_model}' is configured: "
-            f"restore with embedding_model='{archived_model}', or pass reembed=True to embed the archive again "
-            "with the configured model"
+            f"the archive was embedded with '{archived_model}' but '{configured_model}' is configured: open it with "
+            f"embedding_model='{archived_model}', or embed it again with the configured model (reembed=True)"
         )
 
     def __reduce__(self) -> tuple[type, tuple[str, str]]:
@@ -199,8 +158,11 @@ class EmbeddingModelMismatchError(SemanticMemoryError, ValueError):
 
 
 class StateError(SemanticMemoryError, ValueError):
-    """Saved state is corrupt, truncated, or not ours. The message says which part is wrong."""
+    """Saved state is corrupt, truncated, or not ours. The message says which part is wrong. Nothing changed."""
 
 
 class ArchiveError(SemanticMemoryError):
-    """The archive could not complete an operation (for example, a database that cannot be reached)."""
+    """The archive could not complete an operation (a database that cannot be reached, a damaged file).
+
+    Nothing of the failed operation was committed.
+    """

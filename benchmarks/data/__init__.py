@@ -1,7 +1,6 @@
-"""The benchmarks' data: LoCoMo read from its file, and the sets generated here from a seed.
+"""The benchmarks' data: LoCoMo's development half (``locomo``), generated conversations of other shapes
+(``devset``), and prompts nothing in an archive answers (``unrelated``). Both conversation sources give the same
+shape (``locomo.Conversation``: dated sessions of turns, questions with the ids of their evidence turns), so every
+section and the leave-one-out helper can run on either."""
 
-Modules: ``conversations`` (word lists, text messages and filler turns; the tests use them too), ``synthetic``
-(the synthetic retrieval set of the report), ``locomo`` (LoCoMo as archived turns, as exchanges, and as dated sessions), ``devset``
-(the second development set: long assistant-heavy conversations with facts that change), ``unrelated`` (200 prompts
-that nothing archived answers: what a memory injects for them).
-"""
+__all__ = ["devset", "locomo", "unrelated"]

@@ -1,63 +1,72 @@
-"""LoCoMo, read two ways: as archived turns with evidence positions, and as exchanges played through an agent.
+"""LoCoMo's development half: dated sessions of turns, and questions with the ids of their evidence turns.
 
-Data: ``locomo10.json`` of the public repository snap-research/LoCoMo (Maharana et al., "Evaluating Very Long-Term
-Conversational Memory of LLM Agents", ACL 2024), licensed CC BY-NC 4.0 and therefore not shipped with this
-project; the project keeps its development half beside the clone (:data:`LOCOMO_DEV`).
+Data: ``locomo-dev.json``, the first five conversations of ``locomo10.json`` (snap-research/LoCoMo; Maharana et al.,
+ACL 2024), CC BY-NC 4.0: kept beside the clone (``benchmarks.common.LOCOMO_DEV``), never shipped. The other five are
+held out and never read here.
 
-- :func:`load_conversations` (the retrieval metric, ``benchmarks.measure.locomo``): every turn is one message, in
-  order, text ``"{speaker}: {text}"`` plus ``" [shares a photo: {blip_caption}]"`` when the turn has a caption;
-  role ``user`` for ``speaker_a`` and ``assistant`` for ``speaker_b``; nothing else (no dates, no ids, no sessions).
-- :func:`load_loop_conversations` (LoCoMo in the loop, ``benchmarks.measure.locomo_loop``): speaker A's turns are
-  the user's messages (consecutive turns of one speaker joined with a newline) and speaker B's the replies.
-- :func:`load_session_conversations` (across sessions, ``benchmarks.measure.cross_session``): the same exchanges,
-  session by session, each with its date (``session_N_date_time``, read as UTC).
+Two ways of giving a conversation to the library:
 
-Evidence ids are read leniently (``"D:11:26"`` is ``D11:26``; ``"D8:6; D9:17"`` is two ids); ids that name no turn
-are dropped, and a question left without evidence is skipped.
+- **the paper's retrieval metric** (``recall``): every turn one message, text ``"{speaker}: {text}"`` plus
+  ``" [shares a photo: {caption}]"``, role ``user`` for speaker A and ``assistant`` for speaker B (``paper_text``);
+- **through an agent** (``exchanges``): speaker A is the user, speaker B the model. How the turns become calls is a
+  ``Formation``. ``"turns"`` is what a user's app sends: each turn its own message with the turn's words (a photo as
+  its caption), an opening turn of B sent as an assistant message before A's first, a last turn of A answered
+  ``"OK."``; evidence is matched on the turn's own text. ``"prefixed"`` adds ``"{speaker}: "`` to every message.
+  ``"old"`` is how the old suite formed them (``"{speaker}: "`` on every message, a speaker's consecutive turns
+  joined, a user block ``"{A}:"`` made up before a session that opens with B, evidence matched with the prefix and
+  the caption).
+
+Evidence ids are read leniently (``"D:11:26"`` is ``D11:26``; ``"D8:6; D9:17"`` is two ids); ids naming no turn are
+dropped and a question left without evidence is skipped. A session's date (``session_N_date_time``) is read as UTC.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from strands.types.content import Message
-
-LOCOMO_DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo" / "locomo-dev.json"
-"""The development half of LoCoMo, where the project keeps it: beside the clone (not shipped: CC BY-NC 4.0)."""
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-"""LoCoMo's question categories by number."""
+CATEGORIES: Mapping[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+"""LoCoMo's question categories, as numbered in the file."""
+Formation = Literal["turns", "prefixed", "old"]
+FORMATIONS: tuple[Formation, ...] = ("turns", "prefixed", "old")
+NO_REPLY = "OK."
+"""What the model says after a user turn the conversation does not answer (the session ends on the user)."""
+DATE_FORMAT = "%I:%M %p on %d %B, %Y"
+"""How LoCoMo writes a session's date: ``"1:56 pm on 8 May, 2023"``."""
 
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 _SESSION = re.compile(r"session_(\d+)")
 
 
 @dataclass(frozen=True)
-class Question:
-    """One question with the archive positions of its evidence turns."""
+class Turn:
+    """One turn: its id (``D<session>:<n>``), who said it, the words, and the caption of a photo shared with it."""
 
+    dia_id: str
+    speaker: str
     text: str
-    evidence: tuple[int, ...]
-    category: int
+    caption: str | None = None
 
 
 @dataclass(frozen=True)
-class Conversation:
-    """One LoCoMo conversation as the library sees it: messages in order, and its questions."""
+class Session:
+    """One session: its number, when it took place (epoch seconds, UTC) and its turns."""
 
-    name: str
-    messages: list[Message]
-    questions: list[Question]
+    number: int
+    date: float
+    turns: tuple[Turn, ...]
 
 
 @dataclass(frozen=True)
-class LoopQuestion:
-    """One question: its text, the texts of its evidence turns, and its LoCoMo category."""
+class Question:
+    """One question: its text, the ids of its evidence turns (unique, in the order given) and its category."""
 
     text: str
     evidence: tuple[str, ...]
@@ -65,171 +74,160 @@ class LoopQuestion:
 
 
 @dataclass(frozen=True)
-class LoopConversation:
-    """A conversation as exchanges: each user message and the reply the scripted model gives to it."""
+class Exchange:
+    """One call of the agent: the model's turns said before the user's (a session that opens with the model),
+    the user's message, and what the scripted model replies."""
 
-    name: str
-    exchanges: tuple[tuple[str, str], ...]
-    questions: tuple[LoopQuestion, ...]
-
-
-@dataclass(frozen=True)
-class LoopSession:
-    """One session of a conversation: its number, when it took place (epoch seconds, UTC) and its exchanges."""
-
-    number: int
-    began_at: float
-    exchanges: tuple[tuple[str, str], ...]
+    user: str
+    reply: str
+    before: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
-class SessionConversation:
-    """A conversation as dated sessions of exchanges, and its questions (as :class:`LoopConversation`'s)."""
+class Conversation:
+    """A conversation between a user (speaker A) and the model's side (speaker B), and its questions.
+
+    Attributes:
+        speaker_prefix: Whether the retrieval metric archives ``"{speaker}: "`` before each turn (LoCoMo's paper
+            does; the generated conversations are a user and an assistant, and do not).
+    """
 
     name: str
-    sessions: tuple[LoopSession, ...]
-    questions: tuple[LoopQuestion, ...]
+    user: str
+    assistant: str
+    sessions: tuple[Session, ...]
+    questions: tuple[Question, ...]
+    categories: Mapping[int, str] = field(default_factory=lambda: dict(CATEGORIES))
+    speaker_prefix: bool = True
 
     @property
-    def exchanges(self) -> int:
-        """Exchanges over every session."""
-        return sum(len(session.exchanges) for session in self.sessions)
+    def turns(self) -> list[Turn]:
+        """Every turn, in order."""
+        return [turn for session in self.sessions for turn in session.turns]
+
+    @cached_property
+    def by_id(self) -> dict[str, Turn]:
+        """Turns by id."""
+        return {turn.dia_id: turn for turn in self.turns}
+
+    def category(self, number: int) -> str:
+        """``"<n> <name>"`` of a category."""
+        return f"{number} {self.categories.get(number, '?')}"
+
+    def sliced(self, sessions: int | None = None, questions: int | None = None) -> Conversation:
+        """The first ``sessions`` sessions, with the first ``questions`` questions whose evidence they hold."""
+        kept = self.sessions[:sessions]
+        ids = {turn.dia_id for session in kept for turn in session.turns}
+        asked = tuple(q for q in self.questions if set(q.evidence) <= ids)[:questions]
+        return replace(self, sessions=kept, questions=asked)
 
 
-SESSION_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
-"""How LoCoMo writes a session's date (``"1:56 pm on 8 May, 2023"``)."""
-UNDATED_START = datetime(2023, 1, 1, 12, tzinfo=timezone.utc).timestamp()
-"""Where a file without session dates starts (a session a day from there)."""
+def paper_text(turn: Turn) -> str:
+    """The turn as the LoCoMo paper's retrieval metric archives it."""
+    text = f"{turn.speaker}: {turn.text}"
+    return f"{text} [shares a photo: {turn.caption}]" if turn.caption else text
 
 
-def session_date(text: str) -> float:
-    """A LoCoMo session date (``"1:56 pm on 8 May, 2023"``) in epoch seconds, read as UTC."""
-    return datetime.strptime(text.strip(), SESSION_DATE_FORMAT).replace(tzinfo=timezone.utc).timestamp()
+def message_text(turn: Turn, formation: Formation = "turns") -> str:
+    """The text of the message that carries ``turn``: its words, the photo's caption, the speaker's name if asked."""
+    if formation != "turns":
+        return paper_text(turn)
+    return f"{turn.text} [shares a photo: {turn.caption}]" if turn.caption else turn.text
 
 
-def turn_text(turn: Mapping[str, Any]) -> str:
-    """The archived text of one turn: ``"{speaker}: {text}"`` plus the photo caption when there is one."""
-    text = f"{turn['speaker']}: {turn['text']}"
-    caption = turn.get("blip_caption")
-    return f"{text} [shares a photo: {caption}]" if caption else text
+def evidence_texts(conversation: Conversation, question: Question, formation: Formation = "turns") -> tuple[str, ...]:
+    """What must reach the answering call for each evidence turn: its own text (``"old"``: the prefixed text)."""
+    turns = [conversation.by_id[i] for i in question.evidence]
+    return tuple(paper_text(t) if formation == "old" else t.text for t in turns)
 
 
-def turn_text_of(message: Message) -> str:
-    """The text of a message built by :func:`load_conversations`."""
-    return str(message["content"][0].get("text", ""))
+def exchanges(conversation: Conversation, session: Session, formation: Formation = "turns") -> list[Exchange]:
+    """The calls that play ``session`` (see the module docstring for each formation)."""
+    found: list[Exchange] = []
+    before: list[str] = []
+    user: str | None = None
+    replies: list[str] = []
+    if formation == "old" and session.turns and session.turns[0].speaker != conversation.user:
+        user = f"{conversation.user}:"
+    for turn in session.turns:
+        text = message_text(turn, formation)
+        if turn.speaker == conversation.user:
+            if formation == "old" and user is not None and not replies:
+                user = f"{user}\n{text}"  # the old suite joined a speaker's consecutive turns
+                continue
+            if user is not None:
+                found.append(Exchange(user, "\n".join(replies) or NO_REPLY, tuple(before)))
+                before, replies = [], []
+            user = text
+        elif user is None:
+            before.append(text)
+        else:
+            replies.append(text)
+    if user is not None:
+        found.append(Exchange(user, "\n".join(replies) or NO_REPLY, tuple(before)))
+    return found
 
 
 def evidence_ids(raw: object) -> list[str]:
-    """Turn ids in one evidence entry, repaired: ``"D:11:26"`` -> ``D11:26``; ``"D8:6; D9:17"`` -> both ids."""
+    """Turn ids in one evidence entry, repaired: ``"D:11:26"`` -> ``D11:26``; ``"D8:6; D9:17"`` -> both."""
     return [f"D{int(m.group(1))}:{int(m.group(2))}" for m in _EVIDENCE.finditer(str(raw))]
 
 
-def _sessions(dialogue: Mapping[str, Any]) -> list[str]:
-    """The session keys of a dialogue, in order."""
-    return sorted(
-        (key for key in dialogue if _SESSION.fullmatch(key) and isinstance(dialogue[key], list)),
-        key=lambda key: int(key.split("_")[1]),
-    )
+def session_date(text: str) -> float:
+    """A LoCoMo session date in epoch seconds, read as UTC."""
+    return datetime.strptime(text.strip(), DATE_FORMAT).replace(tzinfo=timezone.utc).timestamp()
 
 
-def load_conversations(path: Path) -> list[Conversation]:
-    """Read LoCoMo samples into conversations (see the module docstring for the rules)."""
-    samples = json.loads(Path(path).read_text(encoding="utf-8"))
-    conversations = []
-    for number, sample in enumerate(samples):
-        dialogue = sample["conversation"]
-        messages: list[Message] = []
-        position: dict[str, int] = {}
-        for key in _sessions(dialogue):
-            for turn in dialogue[key]:
-                position[turn["dia_id"]] = len(messages)
-                role: Literal["user", "assistant"] = "user" if turn["speaker"] == dialogue["speaker_a"] else "assistant"
-                messages.append({"role": role, "content": [{"text": turn_text(turn)}]})
-        questions = []
-        for qa in sample.get("qa", []):
-            found = {position[i] for raw in qa.get("evidence", []) for i in evidence_ids(raw) if i in position}
-            if found:
-                questions.append(Question(str(qa["question"]), tuple(sorted(found)), int(qa["category"])))
-        conversations.append(Conversation(str(sample.get("sample_id", number)), messages, questions))
-    return conversations
-
-
-def _exchanges(turns: Sequence[Mapping[str, Any]], speaker_a: str) -> tuple[tuple[str, str], ...]:
-    """Turns as exchanges: speaker A's consecutive turns are one user message, speaker B's the reply to it.
-
-    Turns that open with speaker B get an empty first user block (``"{speaker A}:"``); a last user block without a
-    reply gets ``"OK."``.
-    """
-    blocks: list[tuple[bool, list[str]]] = []
-    for turn in turns:
-        is_a = turn["speaker"] == speaker_a
-        if blocks and blocks[-1][0] == is_a:
-            blocks[-1][1].append(turn_text(turn))
-        else:
-            blocks.append((is_a, [turn_text(turn)]))
-    if blocks and not blocks[0][0]:
-        blocks.insert(0, (True, [f"{speaker_a}:"]))
-    exchanges = []
-    for position in range(0, len(blocks), 2):
-        user = "\n".join(blocks[position][1])
-        reply = "\n".join(blocks[position + 1][1]) if position + 1 < len(blocks) else "OK."
-        exchanges.append((user, reply))
-    return tuple(exchanges)
-
-
-def _loop_questions(sample: Mapping[str, Any], turns: Sequence[Mapping[str, Any]]) -> tuple[LoopQuestion, ...]:
-    """The questions whose evidence names turns, with those turns' texts (unique, in the order given)."""
-    by_id = {turn["dia_id"]: turn_text(turn) for turn in turns}
+def _questions(qa: Sequence[Mapping[str, object]], ids: set[str]) -> tuple[Question, ...]:
     questions = []
-    for qa in sample.get("qa", []):
-        evidence = tuple(
-            dict.fromkeys(by_id[i] for raw in qa.get("evidence", []) for i in evidence_ids(raw) if i in by_id)
-        )
-        if evidence:
-            questions.append(LoopQuestion(str(qa["question"]), evidence, int(qa["category"])))
+    for item in qa:
+        raw = item.get("evidence") or []
+        found = [i for entry in (raw if isinstance(raw, list) else [raw]) for i in evidence_ids(entry) if i in ids]
+        if found:
+            questions.append(Question(str(item["question"]), tuple(dict.fromkeys(found)), int(str(item["category"]))))
     return tuple(questions)
 
 
-def load_loop_conversations(path: Path = LOCOMO_DEV) -> list[LoopConversation]:
-    """Read LoCoMo samples into exchanges (speaker A: the user; speaker B: the model's replies).
+def located(path: Path) -> Path | None:
+    """``path`` when it exists; else, from a git worktree, the same place beside the main clone (None: not found)."""
+    if path.is_file():
+        return path
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    beside = Path(found.stdout.strip()).parent.parent / "shared" / "data" / "locomo" / path.name
+    return beside if beside.is_file() else None
 
-    A conversation that opens with speaker B gets an empty first user block (``"{speaker A}:"``), the only text this
-    benchmark adds to the data.
-    """
-    samples = json.loads(Path(path).read_text(encoding="utf-8"))
+
+def load(path: Path) -> list[Conversation]:
+    """Read a LoCoMo file (``locomo10.json`` or a part of it) into conversations."""
     conversations = []
-    for number, sample in enumerate(samples):
+    for number, sample in enumerate(json.loads(Path(path).read_text(encoding="utf-8"))):
         dialogue = sample["conversation"]
-        turns = [turn for key in _sessions(dialogue) for turn in dialogue[key]]
-        exchanges = _exchanges(turns, dialogue["speaker_a"])
-        questions = _loop_questions(sample, turns)
-        conversations.append(LoopConversation(str(sample.get("sample_id", number)), exchanges, questions))
-    return conversations
-
-
-def load_session_conversations(path: Path = LOCOMO_DEV) -> list[SessionConversation]:
-    """Read LoCoMo samples into dated sessions of exchanges (each session as :func:`load_loop_conversations` reads
-    a conversation: a session that opens with speaker B gets an empty first user block).
-
-    A session's date is its ``session_N_date_time`` (UTC); a session without one is dated a day after the one before
-    (the first: :data:`UNDATED_START`). Empty sessions are skipped.
-    """
-    samples = json.loads(Path(path).read_text(encoding="utf-8"))
-    conversations = []
-    for number, sample in enumerate(samples):
-        dialogue = sample["conversation"]
-        sessions: list[LoopSession] = []
-        for key in _sessions(dialogue):
-            if not dialogue[key]:
+        keys = sorted((k for k in dialogue if _SESSION.fullmatch(k)), key=lambda k: int(k.split("_")[1]))
+        sessions: list[Session] = []
+        for key in keys:
+            raw = dialogue[key]
+            if not raw:
                 continue
-            raw_date = dialogue.get(f"{key}_date_time")
-            if raw_date:
-                began = session_date(str(raw_date))
-            else:
-                began = sessions[-1].began_at + 86_400 if sessions else UNDATED_START
-            exchanges = _exchanges(dialogue[key], dialogue["speaker_a"])
-            sessions.append(LoopSession(int(key.split("_")[1]), began, exchanges))
-        turns = [turn for key in _sessions(dialogue) for turn in dialogue[key]]
-        questions = _loop_questions(sample, turns)
-        conversations.append(SessionConversation(str(sample.get("sample_id", number)), tuple(sessions), questions))
+            stated = dialogue.get(f"{key}_date_time")
+            date = session_date(str(stated)) if stated else (sessions[-1].date + 86_400 if sessions else 0.0)
+            turns = tuple(Turn(t["dia_id"], t["speaker"], t["text"], t.get("blip_caption")) for t in raw)
+            sessions.append(Session(int(key.split("_")[1]), date, turns))
+        ids = {turn.dia_id for session in sessions for turn in session.turns}
+        conversations.append(
+            Conversation(
+                str(sample.get("sample_id", number)),
+                dialogue["speaker_a"],
+                dialogue["speaker_b"],
+                tuple(sessions),
+                _questions(sample.get("qa", []), ids),
+            )
+        )
     return conversations

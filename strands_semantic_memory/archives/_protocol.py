@@ -1,31 +1,23 @@
 """The archive protocol: the one seam between the engine and where archived messages live.
 
-``SemanticMemory`` does the work that is the same everywhere (validating,
-rendering, embedding, fusing rankings, building passages); an archive keeps the data and answers the
-primitive questions. Implementations:
+The engine (``SemanticMemory``) does what is the same everywhere: checking and encoding messages, embedding, ranking
+(``retrieval``), passages. An archive keeps the records, their terms and vectors, and answers a few primitive
+questions. Two implementations: ``SqliteArchive`` (a durable file, or in process in memory) and ``PostgresArchive``
+(shared by many workers). Their shared contract, checked by one test suite run against both:
 
-- ``InMemoryArchive`` (default): records in the process, vectors
-  in FAISS, BM25 beside them; saved through ``to_state``.
-- ``SqliteArchive``: the in-process indexes, made durable in one
-  SQLite file (writes proportional to what changed).
-- ``PostgresArchive``: PostgreSQL + pgvector, shared by
-  processes; the database is the persistence.
-
-Contract shared by all of them (checked by the shared test suite, parametrized by archive):
-
-- an archive is one user's (``user_id``; None: unnamed), physically apart from every other user's: its own
-  in-process objects, its own SQLite file, its own PostgreSQL partition;
-- indices are handed out in archive order and never reused; eviction removes the oldest first; ``forget``
-  removes any live index (so live indices may have holes); ``forget_all`` removes them all;
-- removing a message (eviction or forgetting) removes its vectors and lexical entries with it;
-- a record whose idempotency ``key`` is live is not archived again: its existing index is returned;
-- a failed call changes nothing (an archive that cannot commit raises ``ArchiveError`` and keeps its previous state);
-- ``load_state`` validates everything before it replaces anything.
+- an archive is one user's (``user_id``; None: unnamed), physically apart from every other user's;
+- indices are handed out in archive order and never reused; ``evict`` removes the oldest first, ``forget`` any;
+- a record whose idempotency ``key`` is live is not archived again (its index is returned); a record whose bytes
+  were forgotten is not archived again either (``None`` is returned in its place): ``forget`` keeps a keyed digest
+  of each message it removes (``messages._codec.forget_digest``), never its text;
+- removing a message removes its vectors and terms with it;
+- every method is safe to call from several threads; a failed call changes nothing and raises ``ArchiveError``
+  (or a subclass of ``SemanticMemoryError`` for bad input).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,42 +25,46 @@ from strands.types.content import Message
 
 from strands_semantic_memory.embeddings._base import Vectors
 
+__all__ = ["Archive", "ArchiveStats", "Candidates", "NewRecord", "Scope", "StoredRecord"]
 
-@dataclass(frozen=True)
+PENDING, EMBEDDED, NOTHING_TO_EMBED = 0, 1, 2
+"""A record's embedding state: waiting for its vectors, has them, or has no text to embed."""
+STATEMENT_CHUNK = 128
+"""Chunk numbers from here on are a message's self-statements (``messages._profile``), not chunks of its text."""
+
+
+@dataclass(frozen=True, slots=True)
 class NewRecord:
     """A message to archive, already encoded and rendered.
 
     Attributes:
-        data: The message as compact JSON (see ``encode_message``).
-        role: The message's role.
-        tracking_id: Its Strands tracking id, if any (informational; idempotency uses ``key``).
-        text: Its searchable text (see ``_text``); empty means nothing to embed.
-        key: Idempotency key built by the engine from the tracking id and the message's bytes: archiving the
-            same message twice returns the first index, while two different messages that carry the same
-            tracking id are both archived.
-        archived_at: When it was archived (seconds since the epoch).
-        said_at: When it was said, if the caller said so (seconds since the epoch).
-        session_id: The Strands session id of the conversation it was said in (None: unknown).
+        data: The message as compact JSON bytes (``encode_message``).
+        role: Its role.
+        key: Its idempotency key (``record_key``).
+        text: Its searchable text (empty: nothing to embed or match).
+        archived_at: When it is archived (seconds since the epoch).
+        said_at: When it was said, if the caller said so.
+        session_id: The session it was said in (None: unknown).
     """
 
     data: bytes
     role: str
-    tracking_id: str | None
-    text: str
     key: str
+    text: str
     archived_at: float
     said_at: float | None = None
     session_id: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StoredRecord:
     """An archived message as an archive returns it.
 
     Attributes:
         index: Its archive index.
-        data: The message as archived (compact JSON bytes).
+        data: The message exactly as archived (compact JSON bytes).
         role: Its role.
+        text: Its searchable text.
         archived_at: When it was archived (seconds since the epoch).
         said_at: When it was said, if known.
         session_id: The session it was said in, if known.
@@ -77,6 +73,7 @@ class StoredRecord:
     index: int
     data: bytes
     role: str
+    text: str
     archived_at: float
     said_at: float | None = None
     session_id: str | None = None
@@ -90,324 +87,174 @@ class StoredRecord:
 
     @property
     def time(self) -> float:
-        """The time that filters and dates use: when it was said if known, else when it was archived."""
+        """When it was said if known, else when it was archived: what time filters and dates read."""
         return self.archived_at if self.said_at is None else self.said_at
 
 
-@dataclass(frozen=True)
-class SearchFilter:
-    """Restricts a search to some messages: a scope (``sessions``) and conditions on its hits.
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What one search may read, and which of it may be a hit.
 
-    ``sessions`` is a scope: a search reads nothing outside it, neither hits nor neighbours (the ranking's
-    conversation context and a passage's messages). ``roles``, ``since``, ``until`` and ``exclude`` apply to hits
-    only: a message they refuse may still be read as a hit's neighbour.
-
-    Attributes:
-        roles: Only these roles (None: any).
-        since: Only messages whose time (said, else archived) is at or after this (epoch seconds).
-        until: Only messages whose time is at or before this.
-        sessions: Only messages said in these sessions (None: every session); ``None`` inside the set admits the
-            messages that carry no session.
-        exclude: Archive indices that must not be hits (what the model call already holds).
+    ``sessions`` bounds everything the search reads (hits, the neighbours the ranking scores, a passage's
+    messages); ``None`` inside the set admits records without a session. ``roles``, ``since``, ``until`` and
+    ``exclude`` (archive indices: what the model call already holds) apply to hits only.
     """
 
+    sessions: frozenset[str | None] | None = None
     roles: frozenset[str] | None = None
     since: float | None = None
     until: float | None = None
-    sessions: frozenset[str | None] | None = None
-    exclude: frozenset[int] = frozenset()
+    exclude: frozenset[int] = field(default_factory=frozenset)
 
-    def in_scope(self, session_id: str | None) -> bool:
-        """Whether a message of this session may be read at all (as a hit or a neighbour)."""
+    def reads(self, session_id: str | None) -> bool:
+        """Whether a record of this session may be read at all."""
         return self.sessions is None or session_id in self.sessions
 
-    def accepts(self, index: int, role: str, time: float, session_id: str | None) -> bool:
-        """Whether a message with this index, role, time and session may be a hit."""
-        if self.sessions is not None and session_id not in self.sessions:
+    def hit(self, record: StoredRecord) -> bool:
+        """Whether a record may be a hit."""
+        if not self.reads(record.session_id) or record.index in self.exclude:
             return False
-        if self.roles is not None and role not in self.roles:
+        if self.roles is not None and record.role not in self.roles:
             return False
-        if self.since is not None and time < self.since:
-            return False
-        if self.until is not None and time > self.until:
-            return False
-        return index not in self.exclude
-
-    def accepts_record(self, record: StoredRecord) -> bool:
-        """Whether an archived record may be a hit (``accepts`` of its fields)."""
-        return self.accepts(record.index, record.role, record.time, record.session_id)
+        time = record.time
+        return (self.since is None or time >= self.since) and (self.until is None or time <= self.until)
 
     @property
-    def scoped(self) -> bool:
-        """True when the filter has a scope (``sessions``): neighbours are filtered too."""
-        return self.sessions is not None
-
-    @property
-    def is_empty(self) -> bool:
-        """True when the filter lets everything through."""
-        return (
-            self.roles is None
-            and self.since is None
-            and self.until is None
-            and self.sessions is None
-            and not self.exclude
-        )
+    def narrows_hits(self) -> bool:
+        """Whether some readable record may still not be a hit (roles, times or exclusions are set)."""
+        return self.roles is not None or self.since is not None or self.until is not None or bool(self.exclude)
 
 
-@dataclass(frozen=True)
-class ContextRequest:
-    """The candidates' neighbours a search would like answered with the candidates (see ``candidates``).
-
-    The ranking scores the archive neighbours of its strongest candidates too (conversation context, see
-    ``_ranking``). An archive that answers them in the same call saves the engine a
-    ``similarities`` call (and, for a lexical or filtered search, a ``get``): one round trip fewer on a database.
-
-    The strongest candidates are those ``archives._scoring.strongest`` returns for the archive's own candidates:
-    the best base score (the weighted fusion of each candidate's similarity and lexical share, with this
-    request's weights), ties by index. That function is the formula; the PostgreSQL archive's statement computes the
-    same in SQL, and a test holds the two together. The engine checks which neighbourhoods were answered and asks
-    for the rest, so an archive may approximate this order or cover more.
-
-    Attributes:
-        radius: Every index at most this far from a covered candidate (and not negative) is wanted.
-        leading: How many of the strongest candidates to cover.
-        dense_weight: Weight of the dense score in the base score (0..1).
-        lexical_power: Exponent of the lexical share (> 0).
-        dense_floor: Count only the similarity above the last dense candidate's.
-    """
-
-    radius: int
-    leading: int
-    dense_weight: float = 0.5
-    lexical_power: float = 2.0
-    dense_floor: bool = True
-
-
-@dataclass(frozen=True)
-class NeighbourContext:
-    """An archive's answer to a ``ContextRequest``.
-
-    The indices it covers are every non-negative index within ``radius`` of one of ``around``; for each of them:
-
-    Attributes:
-        radius: The distance covered around each index of ``around``.
-        around: The candidates whose neighbourhoods are covered.
-        similarity: Index -> cosine similarity of its best chunk, for every covered index that is live, in the
-            search filter's scope and has vectors (whatever its conditions on hits say: neighbours are context),
-            when a query vector was given. It may hold other indices of the scope too.
-        live: The covered indices that are live and accepted by the search filter as hits.
-
-    Covered indices that are candidates themselves (in ``dense`` or ``lexical``) may be left out of both: what the
-    ranking needs of them is in the candidates' answer already.
-    """
-
-    radius: int
-    around: frozenset[int]
-    similarity: dict[int, float]
-    live: frozenset[int]
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidates:
-    """What one search asks of an archive, answered in one round trip.
+    """What an archive found for one query, before ranking.
 
     Attributes:
-        dense: Index -> cosine similarity of the message's best chunk, for the nearest messages.
-        lexical: Index -> lexical score (BM25 in process, ``ts_rank`` in PostgreSQL), higher is better.
-        similarity: Index -> cosine similarity for every candidate (dense or lexical) that has vectors, when a
-            query vector was given.
-        context: The neighbours answered for a ``ContextRequest`` (None: not asked, or not served; the
-            engine then asks ``similarities`` and ``get`` for them).
+        dense: Archive index -> cosine similarity of its best chunk, for the nearest messages.
+        lexical: Archive index -> BM25 score (higher is better), for the best lexical matches.
     """
 
-    dense: dict[int, float]
-    lexical: dict[int, float]
-    similarity: dict[int, float]
-    context: NeighbourContext | None = field(default=None)
+    dense: Mapping[int, float]
+    lexical: Mapping[int, float]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArchiveStats:
-    """What an archive reports about itself (bytes as defined in ``_codec``)."""
+    """What an archive holds.
 
-    message_count: int
-    total_bytes: int
-    message_bytes: int
-    vector_count: int
+    Attributes:
+        count: Live messages.
+        pending: Messages waiting for their vectors.
+        nbytes: Bytes of the archived messages (their JSON) and vectors.
+        next_index: The index the next message will get.
+        dimension: The vectors' dimension (None before the first).
+        model_id: The embedding model that built it (None before the first vector).
+        oldest: The oldest live index (None when empty).
+    """
+
+    count: int
+    pending: int
+    nbytes: int
+    next_index: int
     dimension: int | None
-    pending_count: int
-    evicted_count: int
-    archived_total: int
-    oldest_index: int | None
-    newest_index: int | None
-    forgotten_count: int = 0
+    model_id: str | None
+    oldest: int | None
 
 
 @runtime_checkable
 class Archive(Protocol):
-    """Keeps the archive. The engine serializes calls from one process with its own lock.
-
-    Properties must be free of side effects (no I/O): ``isinstance`` checks against this protocol evaluate them.
-    """
-
-    def __len__(self) -> int:
-        """Number of live archived messages."""
-        ...
+    """Where a memory's messages live (see the module docstring for the contract)."""
 
     @property
     def user_id(self) -> str | None:
-        """Whose memory this archive is (None: a user not named)."""
+        """Whose archive this is (None: a user not named)."""
         ...
 
-    @property
-    def dimension(self) -> int | None:
-        """Vector length, once known."""
+    def bind(self, model_id: str, dimension: int | None) -> None:
+        """Record the embedding model on first use; refuse another (``EmbeddingModelMismatchError``)."""
         ...
 
-    @property
-    def persistent(self) -> bool:
-        """True when the archive persists itself (saved state then only references it)."""
+    def add(self, records: Sequence[NewRecord]) -> list[int | None]:
+        """Archive records in one transaction: each one's index (its earlier one for a live key; None if forgotten)."""
         ...
 
-    @property
-    def thread_safe(self) -> bool:
-        """True when the archive is safe to call from several threads at once.
+    def set_vectors(self, vectors: Mapping[int, Vectors], statements: Mapping[int, Vectors] | None = None) -> None:
+        """Store each message's chunk vectors (one row per chunk), and those of its self-statements.
 
-        The engine then calls it without holding its own lock, so a search is never queued behind a writer
-        waiting on a database.
+        Indices no longer live are ignored. Statement rows are kept apart (chunks from ``STATEMENT_CHUNK`` on): only a
+        search with ``statements=True`` reads them.
         """
         ...
 
-    def bind(self, model_id: str) -> None:
-        """Record which embedding model fills this archive, and refuse another (no-op where nothing is shared).
-
-        Raises:
-            EmbeddingModelMismatchError: If the archive is already bound to another model.
-        """
-        ...
-
-    def add(self, records: Sequence[NewRecord]) -> list[int]:
-        """Archive records in order, atomically; a record whose ``key`` is live gets its existing index.
-
-        Returns:
-            The archive index of each record, same order.
-        """
-        ...
-
-    def has_pending(self) -> bool:
-        """Whether any message waits for its vectors (checked before every search, so it must be cheap)."""
-        ...
-
-    def pending(self, exclude: set[int], limit: int | None = None) -> list[tuple[int, str]]:
-        """``(index, text)`` of messages waiting for vectors, oldest first, leaving out ``exclude``."""
-        ...
-
-    def set_vectors(self, vectors: Mapping[int, Vectors]) -> int:
-        """Store each message's chunk vectors (possibly none) and mark it embedded; gone ones are skipped.
-
-        Returns:
-            How many messages were updated.
-        """
-        ...
-
-    def enforce_limits(self, max_count: int | None, max_bytes: int | None) -> list[int]:
-        """Evict the oldest messages while a limit is exceeded (never the last one for the byte limit).
-
-        Returns:
-            The evicted indices.
-        """
-        ...
-
-    def evict_oldest(self, count: int) -> list[int]:
-        """Evict the ``count`` oldest messages; returns their indices."""
-        ...
-
-    def forget(self, indices: Sequence[int]) -> list[int]:
-        """Delete these messages for good: records, vectors, lexical entries. Unknown indices are ignored.
-
-        Returns:
-            The indices that were deleted, ascending.
-        """
-        ...
-
-    def forget_all(self) -> int:
-        """Delete every message of the archive's user for good, with its vectors and terms, in one call.
-
-        Nothing of the user's messages is left where the archive keeps data (memory, file, database). Indices are
-        not handed out again: the next message gets the index it would have got.
-
-        Returns:
-            How many messages were deleted.
-        """
-        ...
-
-    def find_keys(self, keys: Sequence[str]) -> dict[str, int]:
-        """The live index of each record whose idempotency ``key`` is among ``keys`` (one indexed lookup).
-
-        Keys that never repeat (a message without a tracking id) are never found.
-        """
+    def pending(self, limit: int, exclude: Iterable[int] = ()) -> list[StoredRecord]:
+        """Up to ``limit`` records waiting for their vectors, oldest first."""
         ...
 
     def candidates(
-        self,
-        vector: Vectors | None,
-        query: str,
-        dense_k: int,
-        lexical_k: int,
-        search_filter: SearchFilter | None = None,
-        *,
-        context: ContextRequest | None = None,
+        self, terms: Sequence[str], vector: Vectors | None, depth: int, scope: Scope, statements: bool = False
     ) -> Candidates:
-        """Dense and lexical candidates for one query, and the similarity of every candidate, in one call.
+        """The ``depth`` nearest messages by vector and best by BM25 over ``terms`` that may be hits in ``scope``.
 
-        Args:
-            vector: The unit query vector, shape ``(1, dimension)``; None skips the dense side and similarities.
-            query: The query text, for the lexical side.
-            dense_k: How many dense candidates (0 skips the dense side).
-            lexical_k: How many lexical candidates (0 skips the lexical side).
-            search_filter: Only messages it accepts are candidates; nothing outside its scope is read.
-            context: The candidates' neighbours wanted as well (``context``). Answering it is optional: an archive
-                may leave ``context`` None; the engine then reads the neighbours with ``similarities`` and ``get``.
-                An archive that answers it covers at least what was asked; the engine checks which candidates'
-                neighbourhoods were covered and asks for the rest.
+        With ``statements=True``: the messages whose self-statements are nearest to ``vector`` (no lexical part).
         """
         ...
 
-    def similarities(self, vector: Vectors, indices: Sequence[int]) -> dict[int, float]:
-        """Cosine similarity of the query to each given message's best chunk (messages without vectors left out).
-
-        Unfiltered: the caller asks only for indices it may read.
-        """
+    def similarities(self, vector: Vectors, indices: Iterable[int]) -> dict[int, float]:
+        """Best-chunk cosine similarity of each index that has vectors."""
         ...
 
-    def get(self, indices: Sequence[int]) -> dict[int, StoredRecord]:
-        """The live records among the given indices (missing ones left out)."""
+    def eligible(self, indices: Iterable[int], scope: Scope) -> set[int]:
+        """The live indices among ``indices`` that may be hits in ``scope`` (no record is read)."""
         ...
 
-    def find_text(self, needle: str) -> list[int]:
-        """Live indices whose searchable text contains ``needle``, case-insensitively, ascending."""
+    def get(self, indices: Iterable[int], scope: Scope | None = None) -> list[StoredRecord]:
+        """The live records among ``indices`` that ``scope`` may read, in index order."""
         ...
 
-    def bounds(self) -> tuple[int, int] | None:
-        """``(oldest, newest)`` live index, or None when empty."""
+    def find_keys(self, keys: Iterable[str]) -> dict[str, int]:
+        """The live index of each idempotency key that is archived."""
+        ...
+
+    def find_text(self, text: str, scope: Scope | None, limit: int) -> list[int]:
+        """Indices of up to ``limit`` live messages whose text contains ``text`` (case-insensitive), oldest first."""
+        ...
+
+    def records(self, after: int, limit: int) -> list[StoredRecord]:
+        """Up to ``limit`` live records with an index above ``after``, in index order."""
+        ...
+
+    def forget(self, indices: Iterable[int]) -> int:
+        """Remove these messages for good, remembering their digests; how many were removed."""
+        ...
+
+    def forget_all(self) -> int:
+        """Remove every message of the user for good (digests kept, nothing else); how many were removed."""
+        ...
+
+    def evict(self, max_messages: int | None, max_bytes: int | None) -> int:
+        """Remove the oldest messages until both limits hold (not remembered as forgotten); how many went."""
         ...
 
     def stats(self) -> ArchiveStats:
-        """Counts and bytes."""
+        """What the archive holds."""
         ...
 
-    def export_state(self, model_id: str) -> dict[str, Any]:
-        """What ``SemanticMemory.to_state`` saves for this archive (JSON types only, versioned, with its user)."""
+    def get_note(self, key: str) -> str | None:
+        """A small value the engine kept with the archive (its relevance floor), or None."""
         ...
 
-    def load_state(self, state: Mapping[str, Any], reembed: bool) -> None:
-        """Restore from ``export_state`` output without embedding; ``reembed`` marks every message pending.
+    def set_note(self, key: str, value: str) -> None:
+        """Keep a small value with the archive (best effort: a read-only archive keeps nothing)."""
+        ...
 
-        Validates the whole state first: on any error nothing has changed. A state saved for another named user
-        is refused (``StateError``); an archive whose user is not named takes the state's.
-        """
+    def to_state(self) -> dict[str, Any]:
+        """The archive as JSON (in process) or a reference to it (a file, a database)."""
+        ...
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Replace the archive with a saved one, or check that a reference names this archive (``StateError``)."""
         ...
 
     def close(self) -> None:
-        """Release connections and files (the data stays where it is persisted)."""
+        """Release files and connections (idempotent)."""
         ...

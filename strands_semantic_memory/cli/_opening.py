@@ -1,13 +1,16 @@
-"""Which archive a command works on: the options that name it, and opening it as a ``SemanticMemory``.
+"""Which archive a command works on: the options that name it, the values a person types, and opening it.
 
-An archive is an SQLite file (``--archive FILE``) or a user's partition of a PostgreSQL database (``--dsn DSN
---user USER``). Each option may come from the environment instead (``STRANDS_SEMANTIC_MEMORY_ARCHIVE``,
-``..._DSN``, ``..._USER``, ``..._EMBEDDING_MODEL``), which keeps a password out of the shell's history.
+An archive is an SQLite file (``--file PATH``) or one user's memory in PostgreSQL (``--dsn DSN --user USER``); each
+option may come from the environment (``STRANDS_SEMANTIC_MEMORY_FILE``, ``_DSN``, ``_USER``, ``_EMBEDDING_MODEL``),
+which keeps a password out of the shell's history. Reading commands open a file read-only (a missing or empty file
+is an error, never made into an archive); only ``import`` creates one. A file another process is writing answers
+within ``BUSY_TIMEOUT`` seconds.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,121 +20,100 @@ from urllib.parse import urlsplit, urlunsplit
 
 import click
 
-from strands_semantic_memory.archives import Archive
+from strands_semantic_memory import archives
+from strands_semantic_memory.archives import Archive, SqliteArchive
+from strands_semantic_memory.cli._output import visible
 from strands_semantic_memory.embeddings import DEFAULT_MODEL
 from strands_semantic_memory.engine import SemanticMemory
+from strands_semantic_memory.engine._history import parse_time
 from strands_semantic_memory.errors import EmbeddingModelMismatchError
 
-__all__ = ["ArchiveOptions", "CommandError", "Refused", "archive_options", "open_archive", "open_memory"]
-
-ENV_PREFIX = "STRANDS_SEMANTIC_MEMORY"
+COMMAND = "strands-semantic-memory"
+ENV = "STRANDS_SEMANTIC_MEMORY"
+BUSY_TIMEOUT = 1.5
+"""Seconds a command waits for another process's write lock on an SQLite file before it says so."""
+EMBED_TIMEOUT = 600.0
+"""Seconds a search waits for its query vector: an operator wants meaning, not words while the model loads."""
+DEBUG = "strands_semantic_memory.debug"
+"""The click context's meta key ``--debug`` sets."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class CommandError(Exception):
-    """A command failed in a way its message explains in full (printed as one line; exit code 1)."""
+    """A failure its message explains in full (one line; exit code 1)."""
 
     exit_code = 1
 
 
 class Refused(CommandError):
-    """The command was not confirmed, or refused to do something destructive (exit code 3)."""
+    """Not confirmed, or refused as destructive (exit code 3)."""
 
     exit_code = 3
 
 
-@dataclass(frozen=True)
-class ArchiveOptions:
-    """The archive a command names.
-
-    Attributes:
-        path: The SQLite file (``--archive``), or None.
-        dsn: The PostgreSQL connection string (``--dsn``), or None.
-        user: The user whose memory it is (``--user``): required with ``--dsn``; with ``--archive``, checked
-            against the user the file records (a file for another user is refused; a new file records it).
-        embedding_model: The embedding model (``--embedding-model``).
-    """
-
-    path: Path | None
-    dsn: str | None
-    user: str | None
-    embedding_model: str
-
-    @property
-    def given(self) -> bool:
-        """Whether an archive was named at all."""
-        return self.path is not None or self.dsn is not None
-
-    def describe(self) -> str:
-        """The archive for a person: the file, or the database without its password and the user."""
-        if self.path is not None:
-            return str(self.path)
-        return f"{mask_password(self.dsn or '')} (user {self.user})"
-
-
 def mask_password(dsn: str) -> str:
     """A connection string with its password replaced by ``***`` (URI or ``key=value`` form)."""
-    if "://" in dsn:
-        parts = urlsplit(dsn)
-        if parts.password is not None:
-            host = parts.netloc.rpartition("@")[2]
-            user = parts.username or ""
-            return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    parts = urlsplit(dsn) if "://" in dsn else None
+    if parts is None:
+        return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", dsn)
+    if parts.password is None:
         return dsn
-    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", dsn)
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{parts.netloc.rpartition('@')[2]}"))
 
 
-def _check(options: ArchiveOptions) -> ArchiveOptions:
-    if options.path is not None and options.dsn is not None:
-        raise click.UsageError("give --archive FILE or --dsn DSN, not both")
-    if options.dsn is not None and not options.user:
-        raise click.UsageError("--dsn needs --user USER: a PostgreSQL archive holds one memory per user")
-    return options
+@dataclass(frozen=True)
+class Target:
+    """The archive a command names (``file``, or ``dsn`` and ``user``) and the embedding ``model``."""
+
+    file: Path | None
+    dsn: str | None
+    user: str | None
+    model: str
+
+    def describe(self) -> str:
+        """The archive for a person: the file, or the database (password masked) and the user."""
+        if self.file is not None:
+            return str(self.file.expanduser().absolute())
+        return f"{mask_password(self.dsn or '')} (user '{self.user}')"
 
 
-def archive_options(required: bool = True) -> Callable[[_F], _F]:
-    """Add ``--archive``, ``--dsn``, ``--user`` and ``--embedding-model``; the command receives ``where``.
+def _debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta[DEBUG] = True
+        logging.getLogger("strands_semantic_memory").setLevel(logging.DEBUG)
 
-    Args:
-        required: Whether the command needs an archive (``doctor`` does not).
-    """
+
+debug_option = click.option(
+    "--debug", is_flag=True, expose_value=False, is_eager=True, callback=_debug, help="Show tracebacks and debug logs."
+)
+
+
+def archive_options(*, required: bool = True, json_output: bool = True) -> Callable[[_F], _F]:
+    """Add ``--file``, ``--dsn``, ``--user``, ``--embedding-model``, ``--json`` and ``--debug``; pass ``target``."""
 
     def decorate(command: _F) -> _F:
         @functools.wraps(command)
-        def wrapper(*args: Any, archive: Path | None, dsn: str | None, user: str | None, **kwargs: Any) -> Any:
-            model = kwargs.pop("embedding_model")
-            where = _check(ArchiveOptions(archive, dsn, user, model))
-            if required and not where.given:
-                raise click.UsageError(
-                    f"name the archive: --archive FILE.sqlite3, or --dsn DSN --user USER (or set {ENV_PREFIX}_ARCHIVE"
-                    f" or {ENV_PREFIX}_DSN)"
-                )
-            return command(*args, where=where, **kwargs)
+        def wrapper(*args: Any, file: Path | None, dsn: str | None, user: str | None, model: str, **kw: Any) -> Any:
+            if file is not None and dsn is not None:
+                raise click.UsageError("give --file PATH or --dsn DSN, not both")
+            if dsn is not None and user is None:
+                raise click.UsageError("--dsn needs --user USER: PostgreSQL holds one memory per user")
+            if required and file is None and dsn is None:
+                raise click.UsageError(f"name the archive: --file PATH, or --dsn DSN --user USER (or {ENV}_FILE)")
+            return command(*args, target=Target(file, dsn, user, model), **kw)
 
         options = [
-            click.option(
-                "--archive",
-                type=click.Path(dir_okay=False, path_type=Path),
-                envvar=f"{ENV_PREFIX}_ARCHIVE",
-                help="An SQLite archive file.",
-            ),
-            click.option(
-                "--dsn", envvar=f"{ENV_PREFIX}_DSN", help="A PostgreSQL connection string (libpq URI or key=value)."
-            ),
-            click.option(
-                "--user",
-                envvar=f"{ENV_PREFIX}_USER",
-                help="Whose memory: required with --dsn; with --archive, checked against the user the file records.",
-            ),
-            click.option(
-                "--embedding-model",
-                envvar=f"{ENV_PREFIX}_EMBEDDING_MODEL",
-                default=DEFAULT_MODEL,
-                show_default=True,
-                help="The embedding model the archive is (or will be) embedded with.",
-            ),
-        ]
+            click.option("--file", type=click.Path(dir_okay=False, path_type=Path), envvar=f"{ENV}_FILE",
+                         help="An SQLite archive file."),
+            click.option("--dsn", envvar=f"{ENV}_DSN", help="A PostgreSQL connection string (URI or key=value)."),
+            click.option("--user", envvar=f"{ENV}_USER", help="Whose memory (with --file: the file's, checked)."),
+            click.option("--embedding-model", "model", envvar=f"{ENV}_EMBEDDING_MODEL", default=DEFAULT_MODEL,
+                         show_default=True, help="The model the archive is (or will be) embedded with."),
+            debug_option,
+        ]  # fmt: skip
+        if json_output:
+            options.append(click.option("--json", "as_json", is_flag=True, help="Print JSON instead of rows."))
         for option in reversed(options):
             wrapper = option(wrapper)
         return wrapper  # type: ignore[return-value]
@@ -139,55 +121,63 @@ def archive_options(required: bool = True) -> Callable[[_F], _F]:
     return decorate
 
 
-def open_archive(where: ArchiveOptions, *, create: bool = False) -> Archive:
-    """The archive the options name (nothing is read from a database until first used).
+def as_time(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """A ``--since``/``--until`` value: ISO 8601 (UTC unless it says otherwise) or epoch seconds."""
+    try:
+        return parse_time(value)
+    except ValueError:
+        example = "ISO 8601 (2024-05-01T09:30:00Z) or seconds since the epoch"
+        raise click.BadParameter(f"'{visible(value or '')}' is not a time: give {example}") from None
 
-    Args:
-        where: The options.
-        create: Whether a missing SQLite file may be created (``import``); else it is an error.
+
+def as_indices(ctx: click.Context, param: click.Parameter, value: str | tuple[str, ...]) -> Any:
+    """Archive indices as a person types them (``12``; ``10-20`` for ``--range``), refused in words otherwise."""
+    found: list[Any] = []
+    for text in [value] if isinstance(value, str) else value:
+        first, dash, last = text.strip().partition("-") if param.name == "ranges" else (text.strip(), "", "")
+        digits = first.isascii() and first.isdigit() and (not dash or last.isascii() and last.isdigit())
+        if digits and (not dash or int(first) <= int(last)):
+            found.append((int(first), int(last)) if dash else int(first))
+        elif param.name == "ranges":
+            raise click.BadParameter(f"'{visible(text)}' is not a range of indices: give FIRST-LAST, such as 10-20")
+        else:
+            raise click.BadParameter(f"'{visible(text)}' is not a message index: give a whole number, such as 12")
+    return found[0] if isinstance(value, str) else tuple(found)
+
+
+def open_archive(target: Target, *, write: bool = False, create: bool = False) -> Archive:
+    """The archive ``target`` names: a file read-only unless ``write``, created only with ``create``.
 
     Raises:
-        CommandError: If the SQLite file does not exist and ``create`` is False.
+        CommandError: If the file is missing (and not to be created), or PostgreSQL is not available.
         SemanticMemoryError: If the archive cannot be opened (the library's message).
     """
-    if where.path is not None:
-        if not create and not where.path.exists():
-            raise CommandError(f"no archive file at '{where.path}' (import creates one)")
-        from strands_semantic_memory.archives.sqlite import SqliteArchive
+    if target.file is not None:
+        path = target.file.expanduser()
+        if not path.is_file() and (path.exists() or not create):
+            raise CommandError(f"no archive file at '{path}' (import creates one)")
+        return SqliteArchive(path, user_id=target.user, busy_timeout=BUSY_TIMEOUT, read_only=not write)
+    if target.dsn is None or target.user is None:
+        raise CommandError("name the archive: --file PATH, or --dsn DSN with --user USER")
+    archive: Archive = archives.PostgresArchive(target.dsn, user_id=target.user)
+    return archive
 
-        return SqliteArchive(where.path, user_id=where.user)
-    from strands_semantic_memory.archives.postgres import PostgresArchive
 
-    assert where.dsn is not None and where.user is not None
-    return PostgresArchive(where.dsn, where.user)
-
-
-def open_memory(where: ArchiveOptions, *, create: bool = False, archive: Archive | None = None) -> SemanticMemory:
-    """A memory over the archive the options name, embedding inline (in the command's own thread).
-
-    Args:
-        where: The options.
-        create: Whether a missing SQLite file may be created.
-        archive: An archive already opened from ``where`` (else it is opened here).
+def open_memory(target: Target, archive: Archive) -> SemanticMemory:
+    """A memory over ``archive`` with ``target``'s model, embedding inline; the archive is closed if this fails.
 
     Raises:
-        CommandError: If the archive was embedded with another model (the message says how to go on).
+        CommandError: If the archive was embedded with another model (the message says the two ways on).
     """
-    archive = archive if archive is not None else open_archive(where, create=create)
     try:
-        return SemanticMemory(archive=archive, embedding_model=where.embedding_model, embedding="inline")
+        return SemanticMemory(target.model, archive=archive, embed_timeout=EMBED_TIMEOUT)
     except EmbeddingModelMismatchError as error:
         archive.close()
-        raise model_mismatch(error) from error
+        raise CommandError(
+            f"the archive was embedded with '{error.archived_model}', not '{error.configured_model}': pass "
+            f"--embedding-model {error.archived_model}, or run '{COMMAND} reembed --embedding-model "
+            f"{error.configured_model}' to embed it again with the new model"
+        ) from error
     except BaseException:
         archive.close()
         raise
-
-
-def model_mismatch(error: EmbeddingModelMismatchError) -> CommandError:
-    """The command line's words for an archive embedded with another model."""
-    return CommandError(
-        f"the archive was embedded with '{error.archived_model}', not '{error.configured_model}': pass "
-        f"--embedding-model {error.archived_model}, or run 'strands-semantic-memory reembed --embedding-model "
-        f"{error.configured_model}' to embed it again with the new model"
-    )

@@ -1,9 +1,9 @@
 """Agentic context editing: the model summarizes or drops ranges of its own active context, losing nothing.
 
-Modules: ``_editing`` (``ContextEditor`` and its tools), ``_ranges`` (which messages an edit may address),
-``_log`` (the log of applied edits kept in ``agent.state``, replayed by sessions).
+Modules: ``_editor`` (``ContextEditor``, its tools and safe points) and ``_edits`` (pure functions: message ids,
+editable ranges, applying an edit exactly, the log a restored session replays).
 """
 
-from strands_semantic_memory.context_editing._editing import ContextEditor
+from strands_semantic_memory.context_editing._editor import ContextEditor
 
 __all__ = ["ContextEditor"]

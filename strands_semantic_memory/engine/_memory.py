@@ -1,953 +1,960 @@
-"""SemanticMemory: the engine behind the conversation manager, the hook and the Strands memory store.
+"""SemanticMemory: the engine behind the conversation manager, the hook, the memory store and the storage.
 
-One class owns the running parts and the write transaction. It binds the archive to the embedding model, picks
-the archive lock (none for a thread-safe archive), and connects the checked embedder (``embeddings._checked``),
-the embedding queue (``embedding``) and the recall path (``retrieval``). Every write is one archive call under
-that lock: ``add`` checks and encodes the messages first (``_intake``: nothing changes on bad input), commits them
-in one ``Archive.add``, then embeds what is pending outside the lock, or hands it to the background thread (a
-failing embedder leaves messages pending, never lost), and enforces the size limits. A search only reads: in
-background mode it scores the newest pending messages by embedding them itself (``EmbeddingQueue.for_search``),
-and the thread stores their vectors; ``evict_oldest`` and ``forget`` remove, ``load_state`` replaces the archive
-with a saved one (``_memory_state``; the layout: ``archives._state``). Each change counts once in ``version``;
-``configure`` hands changed options to the running parts without dropping their state (claims in flight, the
-failure clock, cached queries that still fit). Options: ``_options``; what ``stats`` reports: ``_stats``.
-
-Every public method is safe to call from several threads at once.
-
-Example:
-    ```python
-    memory = SemanticMemory(top_k=3, context_radius=2)
-    memory.add(messages)
-    for passage in memory.retrieve("what was the order number?"):
-        print(passage.start, passage.end, passage.messages)
-    ```
+Concurrency, in one paragraph. A memory holds one lock of its own (``_lock``: its embedding bookkeeping and
+counters, never held while the archive or the embedder works); its archive serializes its own connection; its
+embedder's one worker thread (``embeddings._worker``) runs every embedding call, queries first. ``add`` checks and
+encodes the messages (nothing changes on bad input), commits them in one archive transaction and hands their texts
+to the worker in small batches; the worker's callback stores the vectors. A search embeds its query on the worker,
+waits at most ``embed_timeout`` for it (not at all when the worker is stalled) and otherwise searches by words, then
+asks the archive for candidates, ranks them (``retrieval``, pure) and reads the records of the hits and their
+neighbours. Every public method is safe from any thread; none needs the caller's event loop, and the agent-facing
+parts call them through ``asyncio.to_thread``.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
+import functools
+import json
 import logging
 import math
 import os
-import reprlib
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
-from typing import Any, TypedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
 
 from strands.types.content import Message
 from typing_extensions import Unpack
 
 from strands_semantic_memory import _telemetry
-from strands_semantic_memory._validation import check_identifier, check_members
 from strands_semantic_memory.archives import resolve_archive
-from strands_semantic_memory.archives._protocol import Archive, NewRecord, SearchFilter, StoredRecord
+from strands_semantic_memory.archives._protocol import Archive, Candidates, NewRecord, Scope, StoredRecord
 from strands_semantic_memory.embeddings import DEFAULT_MODEL, Embedder, resolve_embedder
-from strands_semantic_memory.embeddings._checked import CheckedEmbedder
-from strands_semantic_memory.engine._calibration import Calibration, probe_vectors
-from strands_semantic_memory.engine._intake import ROLES, STORAGE_ROLE, AddedCounter, new_records, record_keys
-from strands_semantic_memory.engine._memory_state import (
-    check_compatibility,
-    constructor_arguments,
-    export_memory,
-    restore_archive,
-)
-from strands_semantic_memory.engine._options import (
-    DEFAULT_CONTEXT_RADIUS,
-    DEFAULT_TOP_K,
-    MemoryOptions,
-    MemoryTunables,
-    OptionChanges,
-)
-from strands_semantic_memory.engine._reembed import ReembedProgress, drop_vectors
-from strands_semantic_memory.engine._stats import MemoryStats, build_stats
-from strands_semantic_memory.engine.embedding import EmbeddingQueue, PendingView
+from strands_semantic_memory.embeddings._base import Vectors
+from strands_semantic_memory.embeddings._worker import EmbeddingWorker, worker_for
+from strands_semantic_memory.engine._options import MemoryOptions, OptionArguments, checked_options
 from strands_semantic_memory.errors import (
     ConfigurationError,
+    EmbeddingError,
     InvalidMessageError,
     InvalidMessageTypeError,
     MessageNotFoundError,
-    SemanticMemoryError,
+    StateError,
 )
-from strands_semantic_memory.messages._codec import decode_message
-from strands_semantic_memory.messages._time import TimeBound
-from strands_semantic_memory.retrieval._passages import Passage
-from strands_semantic_memory.retrieval._recall import Recall, Recollection, SearchHit, make_filter
-from strands_semantic_memory.retrieval._relevance import relevance
-from strands_semantic_memory.retrieval._rerank import Reranker
+from strands_semantic_memory.messages._codec import encode_message, record_key, searchable_text
+from strands_semantic_memory.messages._profile import self_statements, statement_parts
+from strands_semantic_memory.messages._session import session_key
+from strands_semantic_memory.messages._terms import tokenize
+from strands_semantic_memory.messages._text import chunk_text, render_message
+from strands_semantic_memory.messages._time import TimeBound, to_epoch
+from strands_semantic_memory.retrieval._passages import Passage, build_passages
+from strands_semantic_memory.retrieval._ranking import (
+    candidate_depth,
+    context_indices,
+    favour_span,
+    prefer_statements,
+    rank,
+)
+from strands_semantic_memory.retrieval._relevance import PROBES, Relevance, probe_floor, relevance
+from strands_semantic_memory.retrieval._time import time_span
+
+__all__ = ["MemoryStats", "SearchHit", "SearchResult", "SemanticMemory", "Statement"]
 
 logger = logging.getLogger(__name__)
 
-_OPTION_NAMES = MemoryOptions.names()
+Role = Literal["user", "assistant"]
+ROLES: tuple[str, ...] = get_args(Role)
+STORAGE_ROLE = "stored"
+"""The role of a ``SemanticStorage`` entry: refused from ``add`` (no message can pass for a storage entry)."""
+MAX_RETRIES = 6
+"""Automatic attempts at a message whose embedding fails; after them only ``embed_pending`` tries it."""
+MAX_RETRY_WAIT = 600.0
+STALLED_BATCH = 30.0
+"""An inline ``add`` stops waiting once one document batch has run this long (a hung embedder)."""
+FLOOR_NOTE = "relevance_floor"
+FLOOR_GROWTH = 0.25
+"""The relevance floor is computed again once the archive grew by this share since."""
 
-__all__ = ["MemoryArguments", "MemorySources", "SearchHit", "SemanticMemory", "resolve_memory"]
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One archived message found by a search.
+
+    Attributes:
+        index: Its archive index.
+        score: Its relevance (higher is more relevant).
+        record: The archived record (``record.message`` is a fresh copy of the message).
+        similarity: Cosine similarity of the query to its best chunk (None: not embedded yet, or no query vector).
+    """
+
+    index: int
+    score: float
+    record: StoredRecord
+    similarity: float | None
+
+    @property
+    def message(self) -> Message:
+        """The message exactly as archived (a fresh copy)."""
+        return self.record.message
+
+    @property
+    def role(self) -> str:
+        """Its role."""
+        return self.record.role
+
+    @property
+    def session_id(self) -> str | None:
+        """The session it was said in (None: unknown)."""
+        return self.record.session_id
+
+    @property
+    def time(self) -> float:
+        """When it was said (else archived), in seconds since the epoch."""
+        return self.record.time
 
 
-class MemorySources(TypedDict, total=False):
-    """The ``SemanticMemory`` keywords that are not options: the model, the archive and its user, the reranker."""
+@dataclass(frozen=True)
+class Statement:
+    """What a user said about themselves, in their own words (``messages._profile``).
 
-    embedding_model: str
-    embedder: Embedder | None
-    archive: Archive | None
-    archive_path: str | os.PathLike[str] | None
+    Attributes:
+        record: The archived message the sentences are in (forgetting it forgets them).
+        sentences: The message's self-statements, verbatim (a short reply: the whole reply).
+        similarity: Cosine similarity of the request to the nearest of them.
+        asked: The assistant's question the message answered, when the statement is a reply to it.
+    """
+
+    record: StoredRecord
+    sentences: tuple[str, ...]
+    similarity: float
+    asked: str | None = None
+
+
+class SearchResult(list[SearchHit]):
+    """The hits of one search, best first (a list), with the passages around them and how relevant the query is.
+
+    Attributes:
+        passages: The hits widened by ``context_radius`` neighbours each side and merged, in conversation order.
+        best_similarity: The query's cosine similarity to its nearest archived message (None: no query vector).
+        relevance: How much the query resembles the archive (``retrieval._relevance``): what the hook's gate reads.
+        lexical_only: True when the query vector was missing (embedder slow or failing): words alone ranked it.
+        floor: The archive's relevance floor the gate read (how close generic questions get), when known.
+    """
+
+    passages: list[Passage]
+    best_similarity: float | None
+    relevance: Relevance
+    lexical_only: bool
+    floor: float | None
+
+    def __init__(
+        self,
+        hits: Iterable[SearchHit] = (),
+        passages: Sequence[Passage] = (),
+        best_similarity: float | None = None,
+        relevance: Relevance = "unknown",
+        lexical_only: bool = False,
+        floor: float | None = None,
+    ) -> None:
+        """Build a result (the engine does)."""
+        super().__init__(hits)
+        self.passages, self.floor = list(passages), floor
+        self.best_similarity, self.relevance, self.lexical_only = best_similarity, relevance, lexical_only
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """What ``SemanticMemory.stats`` reports.
+
+    Attributes:
+        count: Archived messages.
+        pending: Messages waiting for their vectors (found by their words meanwhile).
+        nbytes: Bytes of the archived messages and their vectors.
+        next_index: The index the next message gets.
+        dimension: The vectors' dimension (None before the first).
+        model_id: The embedding model.
+        user_id: Whose memory it is.
+        archive: The archive's kind (``SqliteArchive``, ``PostgresArchive``).
+        searches: Searches since the memory was built.
+        lexical_searches: Of those, how many searched by words alone (no query vector in time).
+        embedding_failures: Embedding calls that failed since the memory was built.
+    """
+
+    count: int
+    pending: int
+    nbytes: int
+    next_index: int
+    dimension: int | None
+    model_id: str
     user_id: str | None
-    clock: Callable[[], float] | None
-    reranker: Reranker | None
-    aws_region: str | None
-    embedding_dimensions: int | None
+    archive: str
+    searches: int
+    lexical_searches: int
+    embedding_failures: int
 
-
-class MemoryArguments(OptionChanges, MemorySources, total=False):
-    """Every keyword ``SemanticMemory`` takes (what ``from_state`` may override)."""
-
-
-EMBEDDER_MEMBERS = ("model_id", "dimension", "embed_documents", "embed_queries")
-"""What an ``embedder=`` must have (``Embedder``), checked without evaluating the properties."""
+    def as_dict(self) -> dict[str, Any]:
+        """The figures as a dict."""
+        return dict(vars(self))
 
 
 class SemanticMemory:
-    """A lossless, searchable archive of Strands messages (an example: the module docstring; options: MemoryOptions)."""
+    """A lossless, searchable archive of Strands messages.
+
+    Example:
+        ```python
+        from strands_semantic_memory import SemanticMemory
+
+        memory = SemanticMemory()
+        memory.add([{"role": "user", "content": [{"text": "Our staging database is db-stg-04, port 6432."}]}])
+        hits = memory.search("staging database port")
+        assert hits[0].index == 0 and "6432" in hits.passages[0].messages[0]["content"][0]["text"]
+        ```
+    """
 
     def __init__(
         self,
         embedding_model: str = DEFAULT_MODEL,
-        top_k: int = DEFAULT_TOP_K,
-        context_radius: int = DEFAULT_CONTEXT_RADIUS,
-        min_score: float | None = None,
-        max_num_archived_messages: int | None = None,
-        max_memory_archived_messages: int | None = None,
         *,
         embedder: Embedder | None = None,
         archive: Archive | None = None,
         archive_path: str | os.PathLike[str] | None = None,
         user_id: str | None = None,
         clock: Callable[[], float] | None = None,
-        reranker: Reranker | None = None,
         aws_region: str | None = None,
         embedding_dimensions: int | None = None,
-        **options: Unpack[MemoryTunables],
+        **options: Unpack[OptionArguments],
     ) -> None:
-        """Create a memory. Nothing is loaded until the first message is embedded.
+        """Create a memory; the model loads with the first embedding.
 
         Args:
-            embedding_model: A sentence-transformers name or folder (default: all-MiniLM-L6-v2) or ``"bedrock:<id>"``.
-            top_k: Hits per search (this and the next four: ``MemoryOptions``).
-            context_radius: Neighbouring messages added on each side of a hit by ``retrieve``.
-            min_score: Minimum cosine similarity of a hit (-1..1); None keeps all.
-            max_num_archived_messages: Keep at most this many messages (oldest evicted first); None: no limit.
-            max_memory_archived_messages: Keep at most this many estimated bytes; None: no limit.
-            embedder: A ready ``Embedder``, instead of a model name.
-            archive: Where the messages are kept (an ``Archive`` from ``archives``; default: in process).
-            archive_path: A file for a durable archive (``SqliteArchive``); not together with ``archive``.
-            user_id: Whose memory it is (a person, or an actor such as an agent id): a non-empty string of at most
-                256 characters. The archive is built for that user (a file records it and refuses another); a
-                ready ``archive=`` must be that user's. None: the archive's user, or a user not named.
-            clock: What "now" is, in seconds since the epoch (default ``time.time``): every record's
-                ``archived_at``. A benchmark or an importer passes the dates of the conversations it replays. Not
-                saved with the state.
-            reranker: A ``Reranker`` to reorder candidates; default none.
-            aws_region: Bedrock only: the region (default: the AWS SDK's resolution).
-            embedding_dimensions: Bedrock only: the output dimension, for models that offer a choice.
-            **options: Further ``MemoryOptions`` fields (``retrieval``, ``ranking``, ``chunk_chars``, ...).
+            embedding_model: A sentence-transformers model name or folder (default: the bundled all-MiniLM-L6-v2),
+                or ``"bedrock:<model id>"``.
+            embedder: A ready ``Embedder`` instead of a model name.
+            archive: Where the messages are kept (default: in process, ``SqliteArchive()``).
+            archive_path: A durable SQLite file instead (its folder must exist).
+            user_id: Whose memory it is: a printable string of at most 256 characters. A file records its user and
+                refuses another; None opens a file as the user it records.
+            clock: What "now" is, in seconds since the epoch (default ``time.time``): each record's ``archived_at``.
+            aws_region: Bedrock only: the region.
+            embedding_dimensions: Bedrock only: the output dimension.
+            **options: ``MemoryOptions`` fields (``top_k``, ``context_radius``, ``embedding``, ...).
 
         Raises:
-            ConfigurationError: If an option is unknown or out of range (the message names it), or the archive is
-                another user's.
-            EmbeddingModelMismatchError: If a shared archive was built by another embedding model.
+            ConfigurationError: If an option is unknown or invalid (the message names it), or the archive is another
+                user's.
+            EmbeddingModelMismatchError: If the archive was built by another embedding model.
         """
-        self._options = MemoryOptions.from_arguments(
-            top_k=top_k,
-            context_radius=context_radius,
-            min_score=min_score,
-            max_num_archived_messages=max_num_archived_messages,
-            max_memory_archived_messages=max_memory_archived_messages,
-            **options,
-        )
+        self._options = checked_options(**options)
         if clock is not None and not callable(clock):
             raise ConfigurationError(f"clock must be a callable returning seconds since the epoch, got {clock!r}")
-        self._clock: Callable[[], float] = clock or time.time
-        check_members("embedder", embedder, EMBEDDER_MEMBERS, "an Embedder")
-        check_members("reranker", reranker, ("rerank",), "a Reranker (an object with rerank(query, texts))")
-        archive = resolve_archive(archive, archive_path, user_id)
+        if embedder is not None and not isinstance(embedder, Embedder):
+            raise ConfigurationError(f"embedder must be an Embedder, got {type(embedder).__name__}")
+        self._clock = clock or time.time
         self.embedder: Embedder = embedder or resolve_embedder(
             embedding_model, aws_region=aws_region, embedding_dimensions=embedding_dimensions
         )
-        archive.bind(self.embedder.model_id)
-        self._archive = archive
-        self._archive_type = type(archive).__name__
-        self._lock = threading.RLock()
-        """Guards the counters and a restore; it is also the store lock of a store that is not thread-safe."""
-        self._archive_lock: AbstractContextManager[object] = (
-            contextlib.nullcontext() if archive.thread_safe else self._lock
-        )
-        self._checked = CheckedEmbedder(self.embedder, lambda: archive.dimension, self._options.query_cache_size)
-        self._queue = EmbeddingQueue(archive, self._archive_lock, self._checked.documents, self._options, self._changed)
-        # A memory dropped without close(): its embedding thread stops after its batch (the thread holds the queue
-        # during a batch, never the memory).
-        weakref.finalize(self, self._queue.request_stop).atexit = False
-        self._recall = Recall(archive, self._checked, self._archive_lock, lambda: self._options, reranker)
-        self._calibration = Calibration()
-        self._added = AddedCounter()
+        self._archive = resolve_archive(archive, archive_path, user_id)
+        self._archive.bind(self.embedder.model_id, None)
+        self._worker: EmbeddingWorker = worker_for(self.embedder)
+        self._lock = threading.Lock()
+        self._in_flight: set[int] = set()
+        self._failed: dict[int, tuple[int, float]] = {}  # index -> (attempts, monotonic time of the next one)
+        self._failures = self._searches = self._lexical = 0
+        self._floor: tuple[float | None, int] | None = None  # (floor, archive size when computed)
+        self._added_since_floor = 0
         self._version = 0
-        self._generation = 0
-        self._searches = 0
-        _telemetry.watch(self._gauge_figures)  # read only when a metric reader collects
-        if self._options.embedding == "background":  # what a durable archive left pending is embedded now
-            try:
-                self._queue.catch_up()
-            except SemanticMemoryError as error:  # an unreachable store fails the first call that needs it, not this
-                logger.warning("error=<%s> | pending messages not checked at open; they are embedded later", error)
+        self._closed = False
+        self._worker.warm_up()  # the model loads while the agent is being set up
+        _telemetry.watch(weakref.WeakMethod(self._figures))
+        self._schedule()  # what a durable archive left pending
 
-    # ------------------------------------------------------------------------------------------- options
+    # ------------------------------------------------------------------ properties
 
     @property
     def options(self) -> MemoryOptions:
         """The current options (frozen; change them with ``configure``)."""
         return self._options
 
-    def configure(self, **changes: Unpack[OptionChanges]) -> None:
-        """Change options, in effect from the next call (validated first; nothing changes on an error); a change.
+    def configure(self, **changes: Unpack[OptionArguments]) -> None:
+        """Change options, checked all together first; in effect from the next call.
 
         Raises:
-            ConfigurationError: If a name is not an option, or a value is invalid (the message names it).
+            ConfigurationError: If a name is not an option or a value is invalid; then nothing changed.
         """
-        with self._lock:
-            self._options = self._options.replace(**changes)
-            self._queue.reconfigure(self._options)  # claims in flight and the failure clock are kept
-            self._checked.resize_cache(self._options.query_cache_size)  # the least recent queries evicted
-        self._changed()
-
-    def __setattr__(self, name: str, value: object) -> None:
-        """Refuse an option set as an attribute, which would otherwise change nothing without a word."""
-        if name in _OPTION_NAMES:
-            raise AttributeError(f"options are changed with configure({name}=...) and read from options.{name}")
-        super().__setattr__(name, value)
-
-    @property
-    def reranker(self) -> Reranker | None:
-        """The configured reranker, if any."""
-        return self._recall.reranker
-
-    @property
-    def version(self) -> int:
-        """Increases on every change made through this object; lets callers cache work derived from it."""
-        return self._version
-
-    @property
-    def generation(self) -> int:
-        """How many times ``load_state`` replaced the archive: an index read before a restore may name another record.
-
-        ``SemanticStorage``'s key table reads the archive again when it changes.
-        """
-        return self._generation
-
-    def _restores_held(self) -> AbstractContextManager[object]:
-        """Hold off ``load_state`` while the block runs (re-entrant).
-
-        What the block reads and does with it then refers to one archive. For ``SemanticStorage``'s key table; keep
-        the block short (no embedding in it).
-        """
-        return self._lock
+        self._options = checked_options(self._options, **changes)
 
     @property
     def archive(self) -> Archive:
-        """Where the messages are kept verbatim (an ``Archive``: in process, SQLite or PostgreSQL)."""
+        """The ``Archive`` the messages are kept in."""
         return self._archive
 
     @property
     def user_id(self) -> str | None:
-        """Whose memory this is (the archive's user; None: a user not named)."""
+        """Whose memory this is (None: a user not named)."""
         return self._archive.user_id
 
     @property
     def clock(self) -> Callable[[], float]:
-        """What "now" is for this memory (seconds since the epoch): ``time.time`` unless one was given."""
+        """What "now" is for this memory."""
         return self._clock
 
-    def _now(self) -> float:
-        """The clock's time, checked.
-
-        Raises:
-            ConfigurationError: If the clock returned anything but a finite number.
-        """
-        now = self._clock()
-        if isinstance(now, bool) or not isinstance(now, (int, float)) or not math.isfinite(now):
-            raise ConfigurationError(f"clock must return seconds since the epoch (a finite number), returned {now!r}")
-        return float(now)
-
-    # ------------------------------------------------------------------------------------------- reading
+    @property
+    def version(self) -> int:
+        """Counts the changes made through this memory (adds, removals, restores)."""
+        return self._version
 
     def __len__(self) -> int:
-        """Number of archived messages."""
-        with self._archive_lock:
-            return len(self._archive)
+        return self._archive.stats().count
 
-    @property
-    def indices(self) -> list[int]:
-        """The live archive indices, oldest first (forgotten messages leave holes)."""
-        with self._archive_lock:
-            return sorted(self._live_records(None, None))
-
-    def get(self, index: int) -> Message:
-        """A copy of the archived message at ``index``.
-
-        Raises:
-            MessageNotFoundError: If no message has that index (never archived, evicted or forgotten); it is a
-                ``KeyError`` too.
-        """
-        return self.record(index).message
-
-    def record(self, index: int) -> StoredRecord:
-        """The archived record at ``index`` (``.message`` decodes it; its role, times and session are fields).
-
-        Raises:
-            MessageNotFoundError: If no message has that index (a ``KeyError`` too).
-        """
-        with self._archive_lock:
-            found = self._archive.get([index]).get(index)
-        if found is None:
-            raise MessageNotFoundError(index)
-        return found
-
-    def messages(self, start: int | None = None, end: int | None = None) -> list[tuple[int, Message]]:
-        """Archived ``(index, message)`` pairs with ``start <= index <= end``, oldest first, each a fresh copy."""
-        with self._archive_lock:
-            records = self._live_records(start, end)
-        return [(i, decode_message(r.data)) for i, r in sorted(records.items())]
-
-    def _live_records(self, start: int | None, end: int | None) -> dict[int, StoredRecord]:
-        """The live records with ``start <= index <= end`` (either end open when None); under the store lock.
-
-        One ``bounds`` and one ``get`` call: the store protocol has no cheaper way to list the live indices.
-        """
-        bounds = self._archive.bounds()
-        if bounds is None:
-            return {}
-        lo = bounds[0] if start is None else max(start, bounds[0])
-        hi = bounds[1] if end is None else min(end, bounds[1])
-        return self._archive.get(list(range(lo, hi + 1)))
-
-    # ------------------------------------------------------------------------------------------- writing
+    # ------------------------------------------------------------------ writing
 
     def add(
         self,
         messages: Sequence[Message],
         *,
-        timestamps: Sequence[TimeBound] | None = None,
         session_id: str | None = None,
-    ) -> list[int]:
-        """Archive messages verbatim in one commit (again: the existing index), then embed them if possible.
+        said_at: TimeBound | Sequence[TimeBound] = None,
+    ) -> list[int | None]:
+        """Archive messages verbatim, in one transaction.
 
         Args:
-            messages: Strands message dicts, oldest first (copied: later changes do not reach the archive).
-            timestamps: When each was said (epoch seconds or datetimes); default: ``metadata.custom.timestamp``.
-            session_id: The Strands session they were said in (``agent.session_id``), stamped on every record of
-                the call; searches can be scoped to sessions (``sessions=``). None: no session.
+            messages: Strands messages (``{"role": "user" | "assistant", "content": [...]}``).
+            session_id: The session they were said in (any string: a long one is kept as its digest).
+            said_at: When they were said: one time for all, or one per message (default: unknown).
 
         Returns:
-            The archive index of each message, same order. A message archived before keeps its first index and
-            session.
+            Each message's archive index (its earlier one if it was archived before), or None for a message that was
+            forgotten: a forgotten message is never archived again.
 
         Raises:
-            ConfigurationError: If ``session_id`` is not a valid id (nothing is archived).
-            InvalidMessageError, InvalidMessageTypeError, ArchiveError: Nothing is archived.
+            InvalidMessageTypeError: If ``messages`` is not a list of messages.
+            InvalidMessageError: If one is not a Strands message (its position is named); nothing was archived.
+            ArchiveError: If the archive could not commit; nothing was archived.
         """
-        check_identifier("session_id", session_id)
-        return self._archive_records(new_records(messages, timestamps, session_id=session_id, now=self._now()))
-
-    def _archive_entries(self, messages: Sequence[Message], *, session_id: str | None = None) -> list[int]:
-        """``add`` for ``SemanticStorage``: its entries have the storage role, which ``add`` refuses."""
-        check_identifier("session_id", session_id)
-        records = new_records(messages, None, (*ROLES, STORAGE_ROLE), session_id=session_id, now=self._now())
-        return self._archive_records(records)
-
-    def _archive_records(self, records: Sequence[NewRecord]) -> list[int]:
-        """Commit checked records, then embed what is due and enforce the limits (the second half of ``add``).
-
-        Traced as a ``memory.add`` span: the messages offered, those newly archived and their bytes.
-        """
-        with _telemetry.Operation("memory.add") as operation:
-            with self._archive_lock:
-                indices, added = self._commit(records)
-            self._changed(len(added))
-            self._calibration.added(len(added))
-            # Committed: from here on nothing may raise, or a caller's retry would look like a lost archive.
-            texts = {i: r.text for i, r in zip(indices, records, strict=True) if i in added and r.text.strip()}
-            added_bytes = sum(len(r.data) for i, r in zip(indices, records, strict=True) if i in added)
-            if operation.recording:
-                operation.set(
-                    {
-                        "memory.archive.type": self._archive_type,
-                        "memory.embedding.mode": self._options.embedding,
-                        "memory.message.count": len(records),
-                        "memory.message.new_count": len(added),
-                        "memory.message.bytes": added_bytes,
-                    }
-                )
-            if added:
-                kind = {"memory.archive.type": self._archive_type}
-                _telemetry.ARCHIVE_ADDED.add(len(added), kind)
-                _telemetry.ARCHIVE_ADDED_BYTES.add(added_bytes, kind)
-            self._changed(self._queue.after_archive(texts))
-            self._enforce_limits()
+        indices = self._add_records(self.new_records(messages, session_id=session_id, said_at=said_at))
         return indices
 
-    def _commit(self, records: Sequence[NewRecord]) -> tuple[list[int], set[int]]:
-        """Add ``records`` in one store call (under the store lock).
+    def new_records(
+        self,
+        messages: Sequence[Message],
+        *,
+        session_id: str | None = None,
+        said_at: TimeBound | Sequence[TimeBound] = None,
+        roles: Sequence[str] = ROLES,
+    ) -> list[NewRecord]:
+        """Check and encode messages for the archive, changing nothing (``add`` archives them)."""
+        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+            raise InvalidMessageTypeError(f"messages must be a list of messages, got {type(messages).__name__}")
+        if isinstance(said_at, Sequence) and not isinstance(said_at, str):
+            if len(said_at) != len(messages):
+                raise InvalidMessageError(f"said_at has {len(said_at)} times for {len(messages)} messages")
+            times = [to_epoch(t, "said_at") for t in said_at]
+        else:
+            times = [to_epoch(said_at, "said_at")] * len(messages)
+        session = session_key(session_id)
+        now = self._now()
+        records = []
+        for position, message in enumerate(messages):
+            if not isinstance(message, Mapping) or message.get("role") not in roles:
+                raise InvalidMessageError(f"message {position} is not a Strands message with a role in {tuple(roles)}")
+            if not isinstance(message.get("content"), list):
+                raise InvalidMessageError(f"message {position} has no content list")
+            data = encode_message(message)
+            text = searchable_text(render_message(message))
+            key = record_key(data, message.get("tracking_id"))
+            records.append(NewRecord(data, str(message["role"]), key, text, now, times[position], session))
+        return records
 
-        Returns:
-            The archive index of each record (the existing one for a message archived before), and those that are
-            new, told apart by ``AddedCounter`` without asking the store again.
-        """
-        horizon = self._added.horizon(self._archive)
-        indices = self._archive.add(records)
-        added = self._added.new(indices, horizon)
-        if added:
-            logger.debug("archived=<%d> | messages archived", len(added))
-        return indices, added
+    def _now(self) -> float:
+        try:
+            now = float(self._clock())
+        except Exception as error:  # a clock must not lose a message: the wall clock stands in
+            logger.warning("error=<%s> | the memory's clock failed; using the system time", type(error).__name__)
+            return time.time()
+        if not math.isfinite(now) or now < 0:
+            logger.warning("now=<%r> | the memory's clock gave no valid time; using the system time", now)
+            return time.time()
+        return now
 
-    def embed_pending(self) -> int:
-        """Embed every pending message now and wait for the background thread's batch; returns how many were embedded.
-
-        Ignores the retry interval after a failure, and tries the texts the embedder rejected as well. With
-        ``embedding="background"``, call it when every vector must be stored now (a backlog beyond the 32 pending
-        messages a search embeds for itself, a test).
-
-        Raises:
-            EmbeddingError: If the embedder fails (the messages stay archived and pending).
-            ModelUnavailableError: If the model cannot be loaded.
-        """
-        return self._changed(self._queue.drain())
-
-    def reembed(
-        self, *, progress: Callable[[ReembedProgress], object] | None = None, pending_only: bool = False
-    ) -> int:
-        """Embed every archived message again with the configured embedder (after a change of model, say).
-
-        Every vector is dropped first and the archive bound to this memory's model; the messages stay, and are
-        found lexically until their new vectors are stored. Batches are embedded in the calling thread
-        (``options.embedding_batch_size`` messages each). Details: ``engine._reembed``.
-
-        Args:
-            progress: Called with a ``ReembedProgress`` (done, total) before the first batch and after each.
-            pending_only: Keep the vectors there are and embed only the messages waiting for theirs (the backlog):
-                ``embed_pending`` with progress.
-
-        Returns:
-            How many messages were embedded.
-
-        Raises:
-            EmbeddingError: If the embedder fails (what was embedded stays; the rest is pending, and
-                ``embed_pending`` or another ``reembed`` goes on).
-            ModelUnavailableError: If the model cannot be loaded.
-            ArchiveError: If the archive cannot be written.
-        """
-        with self._lock, self._archive_lock:
-            if not pending_only:
-                drop_vectors(self._archive, self.embedder.model_id)
-                self._queue.reset()  # vectors being computed for the dropped ones are discarded when they arrive
-                self._checked.clear()  # cached query vectors may come from another model
-            total = self._archive.stats().pending_count
-        if not pending_only:
-            self._changed()
-        done = 0
-        if progress is not None:
-            progress(ReembedProgress(0, total))
-        while updated := self._changed(self._queue.run_batch()):
-            done += updated
-            if progress is not None:
-                progress(ReembedProgress(min(done, total), total))
-        done += self.embed_pending()  # a batch the background thread had in hand, and anything left
-        if progress is not None:
-            progress(ReembedProgress(min(done, total), total))
-        return done
-
-    def warm_up(self, *, wait: bool = True) -> None:
-        """Load the embedding model now, so the first user turn does not wait for it (see docs/guides).
-
-        Args:
-            wait: True (default): load here and raise what fails. False: load in a thread and return at once (a
-                call that needs the model meanwhile waits for that load, never starts another).
-
-        Raises:
-            ModelUnavailableError: If the model cannot be loaded (``wait=True``).
-            EmbeddingError: If the embedder fails otherwise (``wait=True``).
-        """
-        self._checked.warm_up(wait=wait)
-
-    def close(self) -> None:
-        """Stop the background embedding thread after its batch, then close the store.
-
-        The thread makes no store call once the store closes (a batch it is still embedding after the embedding
-        thread's ``STOP_TIMEOUT``, 30 seconds, is dropped), and none is started again: messages still pending stay
-        pending, a durable archive embeds them when it is opened again, and ``embed_pending()`` embeds them in the
-        calling thread.
-        """
-        self._queue.close()
-        self._archive.close()
-
-    def __enter__(self) -> SemanticMemory:
-        """The memory itself; ``close`` runs on exit."""
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        """Close the memory."""
-        self.close()
-
-    def evict_oldest(self, count: int = 1) -> list[int]:
-        """Evict the ``count`` oldest messages from the archive and the indexes together; returns their indices."""
-        with self._archive_lock:
-            evicted = self._archive.evict_oldest(count)
-        return self._removed(evicted, "evicted")
-
-    def clear(self) -> None:
-        """Forget every archived message by eviction. Indices keep increasing from where they were."""
-        self.evict_oldest(len(self))
-
-    def forget(self, indices: Iterable[int] | None = None, *, query: str | None = None) -> list[int]:
-        """Delete messages for good (privacy): records, vectors, lexical entries; state saved later lacks them.
-
-        A ``query`` matches by exact substring, deliberately: deletion must be predictable, never "similar enough".
-
-        Args:
-            indices: Archive indices to delete (unknown ones are ignored).
-            query: Also delete every message whose text contains this, case-insensitively.
-
-        Returns:
-            The deleted indices, ascending.
-
-        Raises:
-            InvalidMessageTypeError: If an index is not an integer (nothing is deleted).
-            InvalidMessageError: If ``query`` is given but empty or not a string (nothing is deleted).
-        """
-        targets = list(indices or [])
-        if any(not isinstance(i, int) or isinstance(i, bool) for i in targets):
-            raise InvalidMessageTypeError("forget() takes integer archive indices")
-        if query is not None and (not isinstance(query, str) or not query.strip()):
-            raise InvalidMessageError("forget(query=...) needs a non-empty string")
-        with _telemetry.Operation("memory.forget") as operation:
-            requested = len(targets)
-            with self._archive_lock:
-                if query is not None:
-                    targets = [*targets, *self._archive.find_text(query)]
-                removed = self._archive.forget(sorted(set(targets))) if targets else []
-            if operation.recording:  # never the query's text: what was forgotten must not stay in a trace
-                operation.set(
-                    {
-                        "memory.archive.type": self._archive_type,
-                        "memory.forget.requested_count": requested,
-                        "memory.forget.by_query": query is not None,
-                        "memory.forget.count": len(removed),
-                    }
-                )
-        if removed:
-            logger.info("forgotten=<%d> | archived messages deleted on request", len(removed))
-        return self._removed(removed, "forgotten")
-
-    def forget_all(self) -> int:
-        """Delete every message of the memory's user for good, on every archive, in one call; returns how many.
-
-        Every message, vector, lexical term and storage entry goes: in process everything is cleared; an SQLite
-        file's rows are deleted and overwritten (``secure_delete``), the file is rebuilt (``VACUUM``) and its WAL
-        checkpointed and truncated, so its bytes hold nothing of them; in PostgreSQL every row of the user, its row
-        in ``ssm_users`` included, is deleted in one transaction. As after a restore, the embedding queue forgets
-        its claims (vectors computed meanwhile are dropped) and cached query vectors are cleared. The memory stays
-        usable for the same user; indices are not handed out again.
-
-        Raises:
-            ArchiveError: If the archive cannot complete the deletion (nothing is deleted).
-        """
-        with self._lock, self._archive_lock:
-            removed = self._archive.forget_all()
-            self._queue.reset()
-            self._checked.clear()
-            self._calibration.reset()
-            self._added.reset()
-            self._changed()
-        logger.info("forgotten=<%d> | every archived message of the user deleted on request", removed)
-        return removed
-
-    def _enforce_limits(self) -> None:
-        """Evict the oldest messages while either size limit is exceeded, and count them as one change.
-
-        The newest message is kept even when it alone exceeds ``max_memory_archived_messages`` (a warning says so).
-        """
-        limit = self._options.max_memory_archived_messages
-        with self._archive_lock:
-            evicted = self._archive.enforce_limits(self._options.max_num_archived_messages, limit)
-            over = limit is not None and self._archive.stats().total_bytes > limit
-        if over:
-            logger.warning(
-                "limit=<%d> | the newest archived message alone exceeds max_memory_archived_messages; it is kept", limit
-            )
+    def _add_records(self, records: Sequence[NewRecord]) -> list[int | None]:
+        """Commit records in one transaction, then embed them (inline: wait) and apply the limits."""
+        if not records:
+            return []
+        with _telemetry.operation("memory.add", **{"memory.message.count": len(records)}) as span:
+            indices = self._archive.add(records)
+            self._version += 1
+            self._added_since_floor += len(records)
+            evicted = self._archive.evict(self._options.max_messages, self._options.max_bytes)
+            if span.is_recording():
+                span.set_attribute("memory.forgotten.count", indices.count(None))
+        _telemetry.METRICS.added.add(len(records) - indices.count(None))
         if evicted:
-            logger.info(
-                "evicted=<%d>, newest_evicted=<%d> | oldest archived messages evicted", len(evicted), evicted[-1]
-            )
-        self._removed(evicted, "evicted")
-
-    def _changed(self, count: int = 1) -> int:
-        """Count a change (``version`` increases by one) unless ``count`` is 0; returns ``count``."""
-        if count:
-            with self._lock:
-                self._version += 1
-        return count
-
-    def _removed(self, indices: list[int], reason: str) -> list[int]:
-        """Count removed ``indices`` as one change if there are any, and tell the embedding queue; returns them.
-
-        ``reason`` (``evicted`` or ``forgotten``) is the ``semantic_memory.archive.removed`` counter's attribute.
-        """
-        self._queue.removed(indices)
-        self._changed(len(indices))
-        if indices:
-            _telemetry.ARCHIVE_REMOVED.add(
-                len(indices), {"memory.archive.type": self._archive_type, "memory.remove.reason": reason}
-            )
+            _telemetry.METRICS.removed.add(evicted, {"memory.reason": "evicted"})
+        futures = self._schedule()
+        if self._options.embedding == "inline" and futures:
+            self._wait(futures)
         return indices
 
-    # ------------------------------------------------------------------------------------------- searching
+    def _wait(self, futures: Iterable[concurrent.futures.Future[Any]]) -> bool:
+        """Wait for embedding futures while the worker makes progress; False when it stalled for ``embed_timeout``."""
+        pending = set(futures)
+        while pending:
+            done, pending = concurrent.futures.wait(pending, timeout=self._options.embed_timeout)
+            if not done and self._worker.documents_stalled_for >= max(self._options.embed_timeout, STALLED_BATCH):
+                logger.warning(
+                    "pending=<%d>, seconds=<%.1f> | the embedder made no progress; the messages stay pending and are "
+                    "found by their words until it does",
+                    len(pending),
+                    self._worker.documents_stalled_for,
+                )
+                return False
+        return True
 
-    def find_text(self, text: str) -> list[int]:
-        """The live indices whose text contains ``text``, case-insensitively: what ``forget(query=text)`` deletes.
+    def _schedule(self, force: bool = False) -> list[concurrent.futures.Future[None]]:
+        """Hand pending messages to the worker in batches (those not in flight and not waiting for a retry)."""
+        now = time.monotonic()
+        with self._lock:
+            if self._closed:
+                return []
+            skip = set(self._in_flight)
+            if not force:
+                skip |= {i for i, (attempts, due) in self._failed.items() if attempts >= MAX_RETRIES or due > now}
+        records = self._archive.pending(10_000, skip)
+        before = {r.index: r for r in self._archive.get([r.index - 1 for r in records if r.role == "user"])}
+        batches: list[list[tuple[int, list[str], list[str]]]] = [[]]
+        size = 0
+        for record in records:
+            chunks, _ = chunk_text(record.text, self._options.chunk_chars, self._options.max_chunks)
+            statements: list[str] = []
+            if record.role == "user":
+                previous = before.get(record.index - 1)
+                asked = previous.text if previous is not None and previous.role == "assistant" else None
+                if previous is not None and previous.session_id != record.session_id:
+                    asked = None
+                statements = [part for said in self_statements(record.text, asked) for part in statement_parts(said)]
+            if size and size + len(chunks) + len(statements) > self._options.embedding_batch_size:
+                batches.append([])
+                size = 0
+            batches[-1].append((record.index, chunks or [record.text], statements))
+            size += len(chunks) + len(statements)
+        futures = []
+        for batch in batches:
+            if batch:
+                futures.append(self._submit(batch))
+        return futures
+
+    def _submit(self, batch: list[tuple[int, list[str], list[str]]]) -> concurrent.futures.Future[None]:
+        """Hand one batch to the worker (each distinct text once: a statement is often its whole message).
+
+        Returns:
+            A future that is done once the batch's vectors are stored, or its failure noted (a waiter on the worker's
+            own future could wake before the vectors are stored: callbacks run after waiters are woken).
+        """
+        with self._lock:
+            self._in_flight.update(index for index, _, _ in batch)
+        texts = list(dict.fromkeys(text for _, chunks, statements in batch for text in (*chunks, *statements)))
+        stored: concurrent.futures.Future[None] = concurrent.futures.Future()
+        future = self._worker.embed_documents(texts)
+        future.add_done_callback(functools.partial(self._stored, batch, texts, stored))
+        return stored
+
+    def _stored(
+        self,
+        batch: list[tuple[int, list[str], list[str]]],
+        texts: list[str],
+        stored: concurrent.futures.Future[None],
+        future: concurrent.futures.Future[Vectors],
+    ) -> None:
+        try:
+            self._store(batch, texts, future)
+        except Exception as failure:  # _store handles its failures; this keeps waiters bounded whatever happens
+            logger.warning("error=<%s> | storing vectors failed", type(failure).__name__)
+        finally:
+            raised = None if future.cancelled() else future.exception()
+            if raised is None:
+                stored.set_result(None)
+            else:
+                stored.set_exception(raised)
+
+    def _store(
+        self,
+        batch: list[tuple[int, list[str], list[str]]],
+        texts: list[str],
+        future: concurrent.futures.Future[Vectors],
+    ) -> None:
+        """Store a batch's vectors, or note the failure (in the worker's thread)."""
+        indices = [index for index, _, _ in batch]
+        try:
+            vectors = future.result()
+            _telemetry.METRICS.embedded.add(len(indices))
+            self._archive.bind(self.embedder.model_id, vectors.shape[1])
+            row = {text: position for position, text in enumerate(texts)}
+            rows = {index: vectors[[row[c] for c in chunks]] for index, chunks, _ in batch}
+            said = {index: vectors[[row[s] for s in statements]] for index, _, statements in batch if statements}
+            self._archive.set_vectors(rows, said)
+        except Exception as error:  # an embedder or archive failure leaves the messages pending, never lost
+            if self._closed or isinstance(error, concurrent.futures.CancelledError):
+                with self._lock:  # closed, or the process is exiting: a durable archive embeds them when reopened
+                    self._in_flight.difference_update(indices)
+                return
+            with self._lock:
+                self._failures += 1
+                now = time.monotonic()
+                for index in indices:
+                    attempts = self._failed.get(index, (0, 0.0))[0] + 1
+                    wait = min(self._options.retry_interval * 2 ** (attempts - 1), MAX_RETRY_WAIT)
+                    self._failed[index] = (attempts, now + wait)
+            logger.warning(
+                "messages=<%d>, error=<%s> | embedding failed; the messages stay pending and are found by their words",
+                len(indices),
+                type(error).__name__,
+            )
+            if len(batch) > 1:
+                with self._lock:  # one bad text must not hold back the rest: try each message on its own
+                    for index in indices:
+                        self._failed[index] = (self._failed[index][0] - 1, 0.0)
+                    self._in_flight.difference_update(indices)
+                for part in batch:
+                    self._submit([part])
+                return
+        else:
+            with self._lock:
+                for index in indices:
+                    self._failed.pop(index, None)
+        with self._lock:
+            self._in_flight.difference_update(indices)
+
+    def embed_pending(self, timeout: float | None = None) -> int:
+        """Embed every pending message now, also those whose automatic retries are used up, and wait.
+
+        Returns:
+            How many messages are still pending afterwards.
 
         Raises:
-            InvalidMessageError: If ``text`` is not a non-empty string (the rules of ``forget(query=...)``).
+            EmbeddingError: If the embedder failed (the cause is chained); the messages stay pending.
         """
-        if not isinstance(text, str) or not text.strip():
-            raise InvalidMessageError("find_text() needs a non-empty string")
-        with self._archive_lock:
-            return sorted(self._archive.find_text(text))
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            self._failed.clear()
+        error: EmbeddingError | None = None
+        for future in self._schedule(force=True):
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                future.result(timeout=left)
+            except concurrent.futures.TimeoutError:
+                break
+            except EmbeddingError as failure:
+                error = error or failure
+        while self._in_flight and (deadline is None or time.monotonic() < deadline):
+            time.sleep(0.005)  # single-message retries of a failed batch
+        if error is not None and self._failed:
+            raise error
+        return self._archive.stats().pending
+
+    # ------------------------------------------------------------------ reading
+
+    def get(self, index: int) -> Message:
+        """The message archived at ``index`` (a fresh copy).
+
+        Raises:
+            MessageNotFoundError: If no live message has that index.
+        """
+        return self.record(index).message
+
+    def record(self, index: int) -> StoredRecord:
+        """The record archived at ``index``.
+
+        Raises:
+            MessageNotFoundError: If no live message has that index.
+        """
+        found = self._archive.get([index]) if isinstance(index, int) and not isinstance(index, bool) else []
+        if not found:
+            raise MessageNotFoundError(index)
+        return found[0]
+
+    def records(self, start: int = 0, end: int | None = None, scope: Scope | None = None) -> list[StoredRecord]:
+        """The live records with ``start <= index <= end`` (``end`` None: to the newest), in order."""
+        if end is not None and end - start <= 10_000:
+            return self._archive.get(range(start, end + 1), scope)
+        found: list[StoredRecord] = []
+        after = start - 1
+        while batch := self._archive.records(after, 1000):
+            found.extend(r for r in batch if end is None or r.index <= end)
+            if end is not None and batch[-1].index >= end:
+                break
+            after = batch[-1].index
+        return found if scope is None else [r for r in found if scope.reads(r.session_id)]
+
+    def indices_of(self, messages: Sequence[Message]) -> dict[int, int]:
+        """Position in ``messages`` -> archive index, for the messages that are archived (what a call holds)."""
+        keys: dict[str, int] = {}
+        for position, message in enumerate(messages):
+            if isinstance(message, Mapping) and message.get("tracking_id"):
+                keys[record_key(encode_message(message), message.get("tracking_id"))] = position
+        found = self._archive.find_keys(keys)
+        return {keys[key]: index for key, index in found.items()}
 
     def search(
         self,
         query: str,
-        top_k: int | None = None,
-        min_score: float | None = None,
         *,
-        roles: Collection[str] | None = None,
-        since: TimeBound = None,
-        until: TimeBound = None,
-        sessions: Collection[str | None] | str | None = None,
-        exclude: Iterable[int] = (),
-    ) -> list[SearchHit]:
-        """Find the archived messages most relevant to ``query`` (empty for an empty query or archive).
-
-        With ``embedding="background"`` the search sees every message archived before it: it embeds the newest
-        pending messages itself (at most ``QUERY_TIME_LIMIT``, 32) and scores them as if their vectors were stored,
-        and it stores nothing (the background thread does). Pending messages beyond that bound, or while the
-        embedder fails, are matched by their words only (``stats().unembedded_at_last_search`` counts them).
-
-        Args:
-            query: The text to look for.
-            top_k: How many hits at most (default: ``options.top_k``).
-            min_score: Minimum cosine similarity (default: ``options.min_score``); it applies to every message with
-                a similarity, pending ones the search embedded included; messages without one (matched by their
-                words only) pass.
-            roles: Only messages of these roles.
-            since: Only messages said (else archived) at or after this time (epoch seconds or datetime).
-            until: Only messages said (else archived) at or before this time.
-            sessions: Only messages said in these sessions (a session id, or several; ``None`` among them admits
-                messages archived without a session). A scope: nothing outside it is read, neither hits nor the
-                neighbours the ranking and the passages look at. None (default): every session.
-            exclude: Archive indices that must not be hits (what the model call already holds, see
-                ``indices_of``); they may still be read as a hit's neighbours.
-
-        Raises:
-            ConfigurationError: If ``top_k`` or ``min_score`` breaks its option's rule (``top_k >= 1``; -1..1).
-            InvalidMessageTypeError: If a time, session or index to exclude is of the wrong type.
-            EmbeddingError: If the query cannot be embedded in dense mode (hybrid falls back to lexical).
-        """
-        with _telemetry.SearchOperation("search", self._options.retrieval, self._archive_type) as operation:
-            if operation.recording:
-                operation.set(self._search_attributes(query, top_k, None))
-            search_filter = make_filter(roles, since, until, sessions, exclude)
-            hits = self._recall_for(query, min_score, search_filter).search(query, top_k, min_score, search_filter)
-            if operation.recording:
-                operation.set({"memory.result.count": len(hits), **self._search_outcome()})
-        return hits
-
-    def retrieve(
-        self,
-        query: str,
         top_k: int | None = None,
         context_radius: int | None = None,
         min_score: float | None = None,
-        *,
-        roles: Collection[str] | None = None,
+        sessions: Iterable[str | None] | None = None,
+        exclude: Iterable[int] = (),
+        roles: Iterable[str] | None = None,
         since: TimeBound = None,
         until: TimeBound = None,
-        sessions: Collection[str | None] | str | None = None,
-        exclude: Iterable[int] = (),
-    ) -> list[Passage]:
-        """Search, widen each hit by ``context_radius`` (default: the option), merge into scored passages.
-
-        Arguments and errors as in ``search``; passages come in conversation order. A passage holds no message
-        outside ``sessions``.
-        """
-        with _telemetry.SearchOperation("retrieve", self._options.retrieval, self._archive_type) as operation:
-            if operation.recording:
-                operation.set(self._search_attributes(query, top_k, context_radius))
-            search_filter = make_filter(roles, since, until, sessions, exclude)
-            recall = self._recall_for(query, min_score, search_filter)
-            passages = recall.passages(query, top_k, context_radius, min_score, search_filter)
-            if operation.recording:
-                operation.set({**_found(passages), **self._search_outcome()})
-        return passages
-
-    def indices_of(self, messages: Sequence[Message]) -> dict[int, int]:
-        """Which of ``messages`` are archived, and at which index: ``{position in messages: archive index}``.
-
-        Each message's idempotency key is computed exactly as ``add`` computes it (its tracking id and its exact
-        bytes) and looked up in one archive call, so a message that was changed since it was archived, or that
-        carries no tracking id, is not found. The hook passes the messages of a model call, and excludes what it
-        holds from the search (``exclude=``).
-        """
-        keys = record_keys(messages)
-        wanted = sorted({k for k in keys if k is not None})
-        if not wanted:
-            return {}
-        with self._archive_lock:
-            found = self._archive.find_keys(wanted)
-        return {position: found[key] for position, key in enumerate(keys) if key is not None and key in found}
-
-    def recall(
-        self,
-        query: str,
-        top_k: int | None = None,
-        context_radius: int | None = None,
-        min_score: float | None = None,
-        *,
-        cut: float = 0.0,
-        roles: Collection[str] | None = None,
-        since: TimeBound = None,
-        until: TimeBound = None,
-        sessions: Collection[str | None] | str | None = None,
-        exclude: Iterable[int] = (),
-    ) -> Recollection:
-        """``retrieve`` for a turn: the passages, and how much the query resembles this archive.
-
-        The hook and the memory store call this once per user turn. Besides the passages it reports the query's
-        best similarity to an archived message and this archive's floor (the probes' quantile, see
-        ``retrieval.relevance``), so the caller can decide what the turn is worth.
+    ) -> SearchResult:
+        """The archived messages most relevant to ``query``, best first, with the passages around them.
 
         Args:
-            query: The text to look for.
-            top_k: Hits at most (default: ``options.top_k``).
-            context_radius: Neighbours per hit (default: the option).
-            min_score: Minimum cosine similarity (default: the option).
-            cut: Leave out hits scoring under this share of the best hit's score (0: keep them).
-            roles: Only messages of these roles.
-            since: Only messages said (else archived) at or after this time.
-            until: Only messages said (else archived) at or before this time.
-            sessions: Only messages said in these sessions (a scope, as in ``search``).
-            exclude: Archive indices that must not be hits (as in ``search``): what the model call already holds.
-                Pending messages among them are not embedded for the search either.
+            query: The text to search for.
+            top_k: How many hits (default: the ``top_k`` option).
+            context_radius: Neighbours each passage adds on each side of a hit (default: the option).
+            min_score: Drop hits less similar than this (default: the option).
+            sessions: Search only these sessions (``None`` inside admits records without one); nothing outside is
+                read, neither hits nor neighbours. Default: every session.
+            exclude: Archive indices that must not be hits (what the model call already holds).
+            roles: Only hits of these roles.
+            since: Only hits said (else archived) at or after this time.
+            until: Only hits said (else archived) at or before this time.
 
         Raises:
-            ConfigurationError: If an argument breaks its option's rule.
-            InvalidMessageTypeError: If a time, session or index to exclude is of the wrong type.
+            InvalidMessageTypeError: If an argument has the wrong type.
+            EmbeddingError: In dense mode, when the query cannot be embedded.
         """
-        with _telemetry.SearchOperation("recall", self._options.retrieval, self._archive_type) as operation:
-            if operation.recording:
-                operation.set(self._search_attributes(query, top_k, context_radius))
-            search_filter = make_filter(roles, since, until, sessions, exclude)
-            recall = self._recall_for(query, min_score, search_filter)
-            found = recall.recollect(query, top_k, context_radius, min_score, search_filter, cut=cut)
-            floor = self._floor(recall) if found.best_similarity is not None else None
-            found = dataclasses.replace(found, floor=floor, relevance=relevance(found.best_similarity, floor))
-            if operation.recording:
-                operation.set({**_found(found.passages), **_judged(found), **self._search_outcome()})
-        return found
-
-    def _search_attributes(
-        self, query: object, top_k: int | None, context_radius: int | None
-    ) -> dict[str, _telemetry.AttributeValue]:
-        """A search span's attributes known before it runs (the query's text only when opted in)."""
+        if not isinstance(query, str):
+            raise InvalidMessageTypeError(f"query must be a string, got {type(query).__name__}")
         options = self._options
-        attributes: dict[str, _telemetry.AttributeValue] = {
-            **_telemetry.query_attributes(query),
-            "gen_ai.request.model": self.embedder.model_id,
-            "memory.max_search_results": top_k if isinstance(top_k, int) else options.top_k,
-        }
-        if isinstance(context_radius, int) or context_radius is None:
-            attributes["memory.context_radius"] = options.context_radius if context_radius is None else context_radius
-        return attributes
-
-    def _search_outcome(self) -> dict[str, _telemetry.AttributeValue]:
-        """What a finished search span adds about pending messages: those it could match by their words only."""
-        return {"memory.pending.unembedded_count": self._queue.last_search_unembedded}
-
-    def _floor(self, recall: Recall) -> float | None:
-        """The relevance floor of the archive (computed when due; see ``_calibration``)."""
-
-        def probes() -> list[float | None]:
-            dimension = self._archive.dimension
-            if dimension is None:
-                return []
-            vectors = probe_vectors(self.embedder.model_id, dimension, self._checked.query)
-            return recall.nearest(vectors)
-
-        return self._calibration.floor(lambda: len(self), probes)
-
-    def _recall_for(self, query: object, min_score: float | None, search_filter: SearchFilter | None) -> Recall:
-        """Count a search and return the recall path it reads through.
-
-        Inline mode: a retry that is due embeds and stores what is pending first (the inline contract). Background
-        mode: nothing is written; when the search uses a query vector, the newest pending messages are embedded for
-        it and the recall path reads the archive through a ``PendingView`` that scores them. Pending messages the
-        filter excludes (what the model call holds) cannot be hits, so they are not embedded for the search.
-        """
+        want = options.top_k if top_k is None else top_k
+        radius = options.context_radius if context_radius is None else context_radius
+        for name, value, low in (("top_k", want, 1), ("context_radius", radius, 0)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise InvalidMessageTypeError(f"{name} must be an integer >= {low}, got {value!r}")
+        scope = Scope(
+            sessions=None if sessions is None else frozenset(session_key(s) for s in sessions),
+            roles=None if roles is None else frozenset(roles),
+            since=to_epoch(since, "since"),
+            until=to_epoch(until, "until"),
+            exclude=frozenset(exclude),
+        )
+        text = searchable_text(query).strip()
         with self._lock:
             self._searches += 1
-        queue = self._queue
-        if not queue.in_background:
-            self._changed(queue.catch_up())
-            return self._recall
+        if not text:
+            return SearchResult()
+        started = time.perf_counter()
+        attributes = {
+            "memory.top_k": want,
+            "memory.query": query if _telemetry.content_allowed("memory.query") else None,
+        }
+        with _telemetry.operation("memory.search", **attributes) as span:
+            result = self._search(text, want, radius, min_score, scope)
+            if span.is_recording():
+                span.set_attribute("memory.hit.count", len(result))
+                span.set_attribute("memory.relevance", result.relevance)
+                span.set_attribute("memory.lexical_only", result.lexical_only)
+        _telemetry.METRICS.search_ms.record((time.perf_counter() - started) * 1000)
+        return result
+
+    def _search(self, text: str, want: int, radius: int, min_score: float | None, scope: Scope) -> SearchResult:
         options = self._options
-        threshold = options.min_score if min_score is None else min_score
-        lexical = options.retrieval == "lexical" and threshold is None  # no query vector: nothing to score
-        if not isinstance(query, str) or not query.strip() or lexical or self._checked.unavailable is not None:
-            return self._recall
-        found = queue.for_search(frozenset() if search_filter is None else search_filter.exclude)
-        if found is None:
-            return self._recall
-        view = PendingView(self._archive, found).as_archive()
-        return Recall(view, self._checked, self._archive_lock, lambda: self._options, self._recall.reranker)
+        vector = None if options.retrieval == "lexical" else self._query_vector(text)
+        mode = options.retrieval if vector is not None or options.retrieval != "hybrid" else "lexical"
+        if vector is None and options.retrieval == "hybrid":
+            with self._lock:
+                self._lexical += 1
+        depth = candidate_depth(want, options.ranking)
+        terms = tokenize(text)
+        candidates = self._archive.candidates(terms, vector, depth, scope)
+        span = time_span(text, self._now()) if options.ranking.time_boost else None
+        if span is not None:  # what was said in the span the question names is a candidate too, however far down
+            since, until = max(span[0], scope.since or span[0]), min(span[1], scope.until or span[1])
+            within = dataclasses.replace(scope, since=since, until=until)
+            extra = self._archive.candidates(terms, vector, depth, within)
+            candidates = Candidates(
+                dense={**extra.dense, **candidates.dense}, lexical={**extra.lexical, **candidates.lexical}
+            )
+        similarity: dict[int, float] = {}
+        if vector is not None:
+            wanted = context_indices(candidates, mode=mode, want=want, options=options.ranking)
+            similarity = self._archive.similarities(vector, wanted)
+        found = set(candidates.dense) | set(candidates.lexical)
+        reach = options.ranking.neighbour_hits
+        around = {i + d for i in found for d in range(-reach, reach + 1)} - found
+        eligible = self._archive.eligible(around, scope) if around else set()
+        ranked = rank(candidates, similarity, mode=mode, want=want * 2, options=options.ranking, eligible=eligible)
+        floor = min_score if min_score is not None else options.min_score
+        near = {**candidates.dense, **similarity}
+        records = {r.index: r for r in self._archive.get([i for i, _ in ranked], scope)}
+        ranked = prefer_statements(ranked, {i: r.text for i, r in records.items()}, options.ranking.question_weight)
+        ranked = favour_span(ranked, {i: r.time for i, r in records.items()}, span, options.ranking.time_boost)
+        hits: list[SearchHit] = []
+        for index, score in ranked:
+            record = records.get(index)
+            if record is None or not scope.hit(record):
+                continue
+            sim = near.get(index)
+            if floor is not None and sim is not None and sim < floor:
+                continue
+            hits.append(SearchHit(index, score, record, sim))
+            if len(hits) == want:
+                break
+        best = max(candidates.dense.values(), default=None)
+        passages = self._passages(hits, radius, records, dict(ranked), scope)
+        relevance_of, floor = self._relevance(best, scope)
+        return SearchResult(hits, passages, best, relevance_of, vector is None, floor)
 
-    # ------------------------------------------------------------------------------------------- stats and state
+    def _passages(
+        self,
+        hits: Sequence[SearchHit],
+        radius: int,
+        records: dict[int, StoredRecord],
+        pool: Mapping[int, float],
+        scope: Scope,
+    ) -> list[Passage]:
+        if not hits:
+            return []
+        wanted = {h.index + d for h in hits for d in range(-radius, radius + 1)} - set(records)
+        if wanted:
+            records.update((r.index, r) for r in self._archive.get(wanted, scope))
+        return build_passages({h.index: h.score for h in hits}, radius, records, pool)
 
-    def stats(self) -> MemoryStats:
-        """Typed usage statistics (see ``MemoryStats``)."""
-        with self._archive_lock:
-            figures = self._archive.stats()
-        archive = type(self._archive).__name__
-        return build_stats(
-            figures, self._options, self.embedder.model_id, archive, self._queue, self._checked, self._searches
-        )
+    def _query_vector(self, text: str) -> Vectors | None:
+        """The query's vector, or None when the worker is stalled, late or failing (the search uses words)."""
+        timeout = self._options.embed_timeout
+        if self._worker.query_stalled_for >= timeout:
+            return None  # a stalled worker: do not wait for it at all
+        future = self._worker.embed_queries([text])
+        try:
+            vectors: Vectors = future.result(timeout=timeout)
+            row: Vectors = vectors[0]
+            return row
+        except concurrent.futures.TimeoutError:  # not cancelled: another search may share it, and it fills the cache
+            logger.warning("seconds=<%.1f> | the query vector was late; searching by words", timeout)
+        except EmbeddingError as error:
+            if self._options.retrieval == "dense":
+                raise
+            logger.warning("error=<%s> | the query could not be embedded; searching by words", error)
+        if self._options.retrieval == "dense":
+            raise EmbeddingError("the query vector was late (dense retrieval has no words to fall back on)")
+        return None
 
-    def _gauge_figures(self) -> _telemetry.ArchiveFigures | None:
-        """The archive's size and backlog for the metric gauges (None once closed); one ``stats`` call."""
-        if self._queue.stopping:
+    def _relevance(self, best: float | None, scope: Scope) -> tuple[Relevance, float | None]:
+        """The relevance gate's reading of a search (``retrieval._relevance``).
+
+        The archive's floor (how close generic questions get to it) is kept with the archive (``set_note``), so a new
+        memory over a durable archive does not probe it again; it is computed again once the messages added through
+        this memory since reach a quarter of the archive's size then.
+        """
+        if best is None:
+            return "unknown", None
+        with self._lock:
+            cached, added = self._floor, self._added_since_floor
+        if cached is None:
+            cached = self._noted_floor()
+        if cached is None or added >= max(1.0, FLOOR_GROWTH * cached[1]):
+            try:
+                vectors = self._worker.embed_queries(list(PROBES)).result(timeout=self._options.embed_timeout * 5)
+            except Exception:  # the gate reads "unknown" when the probes cannot be embedded
+                return "unknown", None
+            bests = [max(self._archive.candidates([], v, 1, Scope()).dense.values(), default=None) for v in vectors]
+            cached = (probe_floor([b for b in bests if b is not None]), self._archive.stats().count)
+            with contextlib.suppress(Exception):  # a note is best effort
+                self._archive.set_note(FLOOR_NOTE, json.dumps({"floor": cached[0], "size": cached[1]}))
+        with self._lock:
+            if self._floor != cached:
+                self._floor, self._added_since_floor = cached, 0
+        return relevance(best, cached[0]), cached[0]
+
+    def _noted_floor(self) -> tuple[float | None, int] | None:
+        try:
+            noted = json.loads(self._archive.get_note(FLOOR_NOTE) or "null")
+            return (float(noted["floor"]) if noted["floor"] is not None else None, int(noted["size"]))
+        except Exception:  # no note, or one this release cannot read: computed again
             return None
-        with self._archive_lock:
-            figures = self._archive.stats()
-        return _telemetry.ArchiveFigures(self._archive_type, figures.message_count, figures.pending_count)
 
-    def get_memory_usage_stats(self) -> dict[str, Any]:
-        """``stats`` as a dict (``message_count``, ``total_memory``, ``pending_embedding_count``, ...)."""
-        return self.stats().as_dict()
+    def statements(
+        self,
+        query: str,
+        *,
+        top_k: int = 8,
+        sessions: Iterable[str | None] | None = None,
+        exclude: Iterable[int] = (),
+    ) -> list[Statement]:
+        """What the user said about themselves that bears on ``query``: their own sentences, nearest first.
 
-    def to_state(self) -> dict[str, Any]:
-        """What restores this memory, JSON types only, versioned: the archive (or a reference) and the options."""
-        with self._archive_lock:
-            return export_memory(self._archive, self.embedder.model_id, self._options)
+        The sentences come from the user's archived messages (``messages._profile.self_statements``), each embedded on
+        its own when the message was; nothing is inferred or rewritten. Empty without a query vector.
+        """
+        text = searchable_text(query).strip()
+        vector = self._query_vector(text) if text and self._options.retrieval != "lexical" else None
+        if vector is None:
+            return []
+        scope = Scope(
+            sessions=None if sessions is None else frozenset(session_key(s) for s in sessions),
+            roles=frozenset({"user"}),
+            exclude=frozenset(exclude),
+        )
+        found = self._archive.candidates([], vector, top_k, scope, statements=True).dense
+        records = {r.index: r for r in self._archive.get({i for i in found} | {i - 1 for i in found}, scope)}
+        result = []
+        for index, similarity in found.items():
+            record = records.get(index)
+            if record is None:
+                continue
+            previous = records.get(index - 1)
+            asked = previous.text if previous is not None and previous.role == "assistant" else None
+            sentences = self_statements(record.text, asked)
+            if sentences:
+                reply = asked is not None and not self_statements(record.text)  # a reply to the assistant's question
+                result.append(Statement(record, tuple(sentences), similarity, asked if reply else None))
+        return result
 
-    def load_state(self, state: Mapping[str, Any], *, reembed: bool = False) -> None:
-        """Replace the archive with a saved one, without calling the embedder; on an error nothing changes.
+    def find_text(self, text: str, *, sessions: Iterable[str | None] | None = None, limit: int = 10_000) -> list[int]:
+        """Indices of the messages whose text contains ``text`` (case-insensitive), oldest first."""
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidMessageTypeError("text must be a non-empty string")
+        scope = None if sessions is None else Scope(sessions=frozenset(session_key(s) for s in sessions))
+        return self._archive.find_text(text.strip(), scope, limit)
 
-        The state is checked against the embedding model first. Then, holding the memory's lock and the store
-        lock, the archive is replaced and the running parts forget what belonged to the old one: the embedding
-        queue's claims (their vectors are dropped when they arrive), cached query vectors, and the count of
-        handed-out indices (the restored archive may hand out lower ones). Only then, with the locks released, a
-        state built by another model is embedded again, and the size limits are enforced.
+    # ------------------------------------------------------------------ removing
+
+    def forget(self, indices: Iterable[int] | None = None, *, query: str | None = None) -> list[int]:
+        """Delete messages for good: never returned, never injected, never archived again from any session.
 
         Args:
-            state: What ``to_state`` returned (possibly after a JSON round trip).
-            reembed: Embed every message again, instead of refusing, if another model or dimension built it.
+            indices: Archive indices to delete.
+            query: Or: delete every message whose text contains this (case-insensitive, at least 3 characters).
+
+        Returns:
+            The indices that were deleted.
 
         Raises:
-            StateError: If the state is corrupt, inconsistent, or not ours.
-            EmbeddingModelMismatchError: If another embedding model built it and ``reembed`` is False.
-            DimensionMismatchError: If another dimension built it and ``reembed`` is False.
+            InvalidMessageTypeError: If neither or both are given, or an index is not an integer.
         """
-        known = getattr(self.embedder, "configured_dimension", None)
-        mismatch = check_compatibility(state, self.embedder.model_id, known, reembed=reembed)
-        with self._lock, self._archive_lock:
-            restore_archive(self._archive, state, reembed=mismatch)
-            self._generation += 1
-            self._queue.reset()
-            self._checked.clear()
-            self._calibration.reset()
-            self._added.reset()
-            self._changed()
-        if mismatch:
-            logger.info("messages=<%d> | re-embedding the restored archive with the configured model", len(self))
-            self.embed_pending()
-        elif self._queue.in_background:
-            self._queue.catch_up()  # the thread embeds what the restored archive holds pending
-        self._enforce_limits()
+        if (indices is None) == (query is None):
+            raise InvalidMessageTypeError("pass indices or query, not both and not neither")
+        if query is not None:
+            if not isinstance(query, str) or len(query.strip()) < 3:
+                raise InvalidMessageTypeError("query must be a string of at least 3 characters")
+            wanted = self.find_text(query)
+        else:
+            wanted = list(indices)  # type: ignore[arg-type]
+            if not all(isinstance(i, int) and not isinstance(i, bool) for i in wanted):
+                raise InvalidMessageTypeError("indices must be integers")
+        live = [r.index for r in self._archive.get(wanted)]
+        if live:
+            with _telemetry.operation("memory.forget", **{"memory.message.count": len(live)}):
+                self._archive.forget(live)
+            self._version += 1
+            _telemetry.METRICS.removed.add(len(live), {"memory.reason": "forgotten"})
+        return live
+
+    def forget_all(self) -> int:
+        """Delete every message of this memory's user for good (their digests stay, so none is archived again)."""
+        with _telemetry.operation("memory.forget", **{"memory.scope": "user"}):
+            removed = self._archive.forget_all()
+        _telemetry.METRICS.removed.add(removed, {"memory.reason": "forgotten"})
+        with self._lock:
+            self._in_flight.clear()
+            self._failed.clear()
+            self._floor = None
+        with contextlib.suppress(Exception):  # the archive was replaced or emptied: its floor is computed again
+            if self._archive.get_note(FLOOR_NOTE) is not None:  # (PostgreSQL's forget_all removed it with the user)
+                self._archive.set_note(FLOOR_NOTE, "null")
+        self._version += 1
+        return removed
+
+    # ------------------------------------------------------------------ state
+
+    def stats(self) -> MemoryStats:
+        """What the memory holds and has done."""
+        archived = self._archive.stats()
+        return MemoryStats(
+            count=archived.count,
+            pending=archived.pending,
+            nbytes=archived.nbytes,
+            next_index=archived.next_index,
+            dimension=archived.dimension,
+            model_id=self.embedder.model_id,
+            user_id=self.user_id,
+            archive=type(self._archive).__name__,
+            searches=self._searches,
+            lexical_searches=self._lexical,
+            embedding_failures=self._failures,
+        )
+
+    def _figures(self) -> dict[str, float]:
+        stats = self._archive.stats()
+        return {"count": stats.count, "pending": stats.pending}
+
+    def to_state(self) -> dict[str, Any]:
+        """The memory as JSON: its options and the archive (in process) or a reference to it (a file, a database)."""
+        return {"options": self._options.to_dict(), "archive": self._archive.to_state()}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Replace the archive with a saved one (see ``Archive.load_state``); options saved with it apply.
+
+        Raises:
+            StateError: If the state is corrupt, another user's or names another archive; nothing changed.
+        """
+        if not isinstance(state, Mapping) or not isinstance(state.get("archive"), Mapping):
+            raise StateError("a memory state is a dict with an 'archive' entry")
+        try:
+            options = checked_options(**state.get("options", {}))
+        except (ConfigurationError, TypeError) as error:
+            raise StateError(f"the saved options are invalid: {error}") from error
+        model = state["archive"].get("model_id")
+        if model is not None and model != self.embedder.model_id:
+            from strands_semantic_memory.errors import EmbeddingModelMismatchError
+
+            raise EmbeddingModelMismatchError(model, self.embedder.model_id)
+        self._archive.load_state(state["archive"])
+        self._options = options
+        with self._lock:
+            self._in_flight.clear()
+            self._failed.clear()
+            self._floor = None
+        with contextlib.suppress(Exception):  # the archive was replaced or emptied: its floor is computed again
+            if self._archive.get_note(FLOOR_NOTE) is not None:  # (PostgreSQL's forget_all removed it with the user)
+                self._archive.set_note(FLOOR_NOTE, "null")
+        self._version += 1
+        self._schedule()
 
     @classmethod
-    def from_state(
-        cls, state: Mapping[str, Any], *, reembed: bool = False, **kwargs: Unpack[MemoryArguments]
-    ) -> SemanticMemory:
-        """Build a memory from saved state without calling any embedder; ``kwargs`` override the saved arguments.
+    def from_state(cls, state: Mapping[str, Any], **arguments: Any) -> SemanticMemory:
+        """A memory restored from ``to_state`` (``arguments``: as for ``SemanticMemory``, e.g. ``embedder=``).
 
-        Raises:
-            StateError, EmbeddingModelMismatchError, DimensionMismatchError: As ``load_state``.
+        A state that references a file or a database is opened there (``archive_path=`` is taken from it).
         """
-        memory = cls(**constructor_arguments(state, kwargs))
-        memory.load_state(state, reembed=reembed)
+        reference = state.get("archive", {}) if isinstance(state, Mapping) else {}
+        if isinstance(reference, Mapping) and reference.get("kind") == "sqlite" and "archive" not in arguments:
+            arguments.setdefault("archive_path", reference.get("path"))
+        if isinstance(reference, Mapping):
+            arguments.setdefault("user_id", reference.get("user_id"))
+        memory = cls(**arguments)
+        memory.load_state(state)
         return memory
 
+    def close(self) -> None:
+        """Stop embedding for this memory and close its archive (pending messages of a durable archive wait there)."""
+        with self._lock:
+            self._closed = True
+        self._archive.close()
 
-def _found(passages: Sequence[Passage]) -> dict[str, _telemetry.AttributeValue]:
-    """A search span's hits and passages."""
-    return {
-        "memory.result.count": sum(len(p.hit_indices) for p in passages),
-        "memory.passage.count": len(passages),
-    }
+    def __enter__(self) -> SemanticMemory:
+        return self
 
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
-def _judged(found: Recollection) -> dict[str, _telemetry.AttributeValue]:
-    """A recall span's judgement of the query: its relevance, best similarity, the archive's floor, the cut."""
-    attributes: dict[str, _telemetry.AttributeValue] = {
-        "memory.relevance": found.relevance,
-        "memory.cut.count": found.cut,
-    }
-    if found.best_similarity is not None:
-        attributes["memory.best_similarity"] = float(found.best_similarity)
-    if found.floor is not None:
-        attributes["memory.relevance.floor"] = float(found.floor)
-    return attributes
-
-
-def resolve_memory(source: object, *, pass_as: str) -> SemanticMemory:
-    """The ``SemanticMemory`` behind a memory, a manager, a ``SemanticMemoryStore``, a ``SemanticStorage`` or an agent.
-
-    Args:
-        source: A ``SemanticMemory``; an object whose ``memory`` is one (the
-            ``SemanticSummarizingConversationManager``, the ``SemanticMemoryStore``); or an agent whose conversation
-            manager holds one. None when the caller has neither a memory nor an agent.
-        pass_as: How the caller is given a memory, for the error message (``"SemanticMemoryHook(memory=...)"``).
-
-    Returns:
-        The memory.
-
-    Raises:
-        ConfigurationError: If ``source`` holds no ``SemanticMemory`` (the message says what it got and how to fix it).
-    """
-    if isinstance(source, SemanticMemory):
-        return source
-    held = getattr(source, "memory", None)
-    if isinstance(held, SemanticMemory):
-        return held
-    manager = getattr(source, "conversation_manager", None)
-    held = getattr(manager, "memory", None)
-    if isinstance(held, SemanticMemory):
-        return held
-    if source is None:
-        got = "no memory, and no agent=... whose conversation manager holds one"
-    elif manager is not None:
-        got = f"an agent whose conversation manager is a {type(manager).__name__}, which has no SemanticMemory"
-    else:
-        got = f"a {type(source).__name__} ({reprlib.repr(source)}), which has no SemanticMemory"
-    raise ConfigurationError(
-        f"{pass_as.split('(')[0]} expected a SemanticMemory, got {got}. Pass {pass_as}, or give the agent "
-        "conversation_manager=SemanticSummarizingConversationManager(...); that manager or a SemanticMemoryStore "
-        "may stand in for the memory"
-    )
+    def __repr__(self) -> str:
+        return f"SemanticMemory(archive={self._archive!r}, model={self.embedder.model_id!r})"

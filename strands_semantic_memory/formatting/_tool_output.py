@@ -1,8 +1,10 @@
-"""Bounded rendering of archived messages for tool outputs.
+"""Archived messages in a tool's output, within a size bound, written by the one block writer.
 
-Tool outputs have a size bound (``max_output_chars``): ``render_passages`` keeps the most relevant passages that
-fit, reduces a passage too long on its own to its hits, and cuts a single message too long on its own with a note
-saying so. The fenced format itself is ``format_passages``.
+The output of ``conversation_search`` and ``conversation_read`` is a fenced block from ``BlockWriter``: every
+archived line quoted, every unquoted line inside the fences written from numbers and fixed words, so archived text
+never passes for the library's framing (an ``[end of archive]`` or a note of this module). Within the bound, search
+passages are packed hits first (``pack_passages``); a message too long on its own is cut, with an unquoted line
+saying how much of it is shown.
 """
 
 from __future__ import annotations
@@ -10,98 +12,63 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from strands.types.content import Message
-
-from strands_semantic_memory.formatting._block import QUOTE, format_passages
+from strands_semantic_memory.archives._protocol import StoredRecord
+from strands_semantic_memory.formatting._block import ARCHIVE_BEGIN, ARCHIVE_END, BlockWriter
+from strands_semantic_memory.messages._codec import encode_message
 from strands_semantic_memory.messages._text import render_message
-from strands_semantic_memory.retrieval._passages import Passage, subset_passage
+from strands_semantic_memory.retrieval._passages import Passage, pack_passages
 
-__all__ = ["cut_message", "read_passage", "render_passages"]
+__all__ = ["render_passages", "render_records"]
 
-
-def cut_message(message: Message, max_chars: int, index: int) -> Message:
-    """A text-only copy of ``message`` cut to about ``max_chars`` characters, saying where it was cut."""
-    text = render_message(message)
-    if len(text) <= max_chars:
-        return message
-    kept = max(0, max_chars - 80)
-    note = f" [... message {index} cut here: {len(text) - kept} of {len(text)} characters not shown]"
-    cut: Message = {"role": message["role"], "content": [{"text": text[:kept] + note}]}
-    return cut
+GAP_COST = len("[...]") + 1
+FENCE_COST = len(ARCHIVE_BEGIN) + len(ARCHIVE_END) + 2
 
 
-def _with_messages(passage: Passage, messages: list[Message]) -> Passage:
-    return replace(passage, messages=messages)
+def _cut(record: StoredRecord, max_chars: int, show_dates: bool) -> str:
+    """One message too long for ``max_chars``: its beginning, quoted, and a line saying how much is shown."""
+    full = render_message(record.message)
+    keep = max(0, max_chars - 120)
+    while True:
+        shown = full[:keep]
+        data = encode_message({"role": record.role, "content": [{"text": shown}]})  # type: ignore[typeddict-item]
+        body = BlockWriter(include_metadata=True, show_dates=show_dates).message(replace(record, data=data))
+        text = f"{body}\n[message {record.index} cut: {len(shown)} of {len(full)} characters shown]"
+        if len(text) <= max_chars - FENCE_COST or keep == 0:
+            return f"{ARCHIVE_BEGIN}\n{text}\n{ARCHIVE_END}"
+        keep = max(0, keep * (max_chars - FENCE_COST) // len(text) - 1)
 
 
-def render_passages(
-    passages: Sequence[Passage],
-    max_chars: int,
-    *,
-    include_metadata: bool = True,
-    show_dates: bool = False,
-    quote_prefix: str = QUOTE,
-    fenced: bool = True,
-) -> tuple[str, list[Passage], int]:
-    """Render the most relevant passages that fit in ``max_chars``, in conversation order.
-
-    Passages are taken by decreasing score. A passage too long on its own is reduced to its hit messages; a hit
-    message too long on its own is cut, with a note saying so (``conversation_read`` shows it whole).
-
-    Args:
-        passages: Retrieved passages.
-        max_chars: Size bound of the rendered text.
-        include_metadata: Label each message ``[Message N, role]``.
-        show_dates: Add each message's date to its label.
-        quote_prefix: The prefix of each archived line (``QUOTE``, or ``ENTRY_QUOTE`` for a Strands memory entry).
-        fenced: Put the ``[archive]`` fences around the passages.
+def render_passages(passages: Sequence[Passage], max_chars: int, *, show_dates: bool) -> tuple[str, int]:
+    """The passages that fit in ``max_chars``, hits first and best first, in conversation order.
 
     Returns:
-        ``(text, passages shown, how many passages were left out)``.
+        ``(fenced text, how many runs of messages were left out)``; the best hit alone, cut, when none fits whole.
     """
-
-    def render(chosen: Sequence[Passage]) -> str:
-        ordered = sorted(chosen, key=lambda w: w.start)
-        return format_passages(
-            ordered, include_metadata=include_metadata, show_dates=show_dates, quote_prefix=quote_prefix, fenced=fenced
-        )
-
-    candidates: list[Passage] = []
-    for passage in sorted(passages, key=lambda w: (-w.score, w.start)):
-        if not passage.messages:
-            continue
-        if len(render([passage])) <= max_chars:
-            candidates.append(passage)
-            continue
-        hit_positions = [p for p, i in enumerate(passage.indices) if i in set(passage.hit_indices)] or [0]
-        for position in hit_positions:
-            single = subset_passage(passage, [position], score=passage.score)
-            if len(render([single])) > max_chars:
-                message = cut_message(single.messages[0], max_chars - 200, single.indices[0])
-                single = _with_messages(single, [message])
-            candidates.append(single)
-    chosen: list[Passage] = []
-    for candidate in candidates:
-        if any(candidate.start <= c.end and c.start <= candidate.end for c in chosen):
-            continue
-        if len(render([*chosen, candidate])) <= max_chars:
-            chosen.append(candidate)
-    left_out = sum(1 for w in passages if not any(w.start <= c.end and c.start <= w.end for c in chosen))
-    return (render(chosen) if chosen else ""), sorted(chosen, key=lambda w: w.start), left_out
-
-
-# ---------------------------------------------------------------------------------------------- the tools
-
-
-def read_passage(found: Sequence[tuple[int, Message]], timestamps: Sequence[float | None]) -> Passage:
-    """``(index, message)`` pairs read from the archive, with their times, as one passage without hits."""
-    indices = [i for i, _ in found]
-    return Passage(
-        start=indices[0],
-        end=indices[-1],
-        messages=[m for _, m in found],
-        hit_indices=[],
-        indices=indices,
-        roles=[str(m.get("role", "?")) for _, m in found],
-        timestamps=list(timestamps),
+    writer = BlockWriter(include_metadata=True, show_dates=show_dates)
+    chosen, dropped = pack_passages(
+        passages, lambda r: (len(writer.message(r)) + 1,), (max_chars - FENCE_COST,), (GAP_COST,)
     )
+    if chosen:
+        return writer.fenced(chosen), len(dropped)
+    best = max(passages, key=lambda p: p.score)
+    index = max(best.hits, key=lambda i: best.hits[i])
+    record = next(r for r in best.records if r.index == index)
+    return _cut(record, max_chars, show_dates), len(passages) - 1
+
+
+def render_records(records: Sequence[StoredRecord], max_chars: int, *, show_dates: bool) -> tuple[str, int]:
+    """The first records (in order) that fit whole in ``max_chars``; the first one cut when it alone does not.
+
+    Returns:
+        ``(fenced text, how many records it shows)``.
+    """
+    writer = BlockWriter(include_metadata=True, show_dates=show_dates)
+    used, count = FENCE_COST, 0
+    for record in records:
+        used += len(writer.message(record)) + 1
+        if used > max_chars:
+            break
+        count += 1
+    if count == 0:
+        return _cut(records[0], max_chars, show_dates), 1
+    return writer.fenced([Passage(tuple(records[:count]), {})]), count

@@ -1,519 +1,399 @@
 """SemanticMemoryStore: the archive as a Strands ``MemoryStore``, for ``Agent(memory_manager=MemoryManager(...))``.
 
-Strands' ``MemoryManager`` searches its stores for every user turn (injecting the results
-for that one model call, never into history), gives the model a ``search_memory`` tool, and, for a writable store
-with extraction, hands it the conversation's messages in batches. This store answers with the engine's hybrid
-search, as merged passages of verbatim messages, and archives the batches verbatim, without any model call.
-
-Strands escapes each entry as XML text, so an entry's own framing uses no ``<``, ``>`` or ``&`` (archived lines
-are quoted with ``"| "``), and messages the agent still has in its context are left out (the model sees them
-already). ``last_enrichment`` says what the last search returned and what it left out, and why.
-
-Example:
-    ```python
-    from strands import Agent
-    from strands.memory import MemoryManager
-    from strands_semantic_memory import SemanticMemoryStore
-
-    store = SemanticMemoryStore()
-    agent = Agent(memory_manager=MemoryManager(stores=[store]))
-    ```
+Strands hands a store's ``search`` nothing but the query, from two places: its injection (an
+``InvokeModelStage.Input`` handler, for a model call of the agent) and its ``search_memory`` tool. The agent reaches
+a store only through ``ExtractionTrigger.attach``, which ``MemoryManager.init_agent`` calls before it registers its
+injection. So the store's trigger notes the agent and registers two handlers of its own: an Input handler, which
+runs before Strands' and marks the call in a context variable of the store (a search that sees the mark is Strands'
+injection: gated, and fitted to that call), and a Wrap handler, which runs after Strands' Input handler, clears the
+mark (a tool's search is never taken for injection) and sees the call's context overflows.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
+import hashlib
+import json
 import logging
-import time
+import os
 import uuid
-from typing import TYPE_CHECKING, Literal
+import weakref
+from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from strands.memory.extraction.types import ExtractionConfig
-from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, Metadata, SearchOptions
+from strands.hooks import BeforeInvocationEvent
+from strands.memory.extraction.triggers import InvocationTrigger
+from strands.memory.extraction.types import (
+    ExtractionConfig,
+    ExtractionTriggerContext,
+    MemoryMessageFilter,
+)
+from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, SearchOptions
+from strands.middleware import InvokeModelContext, InvokeModelStage, TypedEvent
 from strands.types.content import Message
-from strands.types.tools import AgentTool
-from typing_extensions import Unpack
+from strands.types.exceptions import ContextWindowOverflowException
 
-from strands_semantic_memory._validation import check_flag, check_instance, check_int, check_score, check_text
-from strands_semantic_memory.budget import ContextBudget, agent_budget, model_window
-from strands_semantic_memory.engine._memory import MemorySources, SemanticMemory
-from strands_semantic_memory.engine._options import BUILT_MEMORY_EMBEDDING, DEFAULT_TOP_K, MemoryTunables
-from strands_semantic_memory.errors import ConfigurationError
-from strands_semantic_memory.memory_store._active_context import ActiveContext
-from strands_semantic_memory.memory_store._agent import AgentLink
-from strands_semantic_memory.memory_store._entries import LeftOut, StoreEnrichment, entry
-from strands_semantic_memory.memory_store._extraction import aware_of_agent, keyed, resolve_extraction
-from strands_semantic_memory.memory_store._fit import call_tokens, fit_passages, injected_tokens
+from strands_semantic_memory.archives._protocol import Archive
+from strands_semantic_memory.budget import ContextBudget, agent_budget, estimate_tokens, history_tokens, model_window
+from strands_semantic_memory.engine._memory import SemanticMemory
+from strands_semantic_memory.errors import ConfigurationError, InvalidMessageError
+from strands_semantic_memory.formatting._block import ENTRY_QUOTE, BlockWriter
+from strands_semantic_memory.hook._hook import TOKENS_PER_HIT
+from strands_semantic_memory.memory_store._entries import entries_for, fit_passages, injected_tokens
+from strands_semantic_memory.messages._codec import encode_message
 from strands_semantic_memory.messages._session import agent_scope, session_of
-from strands_semantic_memory.retrieval._passages import Passage, subset_passage
-from strands_semantic_memory.retrieval._recall import Recollection
-from strands_semantic_memory.retrieval._relevance import DEFAULT_INJECT_WHEN, DEFAULT_RULE, INJECT_WHEN, InjectWhen
-from strands_semantic_memory.tools._conversation_tools import DEFAULT_MAX_OUTPUT_CHARS, memory_tools
+from strands_semantic_memory.retrieval._relevance import InjectWhen, Relevance, gated
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
 
+__all__ = ["DEFAULT_DESCRIPTION", "KEEP_TOOL_TRAFFIC", "SemanticMemoryStore", "StoreEnrichment"]
+
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_DESCRIPTION", "INJECT_WHEN", "InjectWhen", "NewMemoryArguments", "SemanticMemoryStore"]
-
 DEFAULT_DESCRIPTION = (
-    "Verbatim archive of this conversation, including what was summarized away: earlier messages, tool calls and "
-    "their results, found by meaning and keywords, each with its neighbouring messages."
+    "Verbatim archive of earlier conversations, tool calls and their results included, found by meaning and "
+    "keywords, each message with its neighbours."
 )
+KEEP_TOOL_TRAFFIC = MemoryMessageFilter(exclude=[])
+"""The store's extraction filter: every block. Strands' default drops tool traffic; this archive forgets nothing."""
+HELD_LOOKUP = 10_000
+"""The newest messages the store archived that a search can leave out as hits before it runs (the agent's context
+holds only recent ones; older copies in a context are still left out of the entries, after the search)."""
+_RUN_NAMESPACE = uuid.UUID("6f6b1c2e-6c43-4d1b-9d0e-2a51b0f0a7c3")
 
-_IN_CONTEXT_LOOKAHEAD = 50
-"""At most this many extra hits are searched for, to replace hits the agent still has in its context."""
+
+@dataclass
+class _Call:
+    """A model call of the served agent, or the next one (what a search is fitted to)."""
+
+    messages: list[Message]
+    system_prompt: Any
+    tool_specs: Any
+    model: Any
+    injected: int = 0  # tokens Strands' injection put into it through this store
+
+    def tokens(self) -> int:
+        specs = estimate_tokens(json.dumps(self.tool_specs, default=str)) if self.tool_specs else 0
+        return history_tokens(self.messages, self.system_prompt) + specs
 
 
-class NewMemoryArguments(MemoryTunables, MemorySources, total=False):
-    """What ``SemanticMemoryStore`` passes on to the memory it creates.
+@dataclass(kw_only=True)
+class StoreEnrichment:
+    """What the store's latest search returned (``SemanticMemoryStore.last_enrichment``).
 
-    ``context_radius`` and ``min_score`` are the store's own keywords: they apply to its searches.
+    Attributes:
+        query: The text searched for.
+        source: ``"injection"`` (Strands' injection, for a model call of the store's agent) or ``"request"`` (the
+            model's ``search_memory`` tool, or the application): only injection is gated.
+        entries: The entries returned, best first.
+        gated: Whether the relevance gate applied (injection with ``inject_when="relevant"``).
+        relevance: The gate's reading of the query (measured on every search).
+        best_similarity: The query's cosine similarity to its nearest archived message, when known.
+        budget_tokens: The most tokens the entries could take (the budget, the gate's or an overflow's cap).
+        tokens: Estimated tokens of the entries as Strands' default format injects them.
+        in_context: Archive indices left out because the agent still holds them in its context.
+        overflows: Model calls of the agent's current invocation that overflowed before this search.
     """
 
-    top_k: int
-    max_num_archived_messages: int | None
-    max_memory_archived_messages: int | None
+    query: str
+    source: Literal["injection", "request"]
+    entries: list[MemoryEntry] = field(default_factory=list)
+    gated: bool = False
+    relevance: Relevance = "unknown"
+    best_similarity: float | None = None
+    budget_tokens: int = 0
+    tokens: int = 0
+    in_context: list[int] = field(default_factory=list)
+    overflows: int = 0
+
+
+def _digest(message: Any) -> bytes:
+    """A message's role and content, as the model sees them (extraction hands over copies without tracking ids)."""
+    data = encode_message({"role": message.get("role"), "content": message.get("content")})
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+class _ServingTrigger(InvocationTrigger):
+    """Archive after every invocation, and tell the store which agent it serves."""
+
+    def __init__(self, serve: Callable[[Agent], None]) -> None:
+        self._serve = serve
+
+    def attach(self, context: ExtractionTriggerContext) -> None:
+        """Serve the agent, then fire after each of its invocations."""
+        self._serve(context.agent)
+        super().attach(context)
 
 
 class SemanticMemoryStore(MemoryStore):
-    """A Strands ``MemoryStore`` over a ``SemanticMemory``.
+    """A Strands ``MemoryStore`` over a ``SemanticMemory``: the archive, searched by meaning and words.
 
-    **Search** returns merged passages, most relevant first: each ``MemoryEntry``
-    holds one passage's messages, a ``[Message N, role]`` line before each and every archived line quoted with
-    ``"| "``; its metadata holds ``indices``, ``roles``, ``timestamps`` (epoch seconds: when said if known, else
-    when archived), ``hit_indices``, ``start``, ``end`` and ``score``. Each entry is bounded (``max_entry_chars``).
-    Strands' ``MemoryManager`` escapes entries as XML text; nothing in an entry's own framing is escaped (a
-    ``"> "`` quote would reach the model as ``"&gt; "``), so the model reads the archived text as it was said.
+    **Archiving.** After every invocation Strands hands the new messages to ``add_messages``; they are archived
+    verbatim under the agent's session, tool calls and results included (``KEEP_TOOL_TRAFFIC``). A retried batch is
+    archived once: each message is keyed by its ``AddMessagesContext.sequence_numbers`` and an id of the agent's run
+    (without numbers, by its own tracking id).
 
-    **What the model already sees is left out.** Messages still in the agent's active context are removed from
-    the passages, and a passage whose hits are all still in context is not returned (more hits are searched for to
-    take its place). Strands gives a store's search only the query; the store learns its agent when
-    ``MemoryManager`` attaches the store's extraction trigger, so this applies to a writable store with
-    extraction (the default for a store that owns its memory). A read-only store over a conversation manager's
-    archive needs no such check: that manager archives only messages that leave the context.
-    ``last_enrichment`` records each search: the entries, the passages behind them, what was left out and why.
+    **Searching.** Entries hold merged passages (a ``[date]`` line before each message, every archived line quoted
+    with ``"| "``, as Strands escapes ``<``, ``>`` and ``&``), from the sessions the agent may recall, without what
+    the agent still holds in its context, fitted to the memory's share of the agent's next model call
+    (``ContextBudget``) and packed into at most ``max_search_results`` entries, best first (``_entries``).
 
-    **The entries fit the model call.** A store that knows its agent sizes what it returns to a ``ContextBudget``:
-    at most ``memory_share`` of the model's ``context_window_limit``, and never more than the room the call leaves
-    (the window less the reply's share, the history, the system prompt and the tool specs), counted as Strands'
-    default format injects the entries (escaped, each in its ``<entry>`` element). Within that room, the hits of
-    the passages found come first, best first, then their neighbours, nearest first (``pack_passages``, as the hook
-    does); a passage none of whose messages fit is left out (reason ``"budget"``). The number of entries stays
-    within Strands' ``max_search_results`` (``max_entries`` for injection): one entry is one passage.
+    **Only turns that need the past get it.** For Strands' injection, with ``inject_when="relevant"``, the store
+    gates as ``SemanticMemoryHook`` does: a relevant turn gets its budget, an uncertain (or unknown) one at most
+    ``uncertain_memory_tokens``, an unrelated one nothing, and hits under a share of the best are left out. A
+    search the model asks for (``search_memory``) or the application makes is never gated.
 
-    **Only turns that need the past get it.** For Strands' injection the store asks the engine how much the turn
-    resembles the archive (``SemanticMemory.recall``: the turn's best similarity against the archive's floor, how
-    close generic questions get): an ``"unrelated"`` turn gets no entries, an ``"uncertain"`` or ``"unknown"`` one
-    at most the budget's ``uncertain_memory_tokens``, a ``"relevant"`` one its budget; and hits scoring under a
-    share of the best hit's score are left out (the relative cut). A search the model asks for (Strands'
-    ``search_memory`` tool) or the application makes is never gated. ``inject_when="always"`` turns the gate off
-    (the hook's option of the same name). The store tells injection from a requested search by the agent's events
-    (a model call under way, no tool call running), so the gate applies to a store that knows its agent.
+    **An overflow ends with less, then nothing.** After a model call of its agent overflows, the store injects at
+    most half of what that call carried for the rest of the invocation, and nothing after a second overflow.
+    **One store per agent** (it keeps that agent's calls and overflows); stores may share a memory.
 
-    **An overflow ends with less, then nothing.** When a model call of its agent fails with a context overflow (a
-    model whose real limit is below its declared window: four characters per token is far off for CJK text or
-    code), the store injects at most half of what it injected into that call for the rest of the invocation, and
-    nothing after a second overflow; the next invocation starts afresh. So a conversation manager that reduces
-    the history and retries never meets the same block again, and no retry loop is unbounded.
+    Example:
+        ```python
+        from strands import Agent
+        from strands.memory import MemoryManager
+        from strands_semantic_memory import SemanticMemoryStore
+        from strands_semantic_memory.testing import ScriptedModel
 
-    **Writing.** A writable store archives what Strands hands to ``add_messages`` verbatim, with no model
-    call (server-side extraction in Strands' terms). Its default extraction config runs after every invocation and
-    *keeps tool traffic*: Strands' default filter would strip ``toolUse``/``toolResult`` blocks, so the store sets
-    ``filter=MemoryMessageFilter(exclude=[])`` (``KEEP_TOOL_TRAFFIC``) unless you pass your own filter.
-    Batches are idempotent across retries: each message is keyed by ``AddMessagesContext.sequence_numbers``
-    combined with an id unique to the agent run (renewed by ``initialize``, which Strands calls when the
-    agent is built), so a retried batch is not archived twice, while two messages with the same text are both
-    archived. A store serves one agent (it keeps that agent's context, budget and overflows): a second live agent is
-    refused with ``ConfigurationError``; build one store per agent (several stores may share one memory). A store
-    that builds its memory embeds in the background (``embedding="background"``): a batch is committed, and
-    searchable by its words, when ``add_messages`` returns, and a thread embeds it off the agent's turn
-    (``memory.embed_pending()`` waits for the vectors). ``close`` stops that thread, then closes the archive.
-
-    **Tools.** ``get_tools`` returns ``conversation_search`` and ``conversation_read``, which the ``MemoryManager``
-    registers on the agent. Deletion is the developer's choice: ``allow_forget=True`` adds ``conversation_forget``,
-    which deletes archived messages for good (archived text is untrusted, so a destructive tool is never offered
-    by default).
-
-    **Sharing an archive.** ``SemanticMemoryStore(memory=manager.memory)`` serves the archive that a
-    ``SemanticSummarizingConversationManager`` fills (and its hook
-    searches). Such a store is read-only by default: the manager already archives every message that leaves the
-    context, and Strands' extraction strips the tracking ids that would let the two paths recognise the same
-    message, so archiving on both paths would store it twice. Pass ``writable=True`` to archive every message as
-    it is said as well.
-
-    Engine calls are synchronous (embedding, database round trips); they run in a worker thread
-    (``to_thread``) so the agent's event loop is never blocked.
+        store = SemanticMemoryStore(archive_path="alice.db", user_id="alice")
+        agent = Agent(model=ScriptedModel(), memory_manager=MemoryManager(stores=[store]), callback_handler=None)
+        agent("My storage locker code is 4417-PLUM.")
+        ```
     """
 
     def __init__(
         self,
         memory: SemanticMemory | None = None,
         *,
+        archive_path: str | os.PathLike[str] | None = None,
+        archive: Archive | None = None,
+        user_id: str | None = None,
+        clock: Callable[[], float] | None = None,
+        budget: ContextBudget | None = None,
+        inject_when: InjectWhen = "relevant",
         name: str = "conversation_archive",
         description: str | None = DEFAULT_DESCRIPTION,
-        max_search_results: int | None = DEFAULT_TOP_K,
-        writable: bool | None = None,
-        extraction: ExtractionConfig | bool | None = None,
-        context_radius: int | None = None,
-        min_score: float | None = None,
-        max_entry_chars: int = 4000,
-        show_dates: bool = False,
-        tools: bool = True,
-        allow_forget: bool = False,
-        budget: ContextBudget | None = None,
-        inject_when: InjectWhen = DEFAULT_INJECT_WHEN,
-        **memory_options: Unpack[NewMemoryArguments],
+        max_search_results: int | None = 5,
     ) -> None:
         """Create the store.
 
         Args:
-            memory: The memory to serve (for example ``manager.memory``). Default: a new
-                ``SemanticMemory`` built from ``memory_options``.
+            memory: The memory to serve (default: a new one with ``embedding="background"``).
+            archive_path: For a new memory: a durable SQLite file.
+            archive: For a new memory: the ``Archive`` to keep the messages in.
+            user_id: For a new memory: whose it is (a named user recalls every one of their sessions).
+            clock: For a new memory: what "now" is, in seconds since the epoch.
+            budget: How the model's window is shared (default: the agent's conversation manager's, else
+                ``ContextBudget()``).
+            inject_when: ``"relevant"`` gates Strands' injection (see the class docstring); ``"always"`` does not.
             name: The store's name in Strands (unique per ``MemoryManager``).
             description: Shown to the model in the ``search_memory`` tool's description.
-            max_search_results: Passages per search when the caller does not say (Strands' option).
-            writable: Archive the messages Strands hands over. Default: True for a memory this store creates,
-                False for a memory you pass (its manager archives it already; see the class docstring).
-            extraction: Strands' extraction setting for a writable store. Default (None or True): after every
-                invocation, keeping tool traffic. An ``ExtractionConfig`` you pass gets the same trigger and filter
-                defaults for the fields it leaves out. False: no automatic archiving.
-            context_radius: Neighbours around each hit (default: the memory's).
-            min_score: Minimum cosine similarity of a hit (default: the memory's).
-            max_entry_chars: Size bound of one entry's content, in characters (at least 200).
-            show_dates: Put each message's date in its label.
-            tools: Return the conversation tools (``conversation_search``, ``conversation_read`` and, with
-                ``allow_forget``, ``conversation_forget``) from ``get_tools``, so the ``MemoryManager``
-                registers them on the agent.
-            allow_forget: Give the model ``conversation_forget`` too, which deletes archived messages for good.
-                Off by default: deletion is something the developer turns on.
-            budget: How the model's window is shared, for sizing what a search returns (see the class docstring).
-                Default: the budget of the agent's conversation manager when it has one (this library's manager),
-                else ``ContextBudget()`` (memory 0.5 of the window, reply 0.05). Applies when the store knows its
-                agent (a writable store with extraction).
-            inject_when: ``"relevant"`` (default): Strands' injection gets entries only for a turn that resembles
-                the archive (see the class docstring); ``"always"``: every turn, up to the budget.
-            **memory_options: Options for the new ``SemanticMemory`` (``embedding_model``, ``archive``,
-                ``archive_path``, ...). ``embedding`` defaults to ``"background"`` here (``"inline"``: a batch is
-                embedded before ``add_messages`` returns). Not allowed together with ``memory``.
+            max_search_results: Entries per search when the caller does not say.
 
         Raises:
-            ConfigurationError: If an option has the wrong type or is out of range (the message names the option
-                and the value), or ``memory`` and ``memory_options`` are both given.
+            ConfigurationError: If an argument has the wrong type or value, or ``memory`` comes with options for a
+                new memory.
         """
-        if memory is not None and memory_options:
-            raise ConfigurationError(
-                f"pass either memory= or options for a new memory, not both (got {sorted(memory_options)})"
+        if memory is not None and not isinstance(memory, SemanticMemory):
+            raise ConfigurationError(f"memory must be a SemanticMemory, got {type(memory).__name__}")
+        if memory is not None and (archive_path, archive, user_id, clock) != (None, None, None, None):
+            raise ConfigurationError("archive_path, archive, user_id and clock make a new memory: not with memory=")
+        if budget is not None and not isinstance(budget, ContextBudget):
+            raise ConfigurationError(f"budget must be a ContextBudget, got {type(budget).__name__}")
+        if inject_when not in ("relevant", "always"):
+            raise ConfigurationError(f"inject_when must be 'relevant' or 'always', got {inject_when!r}")
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+        self._limit(max_search_results, "max_search_results")
+        self._owns_memory = memory is None
+        if memory is None:  # not ``memory or``: an empty memory is falsy
+            memory = SemanticMemory(
+                archive=archive, archive_path=archive_path, user_id=user_id, clock=clock, embedding="background"
             )
-        check_instance("memory", memory, SemanticMemory, "a SemanticMemory (for example manager.memory) or None")
-        check_text("name", name)
-        check_text("description", description, optional=True)
-        check_int("max_search_results", max_search_results, minimum=1, optional=True)
-        check_int("max_entry_chars", max_entry_chars, minimum=200)
-        if writable is not None:
-            check_flag("writable", writable)
-        check_int("context_radius", context_radius, minimum=0, optional=True)
-        min_score = check_score("min_score", min_score)
-        for flag, value in (("show_dates", show_dates), ("tools", tools), ("allow_forget", allow_forget)):
-            check_flag(flag, value)
-        check_instance("budget", budget, ContextBudget, "a ContextBudget or None")
-        if inject_when not in INJECT_WHEN:
-            raise ConfigurationError(f"inject_when must be one of {list(INJECT_WHEN)}, got {inject_when!r}")
-        owns_memory = memory is None
-        if memory is None:
-            memory_options.setdefault("embedding", BUILT_MEMORY_EMBEDDING)
-            memory = SemanticMemory(**memory_options)
-        self._memory: SemanticMemory = memory
-        self._owns_memory = owns_memory
-        self.name: str = name
-        self.description: str | None = description
-        self.max_search_results: int | None = max_search_results
-        self.writable: bool = owns_memory if writable is None else writable
-        if extraction not in (None, False) and not self.writable:
-            raise ConfigurationError("extraction needs a writable store: pass writable=True")
-        self.extraction: ExtractionConfig | bool | None = (
-            aware_of_agent(resolve_extraction(extraction, self.writable), self._serve) if self.writable else None
+        self._memory = memory
+        self.name, self.description, self.max_search_results = name, description, max_search_results
+        self.budget, self.inject_when = budget, inject_when
+        self.writable = True
+        self.extraction: ExtractionConfig | bool | None = ExtractionConfig(
+            trigger=[_ServingTrigger(self._serve)], filter=KEEP_TOOL_TRAFFIC
         )
-        self.context_radius = context_radius
-        self.min_score = min_score
-        self.max_entry_chars = max_entry_chars
-        self.show_dates = show_dates
-        self._tools = tools
-        self._allow_forget = allow_forget
-        self.budget: ContextBudget | None = budget
-        self.inject_when: InjectWhen = inject_when
-        self._run_id = uuid.uuid4().hex
-        self._link: AgentLink | None = None
-        self._warned_squeezed = False
+        self._agent: weakref.ref[Agent] | None = None
+        self._run = uuid.uuid4().hex
+        self._overflows, self._cap = 0, cast("int | None", None)  # the invocation's; cap: after an overflow
+        self._call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(f"ssm-store-{id(self)}", default=None)
+        self._archived: dict[bytes, int] = {}  # digest -> index, of what this store archived
         self.last_enrichment: StoreEnrichment | None = None
-        """What the last search returned and left out (None before the first search)."""
-
-    def _serve(self, agent: Agent) -> None:
-        """Serve ``agent`` (its ``MemoryManager`` attached the store's extraction trigger).
-
-        Raises:
-            ConfigurationError: If the store already serves another agent that is still alive.
-        """
-        link = self._link
-        if link is not None and link.agent is agent:
-            return
-        if link is not None and link.agent is not None:
-            gc.collect()  # an agent nobody holds any more may only wait for the cycle collector
-        if link is not None and link.agent is not None:
-            raise ConfigurationError(
-                f"this SemanticMemoryStore ({self.name!r}) already serves another agent, and keeps that agent's "
-                "context, budget and overflows: build one store per agent (several stores may share one memory: "
-                "SemanticMemoryStore(memory=first_store.memory, writable=True))"
-            )
-        self._link = AgentLink(agent)
-
-    def _serving(self) -> Agent | None:
-        """The agent this store serves, when it knows it (and the agent still exists)."""
-        return self._link.agent if self._link is not None else None
-
-    def _active_context(self, agent: Agent | None) -> ActiveContext | None:
-        """The serving agent's context, or None when the store does not know its agent."""
-        if agent is None:
-            return None
-        exclude: set[str] = set()
-        if isinstance(self.extraction, dict) and "filter" in self.extraction:
-            exclude = set(self.extraction["filter"].exclude)
-        return ActiveContext(list(agent.messages), exclude)
+        """What the latest search returned (None before the first)."""
 
     @property
     def memory(self) -> SemanticMemory:
         """The ``SemanticMemory`` this store serves."""
         return self._memory
 
-    async def initialize(self) -> None:
-        """Start a new agent run: Strands numbers extraction batches from 0 again for each agent it builds."""
-        self._run_id = uuid.uuid4().hex
+    # ------------------------------------------------------------------ the agent
+
+    def _serve(self, agent: Agent) -> None:
+        """Serve ``agent`` (its ``MemoryManager`` attaches the store's trigger) and follow its model calls.
+
+        Raises:
+            ConfigurationError: If the store already serves another agent that is still alive.
+        """
+        current = self._serving()
+        if current is agent:
+            return
+        if current is not None:
+            gc.collect()  # an agent nobody holds any more may only wait for the cycle collector
+        if self._serving() is not None:
+            raise ConfigurationError(
+                f"this SemanticMemoryStore ({self.name!r}) already serves another agent and keeps that agent's model "
+                "calls and overflows: build one store per agent (stores may share one memory: "
+                "SemanticMemoryStore(memory=first_store.memory))"
+            )
+        self._agent, self._run = weakref.ref(agent), uuid.uuid4().hex
+        agent.add_hook(self._before_invocation, BeforeInvocationEvent)
+        agent.add_middleware(InvokeModelStage.Input, self._mark_call)
+        agent.add_middleware(InvokeModelStage, self._watch_call)
+
+    def _serving(self) -> Agent | None:
+        return None if self._agent is None else self._agent()
+
+    def _before_invocation(self, event: BeforeInvocationEvent) -> None:
+        self._overflows, self._cap = 0, None
+
+    def _mark_call(self, context: InvokeModelContext) -> InvokeModelContext:
+        """Before Strands' injection: a search from here to the Wrap handler is injection, for this call."""
+        self._call.set(_Call(list(context.messages), context.system_prompt, context.tool_specs, context.model))
+        return context
+
+    async def _watch_call(
+        self, context: InvokeModelContext, next_fn: Callable[[InvokeModelContext], AsyncGenerator[TypedEvent, None]]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """After Strands' injection: clear the mark, and note a context overflow of the call."""
+        call = self._call.get()
+        self._call.set(None)
+        try:
+            async for event in next_fn(context):
+                yield event
+        except ContextWindowOverflowException:
+            self._overflows += 1
+            self._cap = (call.injected if call else 0) // 2 if self._overflows == 1 else 0
+            logger.info("store=<%s>, cap=<%s> | context overflow; injecting less", self.name, self._cap)
+            raise
 
     # ------------------------------------------------------------------ search
 
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
-        """Find the archived passages most relevant to ``query``, leaving out what the agent still has in context.
+        """The archived passages most relevant to ``query``, as at most ``max_search_results`` entries, best first.
 
         Args:
             query: What to look for.
-            options: Strands' search options (``max_search_results``: how many passages at most).
+            options: Strands' search options (``max_search_results``: the most entries).
 
         Returns:
-            One entry per merged passage, most relevant first (see the class docstring). For Strands' injection,
-            only as much as the turn's relevance and the invocation's overflows allow. The search is recorded in
-            ``last_enrichment``.
+            The entries (see the class docstring); ``last_enrichment`` records the search.
 
         Raises:
-            ConfigurationError: If ``max_search_results`` is not an integer >= 1 (a ``ValueError`` too).
+            ConfigurationError: If ``max_search_results`` is not an integer >= 1.
         """
         requested = options.get("max_search_results") if options else None
-        check_int("max_search_results", requested, minimum=1, optional=True)
-        limit = requested or self.max_search_results or DEFAULT_TOP_K
-        link = self._link
-        injecting = link is not None and link.injecting
-        gated = injecting and self.inject_when == "relevant"
-        if not isinstance(query, str) or not query.strip():
-            text = query if isinstance(query, str) else ""
-            self.last_enrichment = StoreEnrichment(query=text, source=_source(injecting), gated=gated)
-            return []
-        started = time.perf_counter()
-        agent = self._serving()
-        active = self._active_context(agent)
-        extra = min(active.size, _IN_CONTEXT_LOOKAHEAD) if active else 0
-        found: Recollection = await asyncio.to_thread(
-            self._memory.recall,
-            query,
-            top_k=limit + extra,
-            context_radius=self.context_radius,
-            min_score=self.min_score,
-            cut=DEFAULT_RULE.cut if gated else 0.0,
-            sessions=agent_scope(self._memory.user_id, agent),
-        )
-        record = StoreEnrichment(
-            query=query,
-            source=_source(injecting),
-            gated=gated,
-            relevance=found.relevance,
-            best_similarity=found.best_similarity,
-            floor=found.floor,
-            cut=found.cut,
-        )
-        passages, cap = self._allowed(record, found, agent, link if injecting else None)
-        in_context: set[int] = set()
-        for passage in sorted(passages, key=lambda w: (-w.score, w.start)):
-            shown = passage
-            if active:
-                kept = [p for p, message in enumerate(passage.messages) if not active.holds(message)]
-                in_context.update(i for p, i in enumerate(passage.indices) if p not in kept)
-                if not set(passage.hit_indices) & {passage.indices[p] for p in kept}:
-                    record.left_out.append(LeftOut(passage, "in_context"))
-                    continue
-                if len(kept) < len(passage.messages):
-                    shown = subset_passage(passage, kept, score=passage.score)
-            if len(record.passages) >= limit:
-                record.left_out.append(LeftOut(passage, "max_search_results"))
-                continue
-            record.passages.append(shown)
-        if agent is not None:
-            self._fit(agent, record, cap)
-        record.entries = [
-            entry(passage, self.max_entry_chars, show_dates=self.show_dates) for passage in record.passages
-        ]
-        record.tokens = injected_tokens(record.entries, self.name)
-        record.in_context_indices = sorted(in_context)
-        record.elapsed_ms = (time.perf_counter() - started) * 1000
-        if injecting and link is not None:
-            link.injected(record.tokens)
+        limit = self._limit(requested, "max_search_results") or self.max_search_results or 5
+        call, agent = self._call.get(), self._serving()
+        injecting = call is not None and agent is not None
+        if call is None and agent is not None:  # a tool's or the application's search: for the agent's next call
+            specs = agent.tool_registry.get_all_tool_specs()
+            call = _Call(list(agent.messages), agent.system_prompt, specs, agent.model)
+        record = StoreEnrichment(query=query if isinstance(query, str) else "", source="request")
+        if injecting:
+            record.source, record.overflows = "injection", self._overflows
+        if record.query.strip():
+            await asyncio.to_thread(self._search, record, limit, agent, call)
+        if injecting and call is not None:
+            call.injected = record.tokens
         self.last_enrichment = record
         logger.debug(
-            "store=<%s>, source=<%s>, relevance=<%s>, entries=<%d>, tokens=<%d>, in_context=<%d> | searched the "
-            "archive",
-            self.name,
-            record.source,
-            record.relevance,
-            len(record.entries),
-            record.tokens,
-            len(in_context),
-        )
+            "store=<%s>, source=<%s>, relevance=<%s>, entries=<%d>, tokens=<%d> | searched the archive",
+            self.name, record.source, record.relevance, len(record.entries), record.tokens,
+        )  # fmt: skip
         return record.entries
 
-    def _allowed(
-        self, record: StoreEnrichment, found: Recollection, agent: Agent | None, link: AgentLink | None
-    ) -> tuple[list[Passage], int | None]:
-        """The passages a search may return, and the most tokens they may take (None: the budget alone).
-
-        For injection (``link`` given): nothing after a second overflow in the invocation, at most the cap the
-        first one set; with the gate on, nothing for an unrelated turn and at most ``uncertain_memory_tokens`` for
-        an uncertain or unknown one. What is held back goes to ``record.left_out`` with its reason.
-        """
-        passages = list(found.passages)
-        if link is None:
-            return passages, None
-        record.overflows = link.invocation.overflows
-        cap = link.invocation.cap
-        if cap == 0:
-            record.left_out.extend(LeftOut(p, "overflow") for p in passages)
-            return [], 0
-        if record.gated:
-            if found.relevance == "unrelated":
-                record.left_out.extend(LeftOut(p, "unrelated") for p in passages)
-                return [], 0
-            if found.relevance != "relevant":
-                uncertain = agent_budget(agent, self.budget).uncertain_memory_tokens
-                cap = uncertain if cap is None else min(cap, uncertain)
-        return passages, cap
-
-    def _fit(self, agent: Agent, record: StoreEnrichment, cap: int | None = None) -> None:
-        """Keep, of ``record.passages``, what fits the room the agent's next model call leaves (``_fit``).
-
-        ``cap`` lowers that room further (an uncertain turn, or after a context overflow).
-        """
-        window_tokens = model_window(agent.model)
+    def _search(self, record: StoreEnrichment, limit: int, agent: Agent | None, call: _Call | None) -> None:
+        """Search, gate and fit (blocking: runs in a worker thread)."""
         budget = agent_budget(agent, self.budget)
-        tokens = budget.memory_tokens(window_tokens, call_tokens(agent))
-        share = budget.memory_tokens(window_tokens)
-        if window_tokens is not None and tokens < share // 4 and not self._warned_squeezed:
-            self._warned_squeezed = True
-            logger.warning(
-                "store=<%s>, room=<%d>, share=<%d> | the history leaves the memory a quarter of its share or less: a "
-                "conversation manager that reduces only after an overflow keeps the window full; reduce before "
-                "(for Strands' managers: proactive_compression=True) so that what the store finds reaches the model",
-                self.name,
-                tokens,
-                share,
-            )
-        if cap is not None:
-            tokens = min(tokens, cap)
+        window = None if call is None else model_window(call.model)
+        tokens = budget.memory_tokens(window, None if call is None else call.tokens())
+        cap = self._cap if record.source == "injection" else None
+        tokens = tokens if cap is None else min(tokens, cap)
+        held = {_digest(m) for m in call.messages} if call is not None else set()
+        result = self._memory.search(
+            record.query,
+            top_k=max(20, min(100, tokens // TOKENS_PER_HIT)),
+            sessions=agent_scope(self._memory.user_id, agent),
+            exclude={self._archived[d] for d in held if d in self._archived},
+        )
+        record.relevance, record.best_similarity = result.relevance, result.best_similarity
+        record.gated = record.source == "injection" and self.inject_when == "relevant"
+        passages = result.passages
+        if record.gated:  # as the hook gates its turns
+            reading = (result.relevance, result.best_similarity, result.floor)
+            hits = [(h.index, h.score) for h in result]
+            passages, tokens, _ = gated(passages, hits, tokens, reading, budget.uncertain_memory_tokens, record.query)
         record.budget_tokens = tokens
-        fit_passages(record, tokens, self.name, show_dates=self.show_dates)
+        in_context = {r.index for p in passages for r in p.records if held and _digest(r.message) in held}
+        writer = BlockWriter(quote_prefix=ENTRY_QUOTE)
+        groups = fit_passages(passages, tokens, limit, self.name, writer, lambda r: r.index in in_context)
+        record.entries = entries_for(groups, writer)
+        record.tokens = injected_tokens(record.entries, self.name)
+        record.in_context = sorted(in_context)
 
-    # ------------------------------------------------------------------ writing
+    @staticmethod
+    def _limit(value: Any, name: str) -> int | None:
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ConfigurationError(f"{name} must be an integer >= 1 or None, got {value!r}")
+        return value
 
-    async def add_messages(self, messages: list[Message], context: AddMessagesContext | None = None) -> list[int]:
-        """Archive a batch of conversation messages verbatim (Strands' extraction sink).
+    # ------------------------------------------------------------------ archiving
+
+    async def add_messages(
+        self, messages: list[Message], context: AddMessagesContext | None = None
+    ) -> list[int | None]:
+        """Archive a batch of messages verbatim, under the agent's session (Strands' extraction sink).
 
         Args:
-            messages: The messages, oldest first, as Strands' extraction filter left them.
-            context: Strands' batch context; its ``sequence_numbers`` make a retried batch idempotent.
+            messages: The messages, oldest first.
+            context: Strands' batch context: its ``sequence_numbers`` make a retried batch idempotent.
 
         Returns:
-            The archive index of each message.
+            Each message's archive index (None: a forgotten message, not archived again).
 
         Raises:
-            ValueError: If ``sequence_numbers`` does not align with ``messages``.
+            InvalidMessageError: If ``sequence_numbers`` does not align with ``messages``, or a message is not one.
         """
         numbers = context.sequence_numbers if context is not None else None
         if numbers is not None and len(numbers) != len(messages):
-            raise ValueError(f"got {len(numbers)} sequence numbers for {len(messages)} messages")
-        prepared = [
-            keyed(message, self._run_id, numbers[i] if numbers is not None else None)
-            for i, message in enumerate(messages)
-        ]
-        session_id = session_of(self._serving())
-        indices: list[int] = await asyncio.to_thread(self._memory.add, prepared, session_id=session_id)
+            raise InvalidMessageError(f"got {len(numbers)} sequence numbers for {len(messages)} messages")
+        keyed = [cast(Message, dict(m)) for m in messages]
+        for message, number in zip(keyed, numbers or (), strict=False):  # else each keeps its own tracking id
+            message["tracking_id"] = str(uuid.uuid5(_RUN_NAMESPACE, f"{self._run}:{number}"))
+        session = session_of(self._serving())
+        return await asyncio.to_thread(self._archive, keyed, session)
+
+    def _archive(self, messages: Sequence[Message], session: str | None) -> list[int | None]:
+        indices = self._memory.add(messages, session_id=session)
+        for message, index in zip(messages, indices, strict=True):
+            if index is not None:
+                self._archived[_digest(message)] = index
+        while len(self._archived) > HELD_LOOKUP:
+            del self._archived[next(iter(self._archived))]
         logger.debug("store=<%s>, messages=<%d> | batch archived", self.name, len(indices))
         return indices
 
-    async def add(self, content: str, metadata: Metadata | None = None) -> int:
-        """Archive one piece of content as a message (Strands' ``add_memory`` tool and ``MemoryManager.add``).
-
-        Args:
-            content: The text.
-            metadata: Optional: ``role`` (``"user"``, the default, or ``"assistant"``) and ``timestamp`` (when it
-                was said: ISO-8601 or epoch seconds).
-
-        Returns:
-            Its archive index.
-
-        Raises:
-            ValueError: If the content is empty or the role unknown.
-        """
-        if not isinstance(content, str) or not content.strip():
-            raise ValueError("content must be a non-empty string")
-        options = dict(metadata or {})
-        role = options.get("role", "user")
-        if role not in ("user", "assistant"):
-            raise ValueError(f"metadata role must be 'user' or 'assistant', got {role!r}")
-        message: Message = {"role": role, "content": [{"text": content}], "tracking_id": str(uuid.uuid4())}
-        if options.get("timestamp") is not None:
-            message["metadata"] = {"custom": {"timestamp": options["timestamp"]}}
-        session_id = session_of(self._serving())
-        indices: list[int] = await asyncio.to_thread(self._memory.add, [message], session_id=session_id)
-        return indices[0]
-
-    # ------------------------------------------------------------------ tools
-
-    def get_tools(self) -> list[AgentTool]:
-        """The conversation tools over this store's memory.
-
-        None with ``tools=False``; ``conversation_forget`` only with ``allow_forget=True``.
-        """
-        if not self._tools:
-            return []
-        return memory_tools(
-            self._memory,
-            allow_forget=self._allow_forget,
-            max_output_chars=max(DEFAULT_MAX_OUTPUT_CHARS, self.max_entry_chars),
-            show_dates=True,
-            context_radius=self.context_radius,
-            min_score=self.min_score,
-        )
-
     def close(self) -> None:
-        """Close the memory, if this store built it (not a ``memory`` given to it): ``SemanticMemory.close``.
-
-        Its embedding thread stops after its batch and never uses the archive again, then the archive's
-        connections and files are released. Messages still waiting for their vectors stay archived, found by
-        their words; a durable archive embeds them when it is opened again.
-        """
+        """Close the memory if this store built it (``SemanticMemory.close``); a memory given to it stays open."""
         if self._owns_memory:
             self._memory.close()
 
     def __repr__(self) -> str:
-        return f"SemanticMemoryStore(name={self.name!r}, writable={self.writable}, messages={len(self._memory)})"
-
-
-def _source(injecting: bool) -> Literal["injection", "request"]:
-    return "injection" if injecting else "request"
+        return f"SemanticMemoryStore(name={self.name!r}, memory={self._memory!r})"

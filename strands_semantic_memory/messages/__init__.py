@@ -1,12 +1,14 @@
-"""Messages as the archive keeps them: the exact byte codec, the text that is searched, and its terms.
+"""Messages as the archive keeps them: the exact byte codec, the text that is searched, its terms, sessions, times.
 
-Modules: ``_codec`` (a Strands message to exact bytes and back; record keys and sizes), ``_text`` (the text a
-message is embedded and shown as; chunks of long text), ``_terms`` (the BM25 terms every archive indexes), ``_time``
-(times as seconds since the epoch: when a message was said, the bounds of a search).
+- ``_codec``: exact JSON bytes, the idempotency key, the digest a forgotten message leaves;
+- ``_text``: the searchable text of a message and its chunks;
+- ``_terms``: the lexical terms (stopwords, stems, compounds);
+- ``_session``: user and session ids, and who recalls what;
+- ``_time``: times as callers give them.
 """
 
 from strands_semantic_memory.messages._codec import decode_message, encode_message
-from strands_semantic_memory.messages._terms import TOKENIZER_VERSION, count_terms, tokenize
-from strands_semantic_memory.messages._text import render_message
+from strands_semantic_memory.messages._terms import tokenize
+from strands_semantic_memory.messages._text import chunk_text, render_message
 
-__all__ = ["TOKENIZER_VERSION", "count_terms", "decode_message", "encode_message", "render_message", "tokenize"]
+__all__ = ["chunk_text", "decode_message", "encode_message", "render_message", "tokenize"]

@@ -1,29 +1,12 @@
-"""Retrieval: one query in, ranked hits and passages out.
+"""Retrieval: pure functions from an archive's candidates to ranked hits and passages.
 
-Modules: ``_recall`` (the search path: candidates from the store, ranking, passages), ``_ranking`` (pure scoring
-and fusion functions), ``_ranking_options`` (their tunables), ``_passages`` (widening hits and merging ranges),
-``_assembly`` (passages built from stored records), ``_rerank`` (the optional second stage), ``_relevance``
-(whether a turn needs the past: the calibrated gate and the relative cut; ``InjectWhen``).
+- ``_ranking``: the one ranking formula (fusion, dense floor, conversation context);
+- ``_passages``: hits widened into passages, and packed into a budget;
+- ``_relevance``: whether a turn needs the past at all, and which hits are worth their tokens.
 """
 
-from strands_semantic_memory.messages._time import TimeBound
-from strands_semantic_memory.retrieval._passages import IndexRange, Passage
-from strands_semantic_memory.retrieval._ranking_options import RETRIEVAL_MODES, Fusion, RankingOptions, Retrieval
-from strands_semantic_memory.retrieval._recall import SearchHit
-from strands_semantic_memory.retrieval._relevance import INJECT_WHEN, InjectWhen
-from strands_semantic_memory.retrieval._rerank import CrossEncoderReranker, Reranker
+from strands_semantic_memory.retrieval._passages import Passage
+from strands_semantic_memory.retrieval._ranking import RankingOptions, Retrieval
+from strands_semantic_memory.retrieval._relevance import InjectWhen, Relevance
 
-__all__ = [
-    "INJECT_WHEN",
-    "RETRIEVAL_MODES",
-    "CrossEncoderReranker",
-    "Fusion",
-    "IndexRange",
-    "InjectWhen",
-    "Passage",
-    "RankingOptions",
-    "Reranker",
-    "Retrieval",
-    "SearchHit",
-    "TimeBound",
-]
+__all__ = ["InjectWhen", "Passage", "RankingOptions", "Relevance", "Retrieval"]

@@ -1,179 +1,114 @@
-"""One storage entry as one archived record, and the text that stands for it in the indexes.
+"""One storage entry as one archived record, the text that stands for it, and what Strands' stash keys say.
 
-A ``write(key, data)`` becomes one archived Strands message::
+A ``write(key, data)`` is archived as one message of the role ``"stored"`` (``engine._memory.STORAGE_ROLE``, which
+``SemanticMemory.add`` refuses, so no conversation message can pass for an entry)::
 
     {"role": "stored",
-     "content": [{"text": <the entry's text>}],             # empty for binary or unindexed entries
-     "metadata": {"custom": {"strands_storage": {"key": <full key>, "data": <bytes>}}}}
+     "content": [{"text": <the entry's text>}],              # empty when nothing is indexed
+     "metadata": {"custom": {"strands_storage": {"key": <full key>, "write": <nonce>, "data": <bytes>}}}}
 
-``data`` is kept only when the text does not give the bytes back exactly (``text.encode("utf-8") == data``): a
-plain-text entry is stored once, as its text; a JSON content block, a framed ``ContextOffloader`` entry or binary
-data keeps its exact bytes beside the text extracted from it. The archive's codec keeps bytes values exactly, so
-``entry_bytes`` returns what was written, byte for byte, on every archive.
+``data`` is kept only when the text does not give the bytes back exactly, and the archive's codec keeps ``bytes``
+values byte for byte. ``write`` is a fresh nonce: forgetting keeps a digest of a record's bytes so that it is never
+archived again, and a key written again with the bytes it once held must still be archived.
 
-What is indexed (``entry_text``):
-
-- a Strands content block or tool-result item as JSON (what ``ContextManager``'s stash writes: ``{"text": ...}``,
-  ``{"json": ...}``, ``{"toolResult": ...}``, media): its text, as this library renders messages (JSON escapes
-  decoded, media as a placeholder such as ``[image (png)]``);
-- a ``ContextOffloader`` frame (two length bytes, a MIME type, the content): the content, when the type is text
-  or JSON;
-- other UTF-8 text (plain text, other JSON): the text itself;
-- anything else (bytes that are not UTF-8, media frames): nothing; the entry is kept, not indexed.
-
-The role is ``"stored"``: a storage entry does not say who wrote it (the stash keeps user text, assistant text and
-tool results alike), and the injected block shows the role as written.
+The text indexed: a Strands content block or tool-result item as JSON (what the ``ContextManager``'s stash writes,
+with ASCII escapes) as this library renders messages (escapes decoded, media as ``[image (png)]``); other UTF-8 text
+as it is; bytes that are not UTF-8, and keys under ``unindexed_prefixes``, nothing (kept, never found).
 """
 
 from __future__ import annotations
 
 import json
-import re
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
+from strands._context_manager.stash import STASH_PREFIX
 from strands.types.content import Message
 
-from strands_semantic_memory.engine._intake import STORAGE_ROLE
-from strands_semantic_memory.messages import render_message
+from strands_semantic_memory.archives import StoredRecord
+from strands_semantic_memory.engine._memory import STORAGE_ROLE
+from strands_semantic_memory.messages._text import render_block
 
-__all__ = ["ROLE", "entry_bytes", "entry_key", "entry_message", "entry_text", "stash_refs", "texts_in"]
-
-ROLE = STORAGE_ROLE
-"""The role of every archived storage entry (one that ``SemanticMemory.add`` refuses from any caller)."""
+__all__ = ["entry_message", "entry_of", "entry_text", "stash_refs", "stash_session"]
 
 FIELD = "strands_storage"
-"""The ``metadata.custom`` field that marks an archived record as a storage entry."""
-
-_JSON_START = ("{", "[")
+"""The ``metadata.custom`` field that makes an archived record a storage entry."""
 _UNSTASHED = frozenset({"toolUse", "reasoningContent", "cachePoint"})  # blocks Strands' stash does not write
-_FRAME_TYPE = re.compile(r"[a-z]+/[a-z0-9][a-z0-9.+-]*(;[ -~]*)?")
-_TEXT_TYPES = re.compile(r"text/.*|application/(json|xml|x-ndjson|[a-z0-9.-]+\+json|[a-z0-9.-]+\+xml)(;.*)?")
-
-
-def _frame(data: bytes) -> tuple[str, bytes] | None:
-    """``(content type, content)`` of a ``ContextOffloader`` frame, or None when ``data`` is not one."""
-    if len(data) < 5:
-        return None
-    length = (data[0] << 8) | data[1]
-    if not 3 <= length <= 127 or len(data) < 2 + length:
-        return None
-    try:
-        content_type = data[2 : 2 + length].decode("ascii")
-    except UnicodeDecodeError:
-        return None
-    if not _FRAME_TYPE.fullmatch(content_type):
-        return None
-    return content_type, data[2 + length :]
-
-
-def value_text(value: Any) -> str | None:
-    """The text standing for a decoded JSON value that is a content block or a tool-result item, else None."""
-    if not isinstance(value, Mapping):
-        return None
-    if "json" in value and len(value) == 1:
-        return json.dumps(value["json"], ensure_ascii=False, sort_keys=True)
-    text = render_message({"role": ROLE, "content": [dict(value)]})
-    return text or None
 
 
 def entry_text(data: bytes) -> str | None:
-    """The text indexed for an entry's bytes (see the module docstring); None when nothing is indexed."""
-    framed = _frame(data)
-    if framed is not None:
-        content_type, data = framed
-        if not _TEXT_TYPES.fullmatch(content_type):
-            return None
+    """The text indexed for an entry's bytes (see the module docstring); None when nothing is."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if text.lstrip().startswith(_JSON_START):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return text
-        return value_text(value) or text
-    return text
-
-
-def _exact(text: str, data: bytes) -> bool:
+    if not text.lstrip().startswith(("{", "[")):
+        return text
     try:
-        return text.encode("utf-8") == data
-    except UnicodeEncodeError:  # a lone surrogate from a JSON escape: the text cannot give the bytes back
-        return False
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(value, dict) and len(value) == 1 and "json" in value:  # a JSON tool-result item
+        return json.dumps(value["json"], ensure_ascii=False, sort_keys=True)
+    return (render_block(value) if isinstance(value, dict) else "") or text
 
 
 def entry_message(key: str, data: bytes, *, indexed: bool) -> Message:
-    """The archived message for an entry (see the module docstring).
-
-    Args:
-        key: The entry's full, normalized key.
-        data: Its bytes.
-        indexed: Whether its text is indexed (False keeps the bytes only).
-
-    Returns:
-        A Strands message the archive keeps verbatim.
-    """
+    """The archived message of an entry: its full key, its text (when ``indexed``) and, if needed, its bytes."""
     text = entry_text(data) if indexed else None
-    field: dict[str, Any] = {"key": key}
-    if text is None or not _exact(text, data):
+    field: dict[str, Any] = {"key": key, "write": uuid.uuid4().hex}
+    try:
+        exact = text is not None and text.encode("utf-8") == data
+    except UnicodeEncodeError:  # a lone surrogate from a JSON escape: the text cannot give the bytes back
+        exact = False
+    if not exact:
         field["data"] = bytes(data)
-    content: list[Any] = [{"text": text}] if text else []
-    return cast(Message, {"role": ROLE, "content": content, "metadata": {"custom": {FIELD: field}}})
+    content = [{"text": text}] if text else []
+    return cast(Message, {"role": STORAGE_ROLE, "content": content, "metadata": {"custom": {FIELD: field}}})
 
 
-def _field(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    if message.get("role") != ROLE:
+def entry_of(record: StoredRecord) -> tuple[str, bytes] | None:
+    """``(full key, exact bytes)`` of an archived entry; None for any other archived message."""
+    if record.role != STORAGE_ROLE:
         return None
-    metadata = message.get("metadata")
-    custom = metadata.get("custom") if isinstance(metadata, Mapping) else None
-    found = custom.get(FIELD) if isinstance(custom, Mapping) else None
-    if not isinstance(found, Mapping) or not isinstance(found.get("key"), str):
+    message: Mapping[str, Any] = record.message
+    field = ((message.get("metadata") or {}).get("custom") or {}).get(FIELD)
+    if not isinstance(field, Mapping) or not isinstance(field.get("key"), str):
         return None
-    return found
-
-
-def entry_key(message: Mapping[str, Any]) -> str | None:
-    """The full key of an archived storage entry; None for any other archived message."""
-    found = _field(message)
-    return None if found is None else str(found["key"])
-
-
-def entry_bytes(message: Mapping[str, Any]) -> bytes:
-    """The exact bytes of an archived storage entry.
-
-    Raises:
-        ValueError: If the message is not a storage entry.
-    """
-    found = _field(message)
-    if found is None:
-        raise ValueError("not an archived storage entry")
-    data = found.get("data")
+    data = field.get("data")
     if isinstance(data, bytes):
-        return data
-    content = message.get("content") or []
-    if not content:
-        return b""
-    text = content[0].get("text") if isinstance(content[0], Mapping) else None
-    if not isinstance(text, str):
-        raise ValueError("archived storage entry without its text or bytes")
-    return text.encode("utf-8")
+        return field["key"], data
+    content = message.get("content") or [{}]
+    return field["key"], str(content[0].get("text", "")).encode("utf-8")
+
+
+def stash_session(key: str) -> str | None:
+    """The Strands session of a stash key (``context/<session id>/scopes/agent/<agent id>/<ref>``), else None.
+
+    ``key`` is relative to the view Strands writes through. The session id is kept whole, however long (the archive
+    maps a long one to its digest, as it does the agent's): an id that could not be kept would make an entry
+    "no session's", which every session of an unnamed memory recalls.
+    """
+    parts = key.split("/")
+    if parts[0] != STASH_PREFIX or len(parts) < 3:
+        return None
+    if len(parts) >= 6 and parts[-4:-2] == ["scopes", "agent"]:
+        return "/".join(parts[1:-4])  # a session id holding "/" stays whole
+    return parts[1]
 
 
 def stash_refs(messages: Iterable[Mapping[str, Any]]) -> set[str]:
-    """The last key segment Strands' stash writes for each stashed block of ``messages`` (``Stash.refs_for``).
+    """The last key segment Strands' stash writes for each block of ``messages`` (``Stash.refs_for``).
 
-    A text block is stashed as ``<tracking id>_<block index>``, each part of a tool result as
+    A text or media block is stashed as ``<tracking id>_<block index>``, each part of a tool result as
     ``<tool use id>_<part index>``; tool uses, reasoning and cache points are not stashed.
     """
     refs: set[str] = set()
     for message in messages:
         tracking_id = message.get("tracking_id")
         content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        for position, block in enumerate(content):
+        for position, block in enumerate(content if isinstance(content, list) else []):
             if not isinstance(block, Mapping) or _UNSTASHED.intersection(block):
                 continue
             result = block.get("toolResult")
@@ -184,23 +119,3 @@ def stash_refs(messages: Iterable[Mapping[str, Any]]) -> set[str]:
             elif isinstance(tracking_id, str):
                 refs.add(f"{tracking_id}_{position}")
     return refs
-
-
-def texts_in(messages: Iterable[Mapping[str, Any]]) -> set[str]:
-    """The texts an entry stashed from these messages would be indexed as: one per text block and tool-result item.
-
-    Strands' stash writes each text block of a message, and each item of a tool result, as one entry; an archived
-    entry whose text is in this set repeats something these messages still hold.
-    """
-    found: set[str] = set()
-    for message in messages:
-        for block in message.get("content") or []:
-            if not isinstance(block, Mapping) or _UNSTASHED.intersection(block):
-                continue
-            result = block.get("toolResult")
-            parts = result.get("content") or [] if isinstance(result, Mapping) else [block]
-            for part in parts:
-                text = value_text(part)
-                if text:
-                    found.add(text)
-    return found

@@ -28,6 +28,10 @@ Changes:
 - ``test_conversation_manager.py``'s proactive-compression tests use a minimal ``ConversationManager`` whose
   ``reduce_context`` counts its calls (or raises); here that is this manager with ``reduce_context`` counting its
   calls (or raising).
+- Strands' tests invoke a ``BeforeModelCallEvent``'s callbacks synchronously (``registry.invoke_callbacks``);
+  this manager's callbacks for that event are coroutines (its reductions, Strands' proactive compression included,
+  run in a worker thread, never on the event loop), so the tests invoke them as the agent loop does:
+  ``invoke_callbacks_async``.
 - The session restore test's ``existing_session_manager`` is Strands' ``FileSessionManager`` on a session created
   in a temporary folder, instead of a ``RepositorySessionManager`` on Strands' mocked repository (a test fixture,
   not shipped).
@@ -42,6 +46,7 @@ Strands' tests that cannot apply:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import cast
 from unittest.mock import MagicMock, Mock, patch
@@ -58,7 +63,7 @@ from strands.types.exceptions import ContextWindowOverflowException
 from strands.types.session import SessionAgent, SessionMessage
 
 from strands_semantic_memory import SemanticSummarizingConversationManager
-from tests.support.scripted_model import ScriptedModel
+from strands_semantic_memory.testing import ScriptedModel
 
 
 @pytest.fixture
@@ -961,7 +966,7 @@ def test_proactive_compression_summarizes_when_exceeded(make_manager):
     manager.register_hooks(registry)
 
     event = BeforeModelCallEvent(agent=agent, invocation_state={}, projected_input_tokens=800)
-    registry.invoke_callbacks(event)
+    asyncio.run(registry.invoke_callbacks_async(event))
 
     # 20 * 0.5 = 10 summarized → 1 summary + 10 remaining = 11
     assert len(agent.messages) == 11
@@ -981,7 +986,7 @@ def test_proactive_compression_no_summarize_when_below(make_manager):
     manager.register_hooks(registry)
 
     event = BeforeModelCallEvent(agent=agent, invocation_state={}, projected_input_tokens=500)
-    registry.invoke_callbacks(event)
+    asyncio.run(registry.invoke_callbacks_async(event))
 
     assert len(agent.messages) == 20
 
@@ -1011,7 +1016,7 @@ def test_proactive_compression_swallows_errors(make_manager):
 
     event = BeforeModelCallEvent(agent=agent, invocation_state={}, projected_input_tokens=800)
     # Should not throw — proactive compression is best-effort
-    registry.invoke_callbacks(event)
+    asyncio.run(registry.invoke_callbacks_async(event))
     assert len(agent.messages) == 20
 
 
@@ -1102,7 +1107,7 @@ def test_proactive_compression_hook_is_noop_when_not_configured(make_manager):
     manager.register_hooks(registry)
 
     event = _make_threshold_event(agent, projected_input_tokens=900)
-    registry.invoke_callbacks(event)
+    asyncio.run(registry.invoke_callbacks_async(event))
 
     assert manager.reduce_context_call_count == 0
 
@@ -1114,7 +1119,7 @@ def test_proactive_compression_calls_reduce_context_when_exceeded(make_manager):
     manager.register_hooks(registry)
 
     event = _make_threshold_event(agent, projected_input_tokens=800)
-    registry.invoke_callbacks(event)
+    asyncio.run(registry.invoke_callbacks_async(event))
 
     assert manager.reduce_context_call_count == 1
 
@@ -1126,7 +1131,7 @@ def test_proactive_compression_no_call_when_below(make_manager):
     manager.register_hooks(registry)
 
     event = _make_threshold_event(agent, projected_input_tokens=500)
-    registry.invoke_callbacks(event)
+    asyncio.run(registry.invoke_callbacks_async(event))
 
     assert manager.reduce_context_call_count == 0
 
@@ -1138,7 +1143,7 @@ def test_proactive_compression_no_call_when_projected_tokens_none(make_manager):
     manager.register_hooks(registry)
 
     event = _make_threshold_event(agent, projected_input_tokens=None)
-    registry.invoke_callbacks(event)
+    asyncio.run(registry.invoke_callbacks_async(event))
 
     assert manager.reduce_context_call_count == 0
 
@@ -1152,7 +1157,7 @@ def test_proactive_compression_uses_default_when_context_window_limit_not_set(ma
     # projected_input_tokens=150_000 is 75% of the 200k default, exceeding 0.7 threshold
     event = _make_threshold_event(agent, projected_input_tokens=150_000)
     with pytest.warns(UserWarning, match="using default"):
-        registry.invoke_callbacks(event)
+        asyncio.run(registry.invoke_callbacks_async(event))
 
     assert manager.reduce_context_call_count == 1
 
@@ -1170,7 +1175,7 @@ def test_proactive_compression_exception_swallowed(make_manager):
     manager.register_hooks(registry)
 
     event = _make_threshold_event(agent, projected_input_tokens=800)
-    registry.invoke_callbacks(event)
+    asyncio.run(registry.invoke_callbacks_async(event))
 
 
 def test_proactive_compression_true_default_threshold_behavior(make_manager):
@@ -1182,12 +1187,12 @@ def test_proactive_compression_true_default_threshold_behavior(make_manager):
 
     # 650/1000 = 0.65 < 0.7 — should NOT trigger
     event = _make_threshold_event(agent, projected_input_tokens=650)
-    registry.invoke_callbacks(event)
+    asyncio.run(registry.invoke_callbacks_async(event))
     assert manager.reduce_context_call_count == 0
 
     # 800/1000 = 0.8 >= 0.7 — should trigger
     event2 = _make_threshold_event(agent, projected_input_tokens=800)
-    registry.invoke_callbacks(event2)
+    asyncio.run(registry.invoke_callbacks_async(event2))
     assert manager.reduce_context_call_count == 1
 
 

@@ -1,11 +1,13 @@
-"""Fixtures for the storage tests: a ``SemanticStorage`` on each archive (in process, SQLite, PostgreSQL)."""
+"""Fixtures for the storage tests: ``SemanticStorage`` on the in-process archive and on a durable SQLite file."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from strands_semantic_memory.storage import SemanticStorage
-from tests.support.archives import archive_for
 
 
 @pytest.fixture
@@ -14,24 +16,19 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def make_storage(store_kind, request, embedder):
-    """Build ``SemanticStorage`` objects on the parametrized archive, each on a fresh one; closed after the test."""
+@pytest.fixture(params=["in_process", "sqlite"])
+def make_storage(request, embedder, tmp_path) -> Iterator[Callable[..., SemanticStorage]]:
+    """Build storages on the parametrized archive, each on a fresh one, closed after the test."""
     made: list[SemanticStorage] = []
 
-    def make(cls: type[SemanticStorage] = SemanticStorage, **kwargs) -> SemanticStorage:
-        kwargs.setdefault("embedder", embedder)
-        if "memory" in kwargs:
-            kwargs.pop("embedder")
-        elif "archive" not in kwargs and "archive_path" not in kwargs:
-            store = archive_for(store_kind, request)
-            if store is not None:
-                kwargs["archive"] = store
-        storage = cls(**kwargs)
-        made.append(storage)
-        return storage
+    def make(cls: type[SemanticStorage] = SemanticStorage, **kwargs: Any) -> SemanticStorage:
+        if "memory" not in kwargs:
+            kwargs.setdefault("embedder", embedder)
+            if request.param == "sqlite" and "archive" not in kwargs:
+                kwargs.setdefault("archive_path", tmp_path / f"storage-{len(made)}.db")
+        made.append(cls(**kwargs))
+        return made[-1]
 
-    make.kind = store_kind
     yield make
     for storage in made:
         storage.close()

@@ -1,4 +1,4 @@
-"""Strands' own storage tests, run against ``SemanticStorage`` on every archive (in process, SQLite, PostgreSQL).
+"""Strands' own storage tests, run against ``SemanticStorage`` on the in-process archive and on a SQLite file.
 
 Adapted from strands-agents 1.62.0 (https://github.com/strands-agents/sdk-python, source distribution on PyPI):
 ``tests/strands/storage/test_in_memory_storage.py``, ``test_local_file_storage.py``, ``test_s3_storage.py``,
@@ -6,10 +6,14 @@ Adapted from strands-agents 1.62.0 (https://github.com/strands-agents/sdk-python
 Copyright Amazon.com, Inc. or its affiliates. All Rights Reserved. Licensed under the Apache License, Version 2.0
 (http://www.apache.org/licenses/LICENSE-2.0).
 
-Changes: the ``storage`` fixture is a ``SemanticStorage`` on each archive; ``pytest.mark.asyncio`` is
-``pytest.mark.anyio``; tests that several backends share appear once; key and prefix rules that Strands tests on its
-normalizing helpers are tested through the storage's methods; a class name or a backend's own constructor in a test
-became ours. The tests that cannot apply are listed, with the reason, in ``docs/guides/context-manager-storage.md``.
+Changes: the ``storage`` fixture is a ``SemanticStorage``; ``pytest.mark.asyncio`` is ``pytest.mark.anyio``; tests
+that several backends share appear once; the key and prefix rules Strands tests on its normalizing helpers are tested
+through the storage's methods; a class name or a backend's own constructor became ours. Not run, as they cannot
+apply: the pluggable ``search_strategy`` tests (the search is the engine's), ``InMemoryStorage.clear`` (not part of
+the protocol), file-system, sandbox and S3-client tests (no files, no client), the keyword strategy's internals and
+its key scoring (a stash key is ``<id>_<n>``: scoring it would match every entry), its 20-result scan (``search``
+returns at most ``max_results``), the BM25 strategy (``LocalFileStorage``'s), and the ``Stash`` tests that never touch
+the storage.
 """
 
 from __future__ import annotations

@@ -1,36 +1,32 @@
-"""Store records built as the engine builds them, and random unit vectors, for store-level tests."""
+"""Archive records as the engine makes them, and unit vectors, for tests that drive an archive directly."""
 
 from __future__ import annotations
 
-import time
+import uuid
 
 import numpy as np
 
-from strands_semantic_memory.archives._protocol import NewRecord
-from strands_semantic_memory.archives.in_process._archive import default_text_of
-from strands_semantic_memory.embeddings import normalize_rows
-from strands_semantic_memory.messages._codec import encode_message, record_key
+from strands_semantic_memory.archives import NewRecord
+from strands_semantic_memory.messages._codec import encode_message, record_key, searchable_text
+from strands_semantic_memory.messages._text import render_message
 
-DIMENSION = 16
-
-
-def message(text: str, role: str = "user", **extra: object) -> dict:
-    return {"role": role, "content": [{"text": text}], **extra}
+DIM = 8
 
 
-def record(msg: dict, *, tracking_id: str | None = None, said_at: float | None = None) -> NewRecord:
-    """A record as the engine builds it (same encoding, text and key functions)."""
-    data = encode_message(msg)  # type: ignore[arg-type]
-    return NewRecord(
-        data=data,
-        role=str(msg["role"]),
-        tracking_id=tracking_id,
-        text=default_text_of(data),
-        key=record_key(tracking_id, data),
-        archived_at=time.time(),
-        said_at=said_at,
-    )
+def record(text, *, role="user", session=None, said_at=None, at=1000.0, key=None):
+    """A record as the engine makes it (bytes, rendered searchable text, idempotency key of a tracked message)."""
+    message = {"role": role, "content": [{"text": text}]}
+    data = encode_message(message)
+    text = searchable_text(render_message(message))
+    return NewRecord(data, role, key or record_key(data, "tracked"), text, at, said_at, session)
 
 
-def unit_vectors(seed: int, count: int) -> np.ndarray:
-    return normalize_rows(np.random.default_rng(seed).normal(size=(count, DIMENSION))).astype(np.float32)
+def copy_of(rec):
+    """The same message bytes under another key (a copy without a tracking id, from a live context)."""
+    return NewRecord(rec.data, rec.role, "u:" + uuid.uuid4().hex, rec.text, rec.archived_at)
+
+
+def unit(rows, dimension=DIM):
+    """Rows scaled to unit length, as ``(n, dimension)`` float32."""
+    rows = np.asarray(rows, dtype=np.float32).reshape(-1, dimension)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
