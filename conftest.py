@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
+pytest_plugins = ["tests.support.suite"]  # a line every 30 s of a long test; no process left behind
+
 
 @pytest.fixture(autouse=True)
 def _markdown_example_folder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

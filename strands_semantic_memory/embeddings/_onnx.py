@@ -47,6 +47,8 @@ EXPORT_VERSION = 1
 MAX_TOKENS = 256
 """The bundled model's ``max_seq_length`` (``sentence_bert_config.json``)."""
 CACHE_VARIABLE = "STRANDS_SEMANTIC_MEMORY_CACHE"
+BATCH = 32
+"""Texts per ONNX Runtime call (sentence-transformers' default batch size)."""
 _export_lock = threading.Lock()
 
 
@@ -225,16 +227,28 @@ class OnnxEmbedder:
         return tokenizer, documents, queries if self._query_int8 else documents
 
     def _run(self, session: Any, texts: Sequence[str]) -> Vectors:
+        """Mean-pooled vectors, in order; run in batches of similar length, as sentence-transformers does.
+
+        Padding a whole call to its longest text would cost memory in the square of the call's size (thousands of
+        texts at once need gigabytes); batches of :data:`BATCH` texts sorted by length keep it small and fast.
+        """
         tokenizer = self._loaded()[0]
         encoded = tokenizer.encode_batch(list(texts))
-        width = max((len(e.ids) for e in encoded), default=1)
-        ids = np.zeros((len(encoded), width), np.int64)
-        mask = np.zeros_like(ids)
-        for row, item in enumerate(encoded):
-            ids[row, : len(item.ids)], mask[row, : len(item.ids)] = item.ids, 1
-        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
-        pooled = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1)
-        return np.asarray(pooled, dtype=np.float32)
+        pooled: Vectors | None = None
+        order = sorted(range(len(encoded)), key=lambda row: len(encoded[row].ids))
+        for start in range(0, len(order), BATCH):
+            rows = order[start : start + BATCH]
+            width = max(len(encoded[row].ids) for row in rows)
+            ids = np.zeros((len(rows), width), np.int64)
+            mask = np.zeros_like(ids)
+            for slot, row in enumerate(rows):
+                length = len(encoded[row].ids)
+                ids[slot, :length], mask[slot, :length] = encoded[row].ids, 1
+            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+            if pooled is None:
+                pooled = np.zeros((len(encoded), hidden.shape[-1]), np.float32)
+            pooled[rows] = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1)
+        return pooled if pooled is not None else np.zeros((0, self.dimension), np.float32)
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """Vectors of texts to archive (the float32 graph: PyTorch's vectors)."""

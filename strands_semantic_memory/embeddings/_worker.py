@@ -31,6 +31,7 @@ from concurrent.futures import Future
 
 import numpy as np
 
+from strands_semantic_memory._telemetry import METRICS, operation
 from strands_semantic_memory.embeddings._base import Embedder, Vectors, checked_vectors
 from strands_semantic_memory.errors import EmbeddingError
 
@@ -204,9 +205,15 @@ class EmbeddingWorker:
                 finally:
                     self.loading, self._loaded = False, True
         texts = [text for _, batch in jobs for text in batch]
+        started = time.perf_counter()
         try:
             call = embedder.embed_queries if query else embedder.embed_documents
-            vectors = checked_vectors(call(texts), len(texts), embedder.dimension) if texts else None
+            with operation("memory.embed", **{"memory.embed.lane": "query" if query else "document",
+                                              "memory.message.count": len(texts)}):  # fmt: skip
+                vectors = checked_vectors(call(texts), len(texts), embedder.dimension) if texts else None
+            METRICS.embed_ms.record(
+                (time.perf_counter() - started) * 1000, {"memory.embed.lane": "query" if query else "document"}
+            )
         except Exception as error:  # any failure of the model is the caller's EmbeddingError (its type, not text)
             failure = error if isinstance(error, EmbeddingError) else EmbeddingError(type(error).__name__)
             if failure is not error:

@@ -31,7 +31,7 @@ def _cut(record: StoredRecord, max_chars: int, show_dates: bool) -> str:
     while True:
         shown = full[:keep]
         data = encode_message({"role": record.role, "content": [{"text": shown}]})  # type: ignore[typeddict-item]
-        body = BlockWriter(include_metadata=True, show_dates=show_dates).message(replace(record, data=data))
+        body = BlockWriter(include_metadata=True, show_dates=show_dates).message(replace(record, data=data, text=shown))
         text = f"{body}\n[message {record.index} cut: {len(shown)} of {len(full)} characters shown]"
         if len(text) <= max_chars - FENCE_COST or keep == 0:
             return f"{ARCHIVE_BEGIN}\n{text}\n{ARCHIVE_END}"
