@@ -88,9 +88,9 @@ def build(path: str, backend: str, where: Any, user: int) -> tuple[Any, Callable
         store = SemanticMemoryStore(memory=memory)
         return Agent(model=model, memory_manager=MemoryManager(stores=[store]), callback_handler=None), memory.close
     from strands.experimental.context_manager import ContextManager
-    from strands_semantic_memory.storage import BudgetSummarization
 
     from strands_semantic_memory import SemanticStorage
+    from strands_semantic_memory.storage import BudgetSummarization
 
     storage = SemanticStorage(memory=memory)
     agent = Agent(model=model, context_manager=ContextManager(strategies=[BudgetSummarization()]), storage=storage,

@@ -9,6 +9,7 @@ from benchmarks.common import Section
 MODULES: tuple[str, ...] = (
     "recall",
     "across_sessions",
+    "personal",
     "in_session",
     "latency",
     "per_exchange",

@@ -19,7 +19,7 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -66,6 +66,20 @@ PROFILE_TOKENS = 400
 """...within at most this many tokens of the call's budget..."""
 PROFILE_FLOOR = 0.1
 """...each at least this similar to the request (cosine, the bundled model)."""
+
+
+def personal_statements(
+    memory: SemanticMemory, query: str, sessions: Iterable[str | None] | None, exclude: Iterable[int] = ()
+) -> list[Statement]:
+    """What a request that depends on the user (``personal_request``) is given of their statements, newest first.
+
+    Shared by the hook and the store (``memory_store``): at most ``PROFILE_STATEMENTS`` messages, each at least
+    ``PROFILE_FLOOR`` similar to the request; nothing for a request without a first-person signal.
+    """
+    if not personal_request(query):
+        return []
+    found = memory.statements(query, top_k=PROFILE_STATEMENTS, sessions=sessions, exclude=exclude)
+    return sorted((s for s in found if s.similarity >= PROFILE_FLOOR), key=lambda s: -s.record.time)
 
 
 @dataclass(kw_only=True)
@@ -449,10 +463,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
             exclude=turn.held,
         )
         passages = result.passages if storage is None else storage.visible(result.passages)
-        if personal_request(turn.query):
-            found = memory.statements(turn.query, top_k=PROFILE_STATEMENTS, sessions=sessions, exclude=turn.held)
-            near = [s for s in found if s.similarity >= PROFILE_FLOOR]
-            turn.statements = sorted(near, key=lambda s: -s.record.time)
+        turn.statements = personal_statements(memory, turn.query, sessions, turn.held)
         enrichment = turn.enrichment
         enrichment.best_similarity = result.best_similarity
         if self.inject_when == "always":

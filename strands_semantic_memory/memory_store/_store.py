@@ -41,7 +41,7 @@ from strands_semantic_memory.budget import ContextBudget, agent_budget, estimate
 from strands_semantic_memory.engine._memory import SemanticMemory
 from strands_semantic_memory.errors import ConfigurationError, InvalidMessageError
 from strands_semantic_memory.formatting._block import ENTRY_QUOTE, BlockWriter
-from strands_semantic_memory.hook._hook import TOKENS_PER_HIT
+from strands_semantic_memory.hook._hook import PROFILE_TOKENS, TOKENS_PER_HIT, personal_statements
 from strands_semantic_memory.memory_store._entries import entries_for, fit_passages, injected_tokens
 from strands_semantic_memory.messages._codec import encode_message
 from strands_semantic_memory.messages._session import agent_scope, session_of
@@ -335,7 +335,7 @@ class SemanticMemoryStore(MemoryStore):
         )
         record.relevance, record.best_similarity = result.relevance, result.best_similarity
         record.gated = record.source == "injection" and self.inject_when == "relevant"
-        passages = result.passages
+        passages, full = result.passages, tokens
         if record.gated:  # as the hook gates its turns
             reading = (result.relevance, result.best_similarity, result.floor)
             hits = [(h.index, h.score) for h in result]
@@ -343,10 +343,36 @@ class SemanticMemoryStore(MemoryStore):
         record.budget_tokens = tokens
         in_context = {r.index for p in passages for r in p.records if held and _digest(r.message) in held}
         writer = BlockWriter(quote_prefix=ENTRY_QUOTE)
-        groups = fit_passages(passages, tokens, limit, self.name, writer, lambda r: r.index in in_context)
-        record.entries = entries_for(groups, writer)
+        said = self._statements(record.query, agent, in_context, writer, min(full, PROFILE_TOKENS))
+        shown = in_context | {index for _, index in said}
+        room = min(tokens, full - (estimate_tokens("\n".join(text for text, _ in said)) if said else 0))
+        groups = fit_passages(passages, room, limit - bool(said), self.name, writer, lambda r: r.index in shown)
+        about = writer.with_statements([text for text, _ in said], [])
+        first = [MemoryEntry(content=about, metadata={"indices": [i for _, i in said], "about_user": True})]
+        record.entries = (first if said else []) + entries_for(groups, writer)
         record.tokens = injected_tokens(record.entries, self.name)
         record.in_context = sorted(in_context)
+
+    def _statements(
+        self, query: str, agent: Agent | None, skip: set[int], writer: BlockWriter, tokens: int
+    ) -> list[tuple[str, int]]:
+        """The user's own statements a request about them is given, as the hook gives them: newest first.
+
+        Returns:
+            Each statement's text and its message's index, within ``tokens``.
+        """
+        if tokens <= 0:
+            return []
+        found = personal_statements(self._memory, query, agent_scope(self._memory.user_id, agent), skip)
+        chosen: list[tuple[str, int]] = []
+        spent = estimate_tokens(writer.with_statements(["x"], [])) - 1
+        for statement in found:
+            text = writer.statement(statement.record, statement.sentences, statement.asked)
+            cost = estimate_tokens(text + "\n")
+            if spent + cost <= tokens:
+                chosen.append((text, statement.record.index))
+                spent += cost
+        return chosen
 
     @staticmethod
     def _limit(value: Any, name: str) -> int | None:

@@ -95,6 +95,31 @@ def test_a_fact_told_in_one_session_reaches_the_model_in_a_new_session_of_the_sa
     store.close()
 
 
+def test_a_request_about_the_user_gets_their_own_statements_first_and_the_world_gets_nothing(embedder, tmp_path):
+    def chat() -> tuple[Agent, SemanticMemoryStore, ScriptedModel]:
+        store = SemanticMemoryStore(archive_path=tmp_path / "dana.db", user_id="dana")
+        model = ScriptedModel(context_window_limit=200_000)
+        return agent_with(store, model), store, model
+
+    first, store, _ = chat()
+    first("Can you reword this note to my neighbour? Also, I'm vegetarian, so the barbecue invite is awkward.")
+    first("How many kilometres are in a mile?")
+    store.memory.embed_pending()  # a process that lived on embeds in the background
+    store.close()
+    second, store, _ = chat()
+    second("Actually I started eating fish again, so I'm pescatarian now.")
+    store.memory.embed_pending()
+    store.close()
+    third, store, model = chat()
+    third("What should I cook for dinner this weekend?")
+    block = html.unescape(injected(model.chat_requests[-1]))
+    assert store.last_enrichment is not None and store.last_enrichment.entries[0].metadata.get("about_user")
+    assert 0 <= block.find("pescatarian now") < block.find("I'm vegetarian")  # the latest first
+    third("Who painted the Mona Lisa?")
+    assert "pescatarian" not in injected(model.chat_requests[-1])
+    store.close()
+
+
 def test_an_unnamed_memory_recalls_only_the_agents_own_session(embedder):
     memory = SemanticMemory(embedder=embedder, embedding="inline")
     first = agent_with(SemanticMemoryStore(memory=memory), ScriptedModel(context_window_limit=200_000))
