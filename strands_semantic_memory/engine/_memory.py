@@ -71,6 +71,22 @@ Role = Literal["user", "assistant"]
 ROLES: tuple[str, ...] = get_args(Role)
 STORAGE_ROLE = "stored"
 """The role of a ``SemanticStorage`` entry: refused from ``add`` (no message can pass for a storage entry)."""
+STORAGE_FIELD = "strands_storage"
+"""The ``metadata.custom`` field of a storage entry (``storage._entries``); its ``speaker`` is who said the block,
+when the hook told the storage (Strands' stash writes a message's blocks without their role)."""
+
+
+def speaker(record: StoredRecord) -> str | None:
+    """Who said an archived message: its role, or for a storage entry the role of the message it came from."""
+    if record.role != STORAGE_ROLE:
+        return record.role
+    if b'"speaker"' not in record.data:
+        return None
+    field = ((record.message.get("metadata") or {}).get("custom") or {}).get(STORAGE_FIELD)
+    said = field.get("speaker") if isinstance(field, dict) else None
+    return said if said in ROLES else None
+
+
 MAX_RETRIES = 6
 """Automatic attempts at a message whose embedding fails; after them only ``embed_pending`` tries it."""
 MAX_RETRY_WAIT = 600.0
@@ -425,15 +441,15 @@ class SemanticMemory:
             if not force:
                 skip |= {i for i, (attempts, due) in self._failed.items() if attempts >= MAX_RETRIES or due > now}
         records = self._archive.pending(10_000, skip)
-        before = {r.index: r for r in self._archive.get([r.index - 1 for r in records if r.role == "user"])}
+        before = {r.index: r for r in self._archive.get([r.index - 1 for r in records if speaker(r) == "user"])}
         batches: list[list[tuple[int, list[str], list[str]]]] = [[]]
         size = 0
         for record in records:
             chunks, _ = chunk_text(record.text, self._options.chunk_chars, self._options.max_chunks)
             statements: list[str] = []
-            if record.role == "user":
+            if speaker(record) == "user":
                 previous = before.get(record.index - 1)
-                asked = previous.text if previous is not None and previous.role == "assistant" else None
+                asked = previous.text if previous is not None and speaker(previous) == "assistant" else None
                 if previous is not None and previous.session_id != record.session_id:
                     asked = None
                 statements = [part for said in self_statements(record.text, asked) for part in statement_parts(said)]
@@ -800,7 +816,7 @@ class SemanticMemory:
             return []
         scope = Scope(
             sessions=None if sessions is None else frozenset(session_key(s) for s in sessions),
-            roles=frozenset({"user"}),
+            roles=frozenset({"user", STORAGE_ROLE}),  # only what the user said has statement vectors
             exclude=frozenset(exclude),
         )
         found = self._archive.candidates([], vector, top_k, scope, statements=True).dense
@@ -811,7 +827,7 @@ class SemanticMemory:
             if record is None:
                 continue
             previous = records.get(index - 1)
-            asked = previous.text if previous is not None and previous.role == "assistant" else None
+            asked = previous.text if previous is not None and speaker(previous) == "assistant" else None
             sentences = self_statements(record.text, asked)
             if sentences:
                 reply = asked is not None and not self_statements(record.text)  # a reply to the assistant's question

@@ -343,6 +343,9 @@ class SemanticMemoryHook(Plugin, HookProvider):
         self._state(event.agent).turn = None
 
     def _on_message_added(self, event: MessageAddedEvent) -> None:
+        storage = self._storage_for(event.agent)
+        if storage is not None:  # registered before Strands' ContextManager: runs before its stash writes
+            storage.note_speaker(event.message)
         query = user_text(event.message)
         if query is None:
             return  # a tool result belongs to the current turn

@@ -5,7 +5,8 @@ A ``write(key, data)`` is archived as one message of the role ``"stored"`` (``en
 
     {"role": "stored",
      "content": [{"text": <the entry's text>}],              # empty when nothing is indexed
-     "metadata": {"custom": {"strands_storage": {"key": <full key>, "write": <nonce>, "data": <bytes>}}}}
+     "metadata": {"custom": {"strands_storage": {"key": <full key>, "write": <nonce>, "data": <bytes>,
+                                                 "speaker": <"user" or "assistant">}}}}
 
 ``data`` is kept only when the text does not give the bytes back exactly, and the archive's codec keeps ``bytes``
 values byte for byte. ``write`` is a fresh nonce: forgetting keeps a digest of a record's bytes so that it is never
@@ -27,12 +28,12 @@ from strands._context_manager.stash import STASH_PREFIX
 from strands.types.content import Message
 
 from strands_semantic_memory.archives import StoredRecord
-from strands_semantic_memory.engine._memory import STORAGE_ROLE
+from strands_semantic_memory.engine._memory import STORAGE_FIELD, STORAGE_ROLE
 from strands_semantic_memory.messages._text import render_block
 
 __all__ = ["entry_message", "entry_of", "entry_text", "stash_refs", "stash_session"]
 
-FIELD = "strands_storage"
+FIELD = STORAGE_FIELD
 """The ``metadata.custom`` field that makes an archived record a storage entry."""
 _UNSTASHED = frozenset({"toolUse", "reasoningContent", "cachePoint"})  # blocks Strands' stash does not write
 
@@ -54,10 +55,16 @@ def entry_text(data: bytes) -> str | None:
     return (render_block(value) if isinstance(value, dict) else "") or text
 
 
-def entry_message(key: str, data: bytes, *, indexed: bool) -> Message:
-    """The archived message of an entry: its full key, its text (when ``indexed``) and, if needed, its bytes."""
+def entry_message(key: str, data: bytes, *, indexed: bool, speaker: str | None = None) -> Message:
+    """The archived message of an entry: its full key, its text (when ``indexed``) and, if needed, its bytes.
+
+    ``speaker`` is who said the message the entry came from (``"user"`` or ``"assistant"``), when the hook told the
+    storage (``SemanticStorage.note_speaker``).
+    """
     text = entry_text(data) if indexed else None
     field: dict[str, Any] = {"key": key, "write": uuid.uuid4().hex}
+    if speaker is not None:
+        field["speaker"] = speaker
     try:
         exact = text is not None and text.encode("utf-8") == data
     except UnicodeEncodeError:  # a lone surrogate from a JSON escape: the text cannot give the bytes back

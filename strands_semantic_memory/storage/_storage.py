@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from strands.storage.storage import _EPHEMERAL, _NAMESPACED, StorageSearchResult, _normalize_key, _normalize_prefix
+from strands.types.content import Message
 from strands.types.exceptions import StorageError
 from typing_extensions import Unpack
 
@@ -43,6 +44,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+MAX_SPEAKERS = 10_000
+"""Messages whose role ``note_speaker`` remembers at most (a few hundred bytes each)."""
 DEFAULT_MAX_RESULTS = 10
 """Results one ``search`` returns at most."""
 DEFAULT_MIN_SIMILARITY = 0.3
@@ -137,6 +140,7 @@ class SemanticStorage:
                                     **options)  # fmt: skip
         self._memory = memory
         self._keys = KeyTable(self._memory)
+        self._speakers: dict[str, str] = {}  # a message's tracking id -> its role (note_speaker), shared by views
         self._max_results, self._min_similarity = max_results, float(min_similarity)
         self._unindexed = tuple(_normalize_prefix(p) for p in unindexed_prefixes)
         self._prefix = ""
@@ -184,15 +188,29 @@ class SemanticStorage:
         relative = _normalize_key(key)
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise StorageError(f"SemanticStorage.write takes bytes for '{key}', got {type(data).__name__}")
-        index = await self._run(f"Failed to write '{key}'", self._write, relative, bytes(data))
+        said = self._speakers.get(relative.rsplit("/", 1)[-1].rsplit("_", 1)[0])
+        index = await self._run(f"Failed to write '{key}'", self._write, relative, bytes(data), said)
         logger.debug("key=<%s>, bytes=<%d>, index=<%d> | entry archived", self._prefix + relative, len(data), index)
 
-    def _write(self, relative: str, data: bytes) -> int:
+    def _write(self, relative: str, data: bytes, said: str | None = None) -> int:
         """Archive one entry; ``relative`` is the key as Strands wrote it through this view (its session is there)."""
         key = self._prefix + relative
-        message = entry_message(key, data, indexed=not relative.startswith(self._unindexed))
+        message = entry_message(key, data, indexed=not relative.startswith(self._unindexed), speaker=said)
         [record] = self._memory.new_records([message], session_id=stash_session(relative), roles=(STORAGE_ROLE,))
         return self._keys.write(key, record)
+
+    def note_speaker(self, message: Message) -> None:
+        """Note who said ``message``; ``SemanticMemoryHook`` calls it as each message is added, before the stash.
+
+        Strands' stash writes a message's blocks under ``<tracking id>_<n>`` without their role; an entry written
+        for a noted message keeps its role (``speaker``), so what the user said about themselves is found as on
+        the other paths (personal context). At most ``MAX_SPEAKERS`` messages are remembered, the oldest dropped.
+        """
+        tracking, role = message.get("tracking_id"), message.get("role")
+        if isinstance(tracking, str) and role in ("user", "assistant"):
+            if len(self._speakers) >= MAX_SPEAKERS:
+                self._speakers.pop(next(iter(self._speakers)), None)
+            self._speakers[tracking] = str(role)
 
     async def read(self, key: str) -> bytes | None:
         """The bytes stored under ``key``, exactly as written; None if there are none.

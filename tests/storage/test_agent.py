@@ -14,6 +14,7 @@ from strands.session import SnapshotSessionManager
 
 from strands_semantic_memory import SemanticMemoryHook
 from strands_semantic_memory.budget import agent_budget, estimate_tokens, history_tokens
+from strands_semantic_memory.engine._memory import speaker
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.formatting._block import ARCHIVE_BEGIN, ARCHIVE_END, QUESTION_PREFIX
 from strands_semantic_memory.messages import render_message
@@ -100,6 +101,25 @@ def test_a_named_user_recalls_an_earlier_session_from_the_file_and_an_unnamed_on
         agent_for(second, model)[0](QUESTION)  # a new agent: a new Strands session
         assert (f"> {FACT}" in split(model.requests[-1])[2]) is recalled, user
         second.close()
+
+
+def test_entries_keep_who_said_them_so_a_request_about_the_user_gets_their_own_statements(embedder, tmp_path):
+    path = tmp_path / "erin.db"
+    first = SemanticStorage(archive_path=path, user_id="erin", embedder=embedder)
+    agent, _ = agent_for(first, ScriptedModel(responder, context_window_limit=100_000))
+    agent("I have a MacBook Air M2 and it freezes when I export videos.")
+    agent(CHATTER[0])
+    first.memory.embed_pending()
+    speakers = {first.memory.records(0)[i].index: speaker(first.memory.records(0)[i]) for i in range(4)}
+    assert list(speakers.values()) == ["user", "assistant", "user", "assistant"]
+    first.close()
+    second = SemanticStorage(archive_path=path, user_id="erin", embedder=embedder)
+    agent, hook = agent_for(second, ScriptedModel(responder, context_window_limit=100_000))
+    agent("What video editing app would you recommend for my laptop?")
+    said = hook.last_enrichment.statements
+    assert said and said[0].sentences == ("I have a MacBook Air M2 and it freezes when I export videos.",)
+    assert all(speaker(s.record) == "user" for s in said)  # never the assistant's words as the user's
+    second.close()
 
 
 def test_one_unnamed_storage_behind_two_agents_at_once_never_shows_one_session_to_the_other(embedder):
