@@ -726,6 +726,8 @@ class SemanticMemory:
         best = max(candidates.dense.values(), default=None)
         passages = self._passages(hits, radius, records, dict(ranked), scope)
         relevance_of, floor = self._relevance(best, scope)
+        if relevance_of == "uncertain" and not candidates.lexical:
+            relevance_of = "unrelated"  # near the floor and no word in common (retrieval._relevance, rule 1)
         return SearchResult(hits, passages, best, relevance_of, vector is None, floor)
 
     def _passages(

@@ -48,7 +48,7 @@ _STATE = re.compile(
 _ABOUT_YOU = re.compile(r"(?<![\w'])(?:you|your|yours|yourself)(?![\w'])", re.IGNORECASE)
 _PERSONAL = re.compile(
     r"(?<![\w'])(?:my|our|mine|ours|for\s+(?:me|us)|(?:should|shall|would|must)\s+(?:i|we)|"
-    r"(?:i|we)\s+(?:need|want|'d\s+like|would\s+like|should|have\s+to|am\s+planning|'m\s+planning))(?![\w'])",
+    r"(?:i|we)\s+(?:need|want|'d\s+like|would\s+like|should|could|can|have\s+to|am\s+planning|'m\s+planning))(?![\w'])",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
