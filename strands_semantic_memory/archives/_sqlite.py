@@ -517,7 +517,12 @@ class SqliteArchive:
         """The ``depth`` best of ``search(fetch)`` that may be hits in ``scope`` (roles, times, exclusions).
 
         A narrow scope fetches four times more until enough are hits or nothing is left, so it never comes back short.
+        One that only excludes indices (what a model call holds: every hooked turn) is filtered here, with no query:
+        ``depth`` more than it excludes is enough (the indexes hold live messages of the scope's sessions only).
         """
+        if scope.exclude and scope.roles is None and scope.since is None and scope.until is None:
+            found = search(depth + len(scope.exclude))
+            return dict(list(((i, s) for i, s in found.items() if i not in scope.exclude))[:depth])
         fetch = depth * 4 if scope.narrows_hits else depth
         while True:
             found = search(fetch)
