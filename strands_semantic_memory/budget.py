@@ -4,7 +4,7 @@ One budget serves the conversation manager and the hook. The manager keeps the a
 ``history_limit`` of the window (it summarizes before the window is full), so the memory's share is free when a
 question comes; the hook spends at most ``memory_share`` of the window on archived context, never more than the room
 the call leaves; ``reply_share`` stays free for the reply and the error of token estimates. For a model with
-``context_window_limit=8000`` and the defaults: history up to 3,600 tokens, memory up to 2,500 (the cap), reply 400.
+``context_window_limit=8000`` and the defaults: history up to 5,100 tokens, memory up to 2,500 (the cap), reply 400.
 
 With a large window the memory's part is capped at ``max_memory_tokens``: half of a 200,000-token window would put
 up to 100,000 tokens of archived context into every call, and users pay for every one. What the cap leaves goes to

@@ -37,14 +37,15 @@ class MissingDependencyError(SemanticMemoryError, ImportError):
 
     Attributes:
         feature: What needed it (``"PostgresArchive"``).
-        extra: The extra of ``strands-semantic-memory`` that installs it (``"pgvector"``).
+        extra: The extra of ``strands-semantic-memory`` that installs it (``"pgvector"``; empty: a core dependency).
         package: The missing import.
     """
 
     def __init__(self, feature: str, extra: str, package: str) -> None:
         """Build the error (arguments: the attributes)."""
         self.feature, self.extra, self.package = feature, extra, package
-        super().__init__(f"{feature} needs the '{package}' package: pip install 'strands-semantic-memory[{extra}]'")
+        how = f"pip install 'strands-semantic-memory[{extra}]'" if extra else f"pip install '{package}'"
+        super().__init__(f"{feature} needs the '{package}' package: {how}")
 
     def __reduce__(self) -> tuple[type, tuple[str, str, str]]:
         return type(self), (self.feature, self.extra, self.package)
@@ -150,7 +151,8 @@ class EmbeddingModelMismatchError(SemanticMemoryError, ValueError):
         self.archived_model, self.configured_model = archived_model, configured_model
         super().__init__(
             f"the archive was embedded with '{archived_model}' but '{configured_model}' is configured: open it with "
-            f"embedding_model='{archived_model}', or embed it again with the configured model (reembed=True)"
+            f"embedding_model='{archived_model}', or embed it again with the configured model "
+            "(strands-semantic-memory reembed)"
         )
 
     def __reduce__(self) -> tuple[type, tuple[str, str]]:

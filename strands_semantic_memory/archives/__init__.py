@@ -1,7 +1,7 @@
 """Where a memory keeps its messages verbatim: the ``Archive`` protocol and its two implementations.
 
 - ``_protocol``: the protocol, its records and the contract every archive keeps;
-- ``_sqlite``: ``SqliteArchive``, a durable file or in process (FTS5 for words, ``_vectors`` for meaning);
+- ``_sqlite``: ``SqliteArchive``, a durable file or in process (words: ``_lexical``, an in-process BM25);
 - ``_vectors``: the in-process vector index (exact, then FAISS's IVF);
 - ``postgres``: ``PostgresArchive``, PostgreSQL + pgvector shared by many workers (the ``pgvector`` extra).
 """

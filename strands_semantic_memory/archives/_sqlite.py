@@ -605,8 +605,12 @@ class SqliteArchive:
     def _scrub(self) -> None:
         """Leave no page of the file holding removed text (``secure_delete`` zeroed it; the WAL is truncated)."""
         with self._lock:
-            if self.path is not None:
+            if self.path is None:
+                return
+            try:
                 self._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as error:  # the removal is committed: a busy reader delays the truncation only
+                logger.warning("error=<%s> | the write-ahead log could not be truncated yet", error)
 
     def forget(self, indices: Iterable[int]) -> int:
         """Remove these messages for good, remembering their digests; how many were removed."""

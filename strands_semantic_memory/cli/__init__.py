@@ -1,8 +1,8 @@
 """The command line for operators: ``strands-semantic-memory`` (or ``python -m strands_semantic_memory``).
 
 Over an SQLite file (``--file PATH``) or one user's memory in PostgreSQL (``--dsn DSN --user USER``): ``stats``,
-``search``, ``show``, ``export``, ``import``, ``forget``, ``reembed`` and ``doctor``; docs/operations.md describes
-each, with the exit codes.
+``search``, ``show``, ``profile``, ``export``, ``import``, ``forget``, ``reembed`` and ``doctor``;
+docs/operations.md describes each, with the exit codes.
 
 - ``_main``: the command group, errors as one line, the exit codes;
 - ``_commands``: the commands (click), thin over ``SemanticMemory``, the archive and ``engine``'s history functions;

@@ -143,7 +143,7 @@ class SentenceTransformerEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as error:
-            raise MissingDependencyError("local embeddings", "torch", "sentence-transformers") from error
+            raise MissingDependencyError("local embeddings", "", error.name or "sentence-transformers") from error
         logger.info("model=<%s> | loading the embedding model", self._folder)
         try:
             with quiet_loading():

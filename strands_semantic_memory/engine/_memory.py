@@ -77,7 +77,12 @@ when the hook told the storage (Strands' stash writes a message's blocks without
 
 
 def speaker(record: StoredRecord) -> str | None:
-    """Who said an archived message: its role, or for a storage entry the role of the message it came from."""
+    """Who said an archived message: its role, or for a storage entry the role of the message it came from.
+
+    None for a tool's result (Strands gives it the user role; the user did not say it).
+    """
+    if b'"toolResult"' in record.data:
+        return None
     if record.role != STORAGE_ROLE:
         return record.role
     if b'"speaker"' not in record.data:
@@ -826,7 +831,7 @@ class SemanticMemory:
         result = []
         for index, similarity in found.items():
             record = records.get(index)
-            if record is None:
+            if record is None or speaker(record) != "user":
                 continue
             previous = records.get(index - 1)
             asked = previous.text if previous is not None and speaker(previous) == "assistant" else None

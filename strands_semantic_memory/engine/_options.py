@@ -11,6 +11,7 @@ from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from strands_semantic_memory.archives._protocol import STATEMENT_CHUNK
 from strands_semantic_memory.errors import ConfigurationError
 from strands_semantic_memory.retrieval._ranking import RankingOptions, Retrieval
 
@@ -34,7 +35,8 @@ class MemoryOptions(BaseModel):
         ranking: The ranking's tunables (``retrieval.RankingOptions``; a dict of its fields is accepted).
         chunk_chars: A long message is embedded in chunks of at most this many characters, cut between paragraphs
             or sentences: 600 characters of English are about the 128 word pieces the bundled model was trained on.
-        max_chunks: At most this many chunks of one message are embedded (1..256).
+        max_chunks: At most this many chunks of one message are embedded (1..128: the chunks from
+            ``archives.STATEMENT_CHUNK`` on hold the message's self-statements).
         embedding: ``"inline"``: ``add`` returns once its messages have vectors (or the embedder stalled for
             ``embed_timeout``), so a search right after it ranks them by meaning. ``"background"``: ``add`` returns
             after the commit; a search finds messages not embedded yet by their words. The conversation manager,
@@ -56,7 +58,7 @@ class MemoryOptions(BaseModel):
     retrieval: Retrieval = "hybrid"
     ranking: RankingOptions = RankingOptions()
     chunk_chars: int = Field(600, ge=50, le=100_000)
-    max_chunks: int = Field(64, ge=1, le=256)
+    max_chunks: int = Field(64, ge=1, le=STATEMENT_CHUNK)
     embedding: EmbeddingMode = "inline"
     embedding_batch_size: int = Field(16, ge=1, le=4096)
     embed_timeout: float = Field(2.0, gt=0, le=3600)

@@ -135,6 +135,10 @@ class BlockWriter:
         return f"{ARCHIVE_BEGIN}\n{self.body(passages)}\n{ARCHIVE_END}" if passages else ""
 
 
-def context_block(body: str, question: str) -> str:
-    """The text a user turn is sent with: the header, the fenced body, then the user's question unchanged."""
-    return f"{CONTEXT_HEADER}\n{ARCHIVE_BEGIN}\n{body}\n{ARCHIVE_END}\n{QUESTION_PREFIX}{question}"
+def context_block(body: str, question: str, dated: bool = True) -> str:
+    """The text a user turn is sent with: the header, the fenced body, then the user's question unchanged.
+
+    ``dated``: whether the body shows when each message was said (``BlockWriter(show_dates=...)``); the header says so.
+    """
+    header = CONTEXT_HEADER if dated else CONTEXT_HEADER.replace(", with when they were said in UTC", "")
+    return f"{header}\n{ARCHIVE_BEGIN}\n{body}\n{ARCHIVE_END}\n{QUESTION_PREFIX}{question}"

@@ -512,7 +512,7 @@ class SemanticMemoryHook(Plugin, HookProvider):
         if not chosen and not said:
             return "", [], left, 0
         body = writer.with_statements(said, chosen)
-        return context_block(body, turn.query), chosen, left, estimate_tokens(body)
+        return context_block(body, turn.query, self.show_dates), chosen, left, estimate_tokens(body)
 
     def _view(
         self, context: InvokeModelContext, state: _AgentState, tokens: int

@@ -48,7 +48,8 @@ _STATE = re.compile(
 _ABOUT_YOU = re.compile(r"(?<![\w'])(?:you|your|yours|yourself)(?![\w'])", re.IGNORECASE)
 _PERSONAL = re.compile(
     r"(?<![\w'])(?:my|our|mine|ours|for\s+(?:me|us)|(?:should|shall|would|must)\s+(?:i|we)|"
-    r"(?:i|we)\s+(?:need|want|'d\s+like|would\s+like|should|could|can|have\s+to|am\s+planning|'m\s+planning))(?![\w'])",
+    r"(?:i|we)(?:\s+|(?='))(?:need|want|'d\s+like|would\s+like|should|could|can|have\s+to|am\s+planning|"
+    r"'m\s+planning))(?![\w'])",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -77,6 +78,8 @@ def self_statements(text: str, after: str | None = None) -> list[str]:
     found: list[str] = []
     for match in _SENTENCE.finditer(text):
         sentence = match.group(0).strip()
+        if sentence.endswith("?"):
+            continue  # a question states nothing ("What is my locker code?")
         if len(tokenize(sentence)) >= _CONTENT_MIN and _STATE.search(sentence):
             found.append(sentence)
             if len(found) == MAX_STATEMENTS:

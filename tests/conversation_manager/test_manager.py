@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 from strands import Agent
+from strands.session import SnapshotSessionManager
 from strands.session.file_session_manager import FileSessionManager
+from strands.storage import InMemoryStorage
 
 from strands_semantic_memory import SemanticMemoryHook, SemanticSummarizingConversationManager
 from strands_semantic_memory.errors import ConfigurationError
@@ -89,3 +91,23 @@ def test_a_manager_serves_one_agent_and_memory_excludes_archive_options(embedder
     with pytest.raises(ConfigurationError, match="cannot be combined"):
         SemanticSummarizingConversationManager(memory=manager.memory, user_id="x")
     assert first.conversation_manager is manager
+
+
+def test_sessions_with_ids_too_long_to_keep_never_see_each_other_without_a_user(embedder, tmp_path):
+    from strands_semantic_memory import SemanticMemory
+
+    memory = SemanticMemory(embedder=embedder, archive_path=tmp_path / "shared.db")  # no user: sessions apart
+    agents = []
+    for session_id in ("a" * 300, "a" * 299 + "b"):  # the same first 256 characters
+        manager = SemanticSummarizingConversationManager(memory=memory)
+        session = SnapshotSessionManager(session_id, storage=InMemoryStorage())  # a file name could not hold the id
+        agents.append(Agent(model=ScriptedModel(), conversation_manager=manager, session_manager=session,
+                            plugins=[SemanticMemoryHook(inject_when="always")], callback_handler=None))  # fmt: skip
+    alice, bob = agents
+    alice("My secret word is PELICAN-42.")
+    memory.embed_pending()
+    bob("What is the secret word?")
+    assert "PELICAN-42" not in str(bob.model.chat_requests[-1])
+    alice("What is my secret word again?")
+    assert "PELICAN-42" in str(alice.model.chat_requests[-1]["messages"])
+    memory.close()

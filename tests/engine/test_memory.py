@@ -168,3 +168,18 @@ def test_a_hung_embedder_bounds_every_search(embedder):
     finally:
         faulty.hang = False
         faulty.release.set()
+
+
+def test_only_what_the_user_said_becomes_their_statement_never_a_tool_result_or_a_question(embedder):
+    memory = SemanticMemory(embedder=embedder)
+    page = "I live in Berlin and I own a Tesla Model 3."
+    memory.add([
+        {"role": "user", "content": [{"text": "What is my car insurance renewal date?"}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "fetch", "input": {}}}]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "status": "success",
+                                                     "content": [{"text": page}]}}]},
+        {"role": "user", "content": [{"text": "I drive a 2019 Subaru Outback to work."}]},
+    ])  # fmt: skip
+    said = [s.sentences for s in memory.statements("Which tyres should I buy for my car?")]
+    assert said == [("I drive a 2019 Subaru Outback to work.",)]
+    memory.close()

@@ -29,12 +29,17 @@ class _Heartbeat:
         self._thread.start()
 
     def _beat(self) -> None:
-        while not self._stop.wait(HEARTBEAT_SECONDS):
+        said: tuple[str, float] | None = None  # the test last named, and when it is due again
+        while not self._stop.wait(min(1.0, HEARTBEAT_SECONDS / 5)):
             current = self._current
             reporter = self._config.pluginmanager.get_plugin("terminalreporter")
             if current is None or reporter is None:
                 continue
             name, started = current
+            due = said[1] if said is not None and said[0] == name else started + HEARTBEAT_SECONDS
+            if time.monotonic() < due:
+                continue
+            said = (name, due + HEARTBEAT_SECONDS)
             capture = self._config.pluginmanager.get_plugin("capturemanager")
             line = f"\n[still running after {time.monotonic() - started:.0f} s] {name}"
             if capture is None:
