@@ -48,7 +48,10 @@ def _play(build: delivery.Builder, where: Where, user: User, window: int) -> Non
 def _prompt(said: Said) -> Any:
     if said.asked is None:
         return said.user
-    return [{"role": "assistant", "content": [{"text": said.asked}]}, {"role": "user", "content": [{"text": said.user}]}]
+    return [
+        {"role": "assistant", "content": [{"text": said.asked}]},
+        {"role": "user", "content": [{"text": said.user}]},
+    ]
 
 
 def _latest_first(text: str, latest: str, older: str) -> bool:
@@ -56,7 +59,9 @@ def _latest_first(text: str, latest: str, older: str) -> bool:
     return new >= 0 and (old < 0 or new < old)
 
 
-def measure(path: str, users: tuple[User, ...], window: int, folder: Path, prompts: list[unrelated.Prompt]) -> dict:
+def measure(
+    path: str, users: tuple[User, ...], window: int, folder: Path, prompts: list[unrelated.Prompt]
+) -> dict[str, Any]:
     build = PATHS[path]
     requests: list[dict[str, Any]] = []
     world: list[float] = []

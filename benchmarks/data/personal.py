@@ -53,7 +53,10 @@ class User:
 FILLER = (
     Said("What is the difference between a list and a tuple in Python?", "A list is mutable; a tuple is not."),
     Said("How many kilometres are in a mile?", "About 1.609 kilometres."),
-    Said("Write a haiku about autumn rain.", "Grey rain on red leaves / the gutter hums a low song / tea cools by the door"),
+    Said(
+        "Write a haiku about autumn rain.",
+        "Grey rain on red leaves / the gutter hums a low song / tea cools by the door",
+    ),
     Said("Explain what a mortgage escrow account is.", "It holds money for taxes and insurance."),
     Said("Who wrote Pride and Prejudice?", "Jane Austen."),
     Said("What's a good way to remember the order of the planets?", "My Very Educated Mother Just Served Us Nachos."),
@@ -70,8 +73,10 @@ USERS: tuple[User, ...] = (
             ),
             (
                 FILLER[1],
-                Said("Can you reword this note to my neighbour? Also, I'm vegetarian, so the bbq invite is awkward.",
-                     "Here is a gentler version."),  # fmt: skip
+                Said(
+                    "Can you reword this note to my neighbour? Also, I'm vegetarian, so the bbq invite is awkward.",
+                    "Here is a gentler version.",
+                ),  # fmt: skip
                 FILLER[2],
             ),
             (
@@ -95,7 +100,9 @@ USERS: tuple[User, ...] = (
             ),
             (
                 FILLER[5],
-                Said("tbh i'm lactose intolerant lol so pizza nights are rough", "There are good lactose-free cheeses."),
+                Said(
+                    "tbh i'm lactose intolerant lol so pizza nights are rough", "There are good lactose-free cheeses."
+                ),
             ),
             (Said("We live in a third-floor walk-up in Lisbon, no elevator.", "That keeps you fit."), FILLER[0]),
         ),
@@ -124,8 +131,9 @@ USERS: tuple[User, ...] = (
             Request("What should I cook this weekend with what I have at home?", ("cherry tomatoes",), "direct"),
             Request("Which cold medicine is safe for me to take?", ("allergic to penicillin",), "register"),
             Request("Plan a sleep schedule that works for my job.", ("night shifts",), "direct"),
-            Request("Recommend a podcast I could learn from on my commute.", ("Portuguese and a bit of Italian",),
-                    "answer"),  # fmt: skip
+            Request(
+                "Recommend a podcast I could learn from on my commute.", ("Portuguese and a bit of Italian",), "answer"
+            ),  # fmt: skip
         ),
     ),
     User(
@@ -145,7 +153,9 @@ USERS: tuple[User, ...] = (
             ),
         ),
         (
-            Request("Plan my trip: what should we pack?", ("Osaka", "two-year-old"), "changed", older="flying to Tokyo"),
+            Request(
+                "Plan my trip: what should we pack?", ("Osaka", "two-year-old"), "changed", older="flying to Tokyo"
+            ),
             Request("Which database features should I learn next for my job?", ("PostgreSQL 15",), "in passing"),
         ),
     ),
@@ -168,8 +178,10 @@ USERS: tuple[User, ...] = (
         "fay",
         (
             (
-                Said("Could you summarise this article for me? I'm a high-school chemistry teacher, so keep the jargon.",
-                     "Here is a summary."),  # fmt: skip
+                Said(
+                    "Could you summarise this article for me? I'm a high-school chemistry teacher, so keep the jargon.",
+                    "Here is a summary.",
+                ),  # fmt: skip
                 FILLER[4],
             ),
             (Said("I use a Kindle Paperwhite for all my reading.", "Handy."), FILLER[5]),
@@ -192,8 +204,12 @@ USERS: tuple[User, ...] = (
             (Said("Update: we moved to Boulder, not Denver, in the end.", "Boulder is beautiful."), FILLER[3]),
         ),
         (
-            Request("Find me some restaurants we could try this weekend.", ("vegan household", "Boulder"), "changed",
-                    older="Moving to Denver"),  # fmt: skip
+            Request(
+                "Find me some restaurants we could try this weekend.",
+                ("vegan household", "Boulder"),
+                "changed",
+                older="Moving to Denver",
+            ),  # fmt: skip
         ),
     ),
     User(
