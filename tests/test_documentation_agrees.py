@@ -111,3 +111,18 @@ def test_the_front_page_has_the_readmes_diagram() -> None:
     front = MERMAID.findall(FRONT_PAGE.read_text(encoding="utf-8"))
     assert readme, "README.md has no mermaid diagram"
     assert front == readme[:1], "docs/index.md's diagram differs from README.md's first one"
+
+
+TEST_REFERENCE = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
+
+
+def test_every_test_the_pages_name_exists() -> None:
+    """A page that says "checked by tests/x.py::test_y" names a test that is there (README, every docs page)."""
+    pages = [README, *sorted((REPOSITORY / "docs").rglob("*.md"))]
+    missing = []
+    for page in pages:
+        for path, name in TEST_REFERENCE.findall(page.read_text(encoding="utf-8")):
+            source = REPOSITORY / path
+            if not source.exists() or not re.search(rf"^(?:async )?def {name}\(", source.read_text(), re.MULTILINE):
+                missing.append(f"{page.relative_to(REPOSITORY)}: {path}::{name}")
+    assert not missing, "\n".join(missing)
