@@ -102,7 +102,7 @@ class BedrockEmbedder:
                 import boto3
                 from botocore.config import Config
             except ImportError as error:
-                raise MissingDependencyError("Bedrock embeddings", "bedrock", "boto3") from error
+                raise MissingDependencyError("Bedrock embeddings", "", "boto3") from error
             config = Config(retries={"total_max_attempts": self._attempts, "mode": "standard"})
             try:
                 self._client = boto3.Session().client("bedrock-runtime", region_name=self.region_name, config=config)

@@ -155,7 +155,11 @@ def _export(model_folder: Path, entry: Path) -> None:
         (work / "manifest.json").write_text(json.dumps({"version": EXPORT_VERSION, "graphs": graphs}))
         if entry.exists():
             shutil.rmtree(entry, ignore_errors=True)
-        os.replace(work, entry)
+        try:
+            os.replace(work, entry)
+        except OSError:  # another process exported the same entry meanwhile: theirs serves
+            if not _valid(entry):
+                raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -956,7 +956,8 @@ class SemanticMemory:
     def from_state(cls, state: Mapping[str, Any], **arguments: Any) -> SemanticMemory:
         """A memory restored from ``to_state`` (``arguments``: as for ``SemanticMemory``, e.g. ``embedder=``).
 
-        A state that references a file or a database is opened there (``archive_path=`` is taken from it).
+        A state that references a file or a database is opened there (``archive_path=`` is taken from it). The
+        options saved with the state apply, except those named in ``arguments``.
         """
         reference = state.get("archive", {}) if isinstance(state, Mapping) else {}
         if isinstance(reference, Mapping) and reference.get("kind") == "sqlite" and "archive" not in arguments:
@@ -965,6 +966,9 @@ class SemanticMemory:
             arguments.setdefault("user_id", reference.get("user_id"))
         memory = cls(**arguments)
         memory.load_state(state)
+        given = {k: v for k, v in arguments.items() if k in MemoryOptions.model_fields}
+        if given:  # options named here win over the saved ones
+            memory.configure(**given)
         return memory
 
     def close(self) -> None:

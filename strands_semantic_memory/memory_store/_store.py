@@ -327,11 +327,12 @@ class SemanticMemoryStore(MemoryStore):
         cap = self._cap if record.source == "injection" else None
         tokens = tokens if cap is None else min(tokens, cap)
         held = {_digest(m) for m in call.messages} if call is not None else set()
+        excluded = {self._archived[d] for d in held if d in self._archived}
         result = self._memory.search(
             record.query,
             top_k=max(20, min(100, tokens // TOKENS_PER_HIT)),
             sessions=agent_scope(self._memory.user_id, agent),
-            exclude={self._archived[d] for d in held if d in self._archived},
+            exclude=excluded,
         )
         record.relevance, record.best_similarity = result.relevance, result.best_similarity
         record.gated = record.source == "injection" and self.inject_when == "relevant"
@@ -343,7 +344,7 @@ class SemanticMemoryStore(MemoryStore):
         record.budget_tokens = tokens
         in_context = {r.index for p in passages for r in p.records if held and _digest(r.message) in held}
         writer = BlockWriter(quote_prefix=ENTRY_QUOTE)
-        said = self._statements(record.query, agent, in_context, writer, min(full, PROFILE_TOKENS))
+        said = self._statements(record.query, agent, in_context | excluded, writer, min(full, PROFILE_TOKENS))
         shown = in_context | {index for _, index in said}
         room = min(tokens, full - (estimate_tokens("\n".join(text for text, _ in said)) if said else 0))
         groups = fit_passages(passages, room, limit - bool(said), self.name, writer, lambda r: r.index in shown)

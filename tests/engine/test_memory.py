@@ -183,3 +183,16 @@ def test_only_what_the_user_said_becomes_their_statement_never_a_tool_result_or_
     said = [s.sentences for s in memory.statements("Which tyres should I buy for my car?")]
     assert said == [("I drive a 2019 Subaru Outback to work.",)]
     memory.close()
+
+
+def test_options_named_when_restoring_win_over_the_saved_ones(embedder):
+    memory = SemanticMemory(embedder=embedder, top_k=4)
+    memory.add([text("user", "the blue gate code is 2020")])
+    state = memory.to_state()
+    memory.close()
+    restored = SemanticMemory.from_state(state, embedder=embedder, top_k=9)
+    assert restored.options.top_k == 9 and restored.search("gate code")[0].record.text == "the blue gate code is 2020"
+    again = SemanticMemory.from_state(state, embedder=embedder)
+    assert again.options.top_k == 4
+    restored.close()
+    again.close()

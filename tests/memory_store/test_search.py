@@ -120,6 +120,17 @@ def test_a_request_about_the_user_gets_their_own_statements_first_and_the_world_
     store.close()
 
 
+def test_a_statement_the_call_still_holds_is_not_repeated(embedder, tmp_path):
+    store = SemanticMemoryStore(archive_path=tmp_path / "finn.db", user_id="finn")
+    model = ScriptedModel(context_window_limit=200_000)
+    agent = agent_with(store, model)
+    agent("My booking reference is BK-7731-QZ for the Lisbon flight.")
+    store.memory.embed_pending()
+    agent("What was my booking reference?")
+    assert "BK-7731-QZ" not in injected(model.chat_requests[-1])  # the agent's own context has it
+    store.close()
+
+
 def test_an_unnamed_memory_recalls_only_the_agents_own_session(embedder):
     memory = SemanticMemory(embedder=embedder, embedding="inline")
     first = agent_with(SemanticMemoryStore(memory=memory), ScriptedModel(context_window_limit=200_000))
