@@ -11,6 +11,7 @@ __all__ = [
     "ArchiveError",
     "ConfigurationError",
     "DimensionMismatchError",
+    "EmbeddingBusyError",
     "EmbeddingError",
     "EmbeddingModelMismatchError",
     "HistoryLineError",
@@ -97,6 +98,10 @@ class MessageNotFoundError(SemanticMemoryError, KeyError):
 
 class EmbeddingError(SemanticMemoryError):
     """The embedding model could not be loaded or failed to embed (the original exception is chained)."""
+
+
+class EmbeddingBusyError(EmbeddingError):
+    """The embedding worker's queue is full: the work was refused at once and is asked for again later."""
 
 
 class ModelUnavailableError(ConfigurationError, EmbeddingError):

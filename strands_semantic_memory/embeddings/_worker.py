@@ -33,7 +33,7 @@ import numpy as np
 
 from strands_semantic_memory._telemetry import METRICS, operation
 from strands_semantic_memory.embeddings._base import Embedder, Vectors, checked_vectors
-from strands_semantic_memory.errors import EmbeddingError
+from strands_semantic_memory.errors import EmbeddingBusyError, EmbeddingError
 
 __all__ = ["EmbeddingWorker", "worker_for"]
 
@@ -69,7 +69,7 @@ class _Lane:
         future: Future[Vectors] = Future()
         with self._condition:
             if limit is not None and self.queued_texts + len(texts) > limit:
-                future.set_exception(EmbeddingError(f"the embedding queue holds {self.queued_texts} texts already"))
+                future.set_exception(EmbeddingBusyError(f"the embedding queue holds {self.queued_texts} texts already"))
                 return future
             self.queued_texts += len(texts)
             self._jobs.append((future, tuple(texts)))

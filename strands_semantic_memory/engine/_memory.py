@@ -40,6 +40,7 @@ from strands_semantic_memory.embeddings._worker import EmbeddingWorker, worker_f
 from strands_semantic_memory.engine._options import MemoryOptions, OptionArguments, checked_options
 from strands_semantic_memory.errors import (
     ConfigurationError,
+    EmbeddingBusyError,
     EmbeddingError,
     InvalidMessageError,
     InvalidMessageTypeError,
@@ -519,9 +520,10 @@ class SemanticMemory:
             said = {index: vectors[[row[s] for s in statements]] for index, _, statements in batch if statements}
             self._archive.set_vectors(rows, said)
         except Exception as error:  # an embedder or archive failure leaves the messages pending, never lost
-            if self._closed or isinstance(error, concurrent.futures.CancelledError):
-                with self._lock:  # closed, or the process is exiting: a durable archive embeds them when reopened
-                    self._in_flight.difference_update(indices)
+            if self._closed or isinstance(error, (concurrent.futures.CancelledError, EmbeddingBusyError)):
+                with self._lock:  # closed or exiting (a durable archive embeds them when reopened), or the queue was
+                    self._in_flight.difference_update(indices)  # full: the next add or embed_pending asks again
+                logger.debug("messages=<%d>, error=<%s> | not embedded yet", len(indices), type(error).__name__)
                 return
             with self._lock:
                 self._failures += 1
@@ -563,14 +565,32 @@ class SemanticMemory:
         with self._lock:
             self._failed.clear()
         error: EmbeddingError | None = None
-        for future in self._schedule(force=True):
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                future.result(timeout=left)
-            except concurrent.futures.TimeoutError:
+        late = False
+        before = self._archive.stats().pending
+        while error is None and not late:  # batches of up to 10,000 messages, while each round makes progress
+            futures = self._schedule(force=True)
+            if not futures:
                 break
-            except EmbeddingError as failure:
-                error = error or failure
+            busy = False
+            for future in futures:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                try:
+                    future.result(timeout=left)
+                except concurrent.futures.TimeoutError:
+                    late = True
+                    break
+                except EmbeddingBusyError:
+                    busy = True  # the worker's queue is full (other memories too): ask again once it drains
+                except EmbeddingError as failure:
+                    error = error or failure
+            late = late or (deadline is not None and time.monotonic() >= deadline)
+            if busy:
+                time.sleep(0.05)
+                continue
+            after = self._archive.stats().pending
+            if after >= before:
+                break  # stored nothing (an archive that refuses vectors): the failures are noted
+            before = after
         while self._in_flight and (deadline is None or time.monotonic() < deadline):
             time.sleep(0.005)  # single-message retries of a failed batch
         if error is not None and self._failed:

@@ -196,3 +196,16 @@ def test_options_named_when_restoring_win_over_the_saved_ones(embedder):
     assert again.options.top_k == 4
     restored.close()
     again.close()
+
+
+def test_a_bulk_add_beyond_the_worker_queue_is_embedded_in_full_without_warnings(embedder, monkeypatch, caplog):
+    from strands_semantic_memory.embeddings import _worker
+
+    monkeypatch.setattr(_worker, "MAX_QUEUED_TEXTS", 40)  # a small queue: most batches are refused at first
+    memory = SemanticMemory(embedder=embedder, embedding="background", embedding_batch_size=16)
+    with caplog.at_level("WARNING", logger="strands_semantic_memory"):
+        for start in range(0, 300, 50):
+            memory.add([text("user", f"bulk message number {n} about topic {n % 7}") for n in range(start, start + 50)])
+        assert memory.embed_pending() == 0
+    assert memory.stats().pending == 0 and not caplog.records
+    memory.close()
