@@ -73,8 +73,8 @@ ssm_install_torch() {
   fi
 }
 
-# Sourced twice in one run (demo.sh or bench.sh, then local-model.sh in a child shell), the second time only
-# activates .venv: PyTorch was just installed, or found, for this environment.
+# Sourced again in one run (a script that runs another in a child shell), it only activates .venv the second
+# time: PyTorch was just installed, or found, for this environment.
 if [ "${SSM_TORCH_READY:-}" != "$VIRTUAL_ENV" ]; then
   ssm_install_torch
   export SSM_TORCH_READY="$VIRTUAL_ENV"
@@ -84,7 +84,7 @@ fi
 # environment. The package itself goes in in compat mode: a path entry that type checkers follow (setuptools'
 # default for this layout is an import hook, which mypy and pyright cannot see into). The dependencies are
 # installed first, without that setting, because pip hands a command line's --config-settings to every package it
-# builds from source (llama-cpp-python's build backend among them).
+# builds from source, dependencies included.
 ssm_install_editable() {
   pip install --quiet -e ".[$1]"
   pip install --quiet --no-deps -e . --config-settings editable_mode=compat
