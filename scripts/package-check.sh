@@ -77,8 +77,8 @@ memory.add(
 hits = memory.search("what was my booking reference")
 assert hits and hits[0].index == 0, hits
 stats = memory.stats()
-assert stats.vector_count == 3 and stats.embedding_dimension == 384, stats
-print(f"smoke test ok: strands-semantic-memory {strands_semantic_memory.__version__} from {package}, {stats.embedding_model}")
+assert stats.count == 3 and stats.pending == 0 and stats.dimension == 384, stats
+print(f"smoke test ok: strands-semantic-memory {strands_semantic_memory.__version__} from {package}, {stats.model_id}")
 PY
 (cd "$work/empty" && python -I "$work/smoke.py")
 elapsed
