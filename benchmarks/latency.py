@@ -116,8 +116,10 @@ def postgres_row(settings: Settings, size: int, asked: list[str], rounds: int) -
             archive.forget_all()
             with SemanticMemory(embedder=_speed.cached_embedder(), archive=archive, embedding="background") as memory:
                 _speed.fill(memory, _speed.locomo_messages(settings.locomo, size))
-        archive.build_index()  # as a deployment builds it once; measured before it, every search scans exactly
         archive.close()
+        indexed = archive_type(dsn, user)
+        indexed.build_index()  # as a deployment builds it once; measured before it, every search scans exactly
+        indexed.close()
         row = measure(archive_type(dsn, user), archive_type(dsn, user), WINDOWS[0], asked, rounds)
     return row
 
