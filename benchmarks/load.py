@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import collections
 import functools
 import inspect
@@ -23,6 +24,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -309,6 +311,7 @@ def load_test(plan: Plan, locomo: Path, output: Path) -> dict[str, Any]:
             first[user] = archive.stats().next_index
             archive.close()
         folder = Path(tempfile.mkdtemp(prefix="ssm-load-"))
+        atexit.register(shutil.rmtree, folder, True)  # the workers' journals and logs, read below, then gone
         control = folder / "control"
         control.mkdir()
         run = time.strftime("%H%M%S")
