@@ -906,14 +906,7 @@ class SemanticMemory:
         with _telemetry.operation("memory.forget", **{"memory.scope": "user"}):
             removed = self._archive.forget_all()
         _telemetry.METRICS.removed.add(removed, {"memory.reason": "forgotten"})
-        with self._lock:
-            self._in_flight.clear()
-            self._failed.clear()
-            self._floor = None
-        with contextlib.suppress(Exception):  # the archive was replaced or emptied: its floor is computed again
-            if self._archive.get_note(FLOOR_NOTE) is not None:  # (PostgreSQL's forget_all removed it with the user)
-                self._archive.set_note(FLOOR_NOTE, "null")
-        self._version += 1
+        self._archive_changed()
         return removed
 
     # ------------------------------------------------------------------ state
@@ -943,6 +936,17 @@ class SemanticMemory:
         """The memory as JSON: its options and the archive (in process) or a reference to it (a file, a database)."""
         return {"options": self._options.to_dict(), "archive": self._archive.to_state()}
 
+    def _archive_changed(self) -> None:
+        """After ``forget_all`` or ``load_state``: nothing in flight or failing; the relevance floor computed again."""
+        with self._lock:
+            self._in_flight.clear()
+            self._failed.clear()
+            self._floor = None
+        with contextlib.suppress(Exception):  # the archive was replaced or emptied: its floor is computed again
+            if self._archive.get_note(FLOOR_NOTE) is not None:  # (PostgreSQL's forget_all removed it with the user)
+                self._archive.set_note(FLOOR_NOTE, "null")
+        self._version += 1
+
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Replace the archive with a saved one (see ``Archive.load_state``); options saved with it apply.
 
@@ -962,14 +966,7 @@ class SemanticMemory:
             raise EmbeddingModelMismatchError(model, self.embedder.model_id)
         self._archive.load_state(state["archive"])
         self._options = options
-        with self._lock:
-            self._in_flight.clear()
-            self._failed.clear()
-            self._floor = None
-        with contextlib.suppress(Exception):  # the archive was replaced or emptied: its floor is computed again
-            if self._archive.get_note(FLOOR_NOTE) is not None:  # (PostgreSQL's forget_all removed it with the user)
-                self._archive.set_note(FLOOR_NOTE, "null")
-        self._version += 1
+        self._archive_changed()
         self._schedule()
 
     @classmethod
