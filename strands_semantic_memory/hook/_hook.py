@@ -82,6 +82,23 @@ def personal_statements(
     return sorted((s for s in found if s.similarity >= PROFILE_FLOOR), key=lambda s: -s.record.time)
 
 
+def fit_statements(
+    statements: Sequence[Statement], writer: BlockWriter, tokens: int, spent: int = 0
+) -> tuple[list[tuple[str, Statement]], int]:
+    """The statements (in order) whose texts fit in ``tokens`` with ``spent`` already used; each with its text.
+
+    Shared by the hook and the store. Returns the chosen ``(text, statement)`` pairs and the tokens then used.
+    """
+    chosen: list[tuple[str, Statement]] = []
+    for statement in statements:
+        text = writer.statement(statement.record, statement.sentences, statement.asked)
+        cost = estimate_tokens(text + "\n")
+        if spent + cost <= tokens:
+            chosen.append((text, statement))
+            spent += cost
+    return chosen, spent
+
+
 @dataclass(kw_only=True)
 class Enrichment:
     """What the hook did for one user turn.
@@ -490,16 +507,9 @@ class SemanticMemoryHook(Plugin, HookProvider):
         if turn.without_context or not (turn.found or turn.statements) or tokens <= 0:
             return "", [], list(turn.found or []), 0
         writer = BlockWriter(include_metadata=self.include_metadata, show_dates=self.show_dates)
-        said: list[str] = []
-        spent = 0
-        turn.enrichment.statements = []
-        for statement in turn.statements:  # the user's own statements first, within their part of the budget
-            text = writer.statement(statement.record, statement.sentences, statement.asked)
-            cost = estimate_tokens(text + "\n")
-            if spent + cost <= min(tokens, PROFILE_TOKENS):
-                said.append(text)
-                turn.enrichment.statements.append(statement)
-                spent += cost
+        fitted, spent = fit_statements(turn.statements, writer, min(tokens, PROFILE_TOKENS))  # the user's own first
+        said = [text for text, _ in fitted]
+        turn.enrichment.statements = [statement for _, statement in fitted]
         shown = {s.record.index for s in turn.statements}
         gap = estimate_tokens(GAP + "\n")
         chosen, left = pack_passages(

@@ -41,7 +41,7 @@ from strands_semantic_memory.budget import ContextBudget, agent_budget, estimate
 from strands_semantic_memory.engine._memory import SemanticMemory
 from strands_semantic_memory.errors import ConfigurationError, InvalidMessageError
 from strands_semantic_memory.formatting._block import ENTRY_QUOTE, BlockWriter
-from strands_semantic_memory.hook._hook import PROFILE_TOKENS, TOKENS_PER_HIT, personal_statements
+from strands_semantic_memory.hook._hook import PROFILE_TOKENS, TOKENS_PER_HIT, fit_statements, personal_statements
 from strands_semantic_memory.memory_store._entries import entries_for, fit_passages, injected_tokens
 from strands_semantic_memory.messages._codec import encode_message
 from strands_semantic_memory.messages._session import agent_scope, session_of
@@ -365,15 +365,9 @@ class SemanticMemoryStore(MemoryStore):
         if tokens <= 0:
             return []
         found = personal_statements(self._memory, query, agent_scope(self._memory.user_id, agent), skip)
-        chosen: list[tuple[str, int]] = []
-        spent = estimate_tokens(writer.with_statements(["x"], [])) - 1
-        for statement in found:
-            text = writer.statement(statement.record, statement.sentences, statement.asked)
-            cost = estimate_tokens(text + "\n")
-            if spent + cost <= tokens:
-                chosen.append((text, statement.record.index))
-                spent += cost
-        return chosen
+        heading = estimate_tokens(writer.with_statements(["x"], [])) - 1
+        fitted, _ = fit_statements(found, writer, tokens, heading)
+        return [(text, statement.record.index) for text, statement in fitted]
 
     @staticmethod
     def _limit(value: Any, name: str) -> int | None:
